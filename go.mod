@@ -1,0 +1,17 @@
+module github.com/streamcheck/streamcheck
+
+go 1.26.8
+
+require (
+	github.com/dominikbraun/graph v0.23.0 // indirect
+	github.com/ebitengine/purego v0.11.3 // indirect
+	github.com/fatih/color v1.19.0 // indirect
+	github.com/google/btree v1.1.3 // indirect
+	github.com/jstemmer/go-junit-report/v2 v2.1.0 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/owenrumney/go-sarif/v3 v3.3.1 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)

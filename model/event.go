@@ -1,0 +1,246 @@
+package model
+
+import "fmt"
+
+// Op is the kind of a recorded operation.
+//
+// The numeric values are part of the binary trace format: never renumber,
+// only append.
+type Op uint8
+
+const (
+	OpInvalid Op = iota
+
+	OpStreamCreate  // Stream created; Flags has StreamNonBlocking, Priority is set.
+	OpStreamDestroy // Stream destroyed; its handle may be reused by a later create.
+	OpEventCreate   // Event created.
+	OpEventRecord   // Event records the work issued to Stream so far.
+	OpEventDestroy  // Event destroyed.
+	OpStreamWait    // Stream waits for the most recent record of Event.
+	OpStreamSync    // Host waits for all work issued to Stream.
+	OpEventSync     // Host waits for the work captured by Event.
+	OpDeviceSync    // Host waits for all work on Device (device or context synchronize).
+	OpStreamQuery   // Host asks whether Stream is idle; Result says the answer.
+	OpEventQuery    // Host asks whether Event completed; Result says the answer.
+	OpMallocAsync   // Stream-ordered allocation of Size bytes at Ptr on Stream (Pool set for pool allocations).
+	OpMalloc        // Synchronous allocation (cudaMalloc) of Size bytes at Ptr.
+	OpFreeAsync     // Stream-ordered free of Ptr on Stream.
+	OpFree          // Synchronous free (cudaFree) of Ptr.
+	OpLaunch        // Kernel launch on Stream; Kernel names it, Ptrs holds device addresses found in its parameters.
+	OpMemcpyAsync   // Copy of Size bytes from Src to Ptr on Stream; Kind is the direction.
+	OpMemcpy        // Synchronous copy (cudaMemcpy) of Size bytes from Src to Ptr; Kind, Flags (FlagPageable).
+	OpMemsetAsync   // Set of Size bytes at Ptr on Stream.
+	OpMemset        // Synchronous-API set (cudaMemset) of Size bytes at Ptr.
+	OpHostFunc      // Host function enqueued on Stream.
+	OpCaptureBegin  // Stream capture begins on Stream.
+	OpCaptureEnd    // Stream capture ends on Stream.
+	OpGraphLaunch   // Graph launched on Stream.
+	OpPoolCreate    // Memory pool Pool created.
+
+	opCount
+)
+
+var opNames = [...]string{
+	OpInvalid:       "invalid",
+	OpStreamCreate:  "stream_create",
+	OpStreamDestroy: "stream_destroy",
+	OpEventCreate:   "event_create",
+	OpEventRecord:   "event_record",
+	OpEventDestroy:  "event_destroy",
+	OpStreamWait:    "stream_wait_event",
+	OpStreamSync:    "stream_sync",
+	OpEventSync:     "event_sync",
+	OpDeviceSync:    "device_sync",
+	OpStreamQuery:   "stream_query",
+	OpEventQuery:    "event_query",
+	OpMallocAsync:   "malloc_async",
+	OpMalloc:        "malloc",
+	OpFreeAsync:     "free_async",
+	OpFree:          "free",
+	OpLaunch:        "launch",
+	OpMemcpyAsync:   "memcpy_async",
+	OpMemcpy:        "memcpy",
+	OpMemsetAsync:   "memset_async",
+	OpMemset:        "memset",
+	OpHostFunc:      "host_func",
+	OpCaptureBegin:  "capture_begin",
+	OpCaptureEnd:    "capture_end",
+	OpGraphLaunch:   "graph_launch",
+	OpPoolCreate:    "pool_create",
+}
+
+// String returns the JSON Lines name of the op ("malloc_async", ...).
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Valid reports whether o is a known op other than OpInvalid.
+func (o Op) Valid() bool { return o > OpInvalid && o < opCount }
+
+// ParseOp returns the op with the given JSON Lines name.
+func ParseOp(name string) (Op, bool) {
+	for i, n := range opNames {
+		if n == name && Op(i) != OpInvalid {
+			return Op(i), true
+		}
+	}
+	return OpInvalid, false
+}
+
+// OnStream reports whether the op is issued to Event.Stream (as opposed to
+// being a host-side call that names no stream).
+func (o Op) OnStream() bool {
+	switch o {
+	case OpEventRecord, OpStreamWait, OpMallocAsync, OpFreeAsync, OpLaunch,
+		OpMemcpyAsync, OpMemsetAsync, OpHostFunc, OpCaptureBegin, OpCaptureEnd, OpGraphLaunch:
+		return true
+	}
+	return false
+}
+
+// MemcpyKind is the direction of a copy.
+type MemcpyKind uint8
+
+const (
+	CopyDefault MemcpyKind = iota // Unified addressing decides; both sides may be device memory.
+	CopyH2D
+	CopyD2H
+	CopyD2D
+	CopyH2H
+)
+
+var copyNames = [...]string{"default", "h2d", "d2h", "d2d", "h2h"}
+
+func (k MemcpyKind) String() string {
+	if int(k) < len(copyNames) {
+		return copyNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// ParseMemcpyKind returns the kind with the given JSON Lines name.
+func ParseMemcpyKind(name string) (MemcpyKind, bool) {
+	for i, n := range copyNames {
+		if n == name {
+			return MemcpyKind(i), true
+		}
+	}
+	return CopyDefault, false
+}
+
+// DstDevice reports whether the destination may be device memory.
+func (k MemcpyKind) DstDevice() bool { return k == CopyDefault || k == CopyH2D || k == CopyD2D }
+
+// SrcDevice reports whether the source may be device memory.
+func (k MemcpyKind) SrcDevice() bool { return k == CopyDefault || k == CopyD2H || k == CopyD2D }
+
+// Event flags (Event.Flags).
+const (
+	FlagNonBlocking uint32 = 1 << 0 // OpStreamCreate: the stream does not synchronize with the legacy stream.
+	FlagPageable    uint32 = 1 << 1 // OpMemcpy/OpMemcpyAsync/OpMemset: the host side is pageable memory.
+	FlagImplicit    uint32 = 1 << 2 // OpStreamCreate: synthesized for a stream first seen in use (created before recording began).
+	FlagPinned      uint32 = 1 << 3 // OpMemcpy/OpMemset: the host side is known page-locked memory.
+)
+
+// Result codes. Zero is success; NotReady is the answer of a query whose
+// work has not completed. Other values are the CUDA error code of a failed
+// call; a failed call changed nothing and is not analyzed as a use.
+const (
+	ResultSuccess  int32 = 0
+	ResultNotReady int32 = 600 // cudaErrorNotReady / CUDA_ERROR_NOT_READY
+)
+
+// Stream handles with a fixed meaning. Other handles are opaque values
+// (driver CUstream pointers, or synthetic ids given to JSON Lines names).
+const (
+	StreamLegacy    uint64 = 0 // The legacy default stream (handle 0, cudaStreamLegacy).
+	StreamLegacyAlt uint64 = 1 // Driver CU_STREAM_LEGACY; readers normalize it to StreamLegacy.
+	StreamPerThread uint64 = 2 // The per-thread default stream of the event's host thread.
+)
+
+// StringID indexes a trace's string table; 0 is the empty string.
+type StringID uint32
+
+// StackID indexes a trace's stack table; 0 means no stack was recorded.
+type StackID uint32
+
+// Event is one recorded CUDA call.
+//
+// Fields that an op does not use are zero. Readers reuse one Event (and its
+// Ptrs backing array) between calls of Next, so callers that keep an event
+// past the next call must copy it (see Clone).
+type Event struct {
+	Seq    uint64 // Position in the process's total order of recorded calls (strictly increasing).
+	Op     Op
+	TID    uint32     // Host thread that made the call.
+	Device int32      // CUDA device ordinal.
+	Time   int64      // Host timestamp, nanoseconds since the trace started.
+	API    StringID   // User-facing API name, e.g. "cudaMallocAsync".
+	Stack  StackID    // Host call stack at the call.
+	Result int32      // ResultSuccess, ResultNotReady or the CUDA error code.
+	Stream uint64     // Stream handle for ops on a stream, and OpStreamCreate/Destroy/Sync/Query.
+	Event  uint64     // Event handle for event ops and OpStreamWait.
+	Ptr    uint64     // Allocation address, free address, or copy/set destination.
+	Size   uint64     // Bytes allocated, copied or set.
+	Src    uint64     // Copy source.
+	Kind   MemcpyKind // Copy direction.
+	Flags  uint32     // Flag* bits.
+	Pool   uint64     // Memory pool handle (OpMallocAsync from a pool, OpPoolCreate); 0 is the device's default pool.
+	Kernel StringID   // Kernel name (OpLaunch).
+	Prio   int32      // Stream priority (OpStreamCreate).
+	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
+}
+
+// Clone returns a copy of e that does not share Ptrs.
+func (e *Event) Clone() Event {
+	c := *e
+	if e.Ptrs != nil {
+		c.Ptrs = append([]uint64(nil), e.Ptrs...)
+	}
+	return c
+}
+
+// Failed reports whether the call returned an error (a query's NotReady is
+// an answer, not an error).
+func (e *Event) Failed() bool {
+	return e.Result != ResultSuccess && !(e.Result == ResultNotReady && (e.Op == OpStreamQuery || e.Op == OpEventQuery))
+}
+
+// Frame is one host call-stack frame. The shim records PC and Module; a
+// symbolizer or a hand-written trace fills Func, File and Line.
+type Frame struct {
+	PC     uint64
+	Module uint32 // Index into the trace's module table; 0 = unknown.
+	Func   StringID
+	File   StringID
+	Line   uint32
+}
+
+// Module is one loaded object of the traced process, for symbolization.
+type Module struct {
+	ID   uint32
+	Base uint64 // Load address.
+	Size uint64
+	Path StringID
+}
+
+// ObjectKind says what an object name (Name record) refers to.
+type ObjectKind uint8
+
+const (
+	ObjectStream ObjectKind = 1
+	ObjectEvent  ObjectKind = 2
+	ObjectPool   ObjectKind = 3
+)
+
+// Process describes the traced process.
+type Process struct {
+	PID     uint32
+	PPID    uint32
+	Exe     StringID
+	Start   int64 // Unix nanoseconds at trace start.
+	Version StringID
+}

@@ -1,0 +1,168 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Sentinel errors callers test with errors.Is.
+var (
+	// ErrTruncated: the trace stops before its end record (the program was
+	// killed, or the file was cut). Everything before the damage was read.
+	ErrTruncated = errors.New("trace truncated")
+	// ErrCorrupt: the trace holds bytes or a line that cannot be decoded.
+	// Everything before the damage was read.
+	ErrCorrupt = errors.New("trace corrupt")
+	// ErrFormat: the input is not a trace in any format streamcheck knows.
+	ErrFormat = errors.New("not a streamcheck trace")
+)
+
+// PositionError says where in which file reading stopped, and why. It wraps
+// one of the sentinels above.
+type PositionError struct {
+	File   string // Trace file name as given by the caller.
+	Line   int    // JSON Lines: 1-based line number; 0 for binary traces.
+	Offset int64  // Binary traces: byte offset of the record; 0 for JSON Lines.
+	Field  string // The field at fault, if one is.
+	Err    error  // ErrTruncated, ErrCorrupt or ErrFormat, possibly wrapped with detail.
+}
+
+func (e *PositionError) Error() string {
+	where := e.File
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d", e.File, e.Line)
+	} else if e.Offset > 0 {
+		where = fmt.Sprintf("%s: offset %d", e.File, e.Offset)
+	}
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %q: %v", where, e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", where, e.Err)
+}
+
+func (e *PositionError) Unwrap() error { return e.Err }
+
+// Reader streams the events of one trace (one process).
+//
+// Next fills ev with the next event. It returns io.EOF after the last event
+// of a complete trace, and a *PositionError wrapping ErrTruncated or
+// ErrCorrupt where the trace is damaged; every event before the damage has
+// been returned. The Tables grow as definitions are read and are complete
+// once Next has returned an error.
+type Reader interface {
+	Next(ev *Event) error
+	Tables() *Tables
+}
+
+// ObjectKey names a stream, event or pool handle.
+type ObjectKey struct {
+	Kind   ObjectKind
+	Handle uint64
+}
+
+// Tables holds a trace's definitions: strings, stacks, modules, object names
+// and the process record.
+type Tables struct {
+	Strings []string  // StringID -> text; Strings[0] == "".
+	Stacks  [][]Frame // StackID -> frames, innermost first; Stacks[0] == nil.
+	Modules []Module  // Module ID -> module; Modules[0] is unused.
+	Names   map[ObjectKey]StringID
+	Process Process
+	// Events and Dropped come from the end record: how many events the
+	// writer recorded, and how many it could not record.
+	Events, Dropped uint64
+
+	index map[string]StringID // Built lazily by Intern.
+}
+
+// NewTables returns tables holding only the reserved zero entries.
+func NewTables() *Tables {
+	return &Tables{
+		Strings: []string{""},
+		Stacks:  [][]Frame{nil},
+		Modules: []Module{{}},
+		Names:   map[ObjectKey]StringID{},
+	}
+}
+
+// String returns the text of id, or "" if it is not defined.
+func (t *Tables) String(id StringID) string {
+	if int(id) < len(t.Strings) {
+		return t.Strings[id]
+	}
+	return ""
+}
+
+// Stack returns the frames of id, innermost first, or nil.
+func (t *Tables) Stack(id StackID) []Frame {
+	if int(id) < len(t.Stacks) {
+		return t.Stacks[id]
+	}
+	return nil
+}
+
+// Module returns the module with the given id, or the zero Module.
+func (t *Tables) Module(id uint32) Module {
+	if int(id) < len(t.Modules) {
+		return t.Modules[id]
+	}
+	return Module{}
+}
+
+// Intern returns the id of s, adding it if needed. Intern is linear in the
+// number of strings only on first sight of s (it keeps an index).
+func (t *Tables) Intern(s string) StringID {
+	if s == "" {
+		return 0
+	}
+	if t.index == nil {
+		t.index = make(map[string]StringID, len(t.Strings))
+		for i, v := range t.Strings {
+			t.index[v] = StringID(i)
+		}
+	}
+	if id, ok := t.index[s]; ok {
+		return id
+	}
+	id := StringID(len(t.Strings))
+	t.Strings = append(t.Strings, s)
+	t.index[s] = id
+	return id
+}
+
+// AddString appends s as the next string id (used by readers of definition
+// records, which must arrive densely in order).
+func (t *Tables) AddString(s string) StringID {
+	id := StringID(len(t.Strings))
+	t.Strings = append(t.Strings, s)
+	if t.index != nil {
+		if _, ok := t.index[s]; !ok {
+			t.index[s] = id
+		}
+	}
+	return id
+}
+
+// Name returns the name given to a handle, or "" if none was.
+func (t *Tables) Name(kind ObjectKind, handle uint64) string {
+	return t.String(t.Names[ObjectKey{kind, handle}])
+}
+
+// Collect reads r to the end and returns its events (copied), and the error
+// that ended reading (nil for a complete trace). For tests and small traces:
+// it keeps every event in memory.
+func Collect(r Reader) ([]Event, error) {
+	var out []Event
+	var ev Event
+	for {
+		err := r.Next(&ev)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev.Clone())
+	}
+}
