@@ -1,0 +1,129 @@
+package checker
+
+import (
+	"fmt"
+
+	"github.com/streamcheck/streamcheck/hb"
+)
+
+// explain fills a finding's Message, Why and Fix from its operations. It
+// runs when the finding is first seen, so the engine's state is the state
+// at the reported operation.
+func (c *Checker) explain(f *Finding, a *allocation) {
+	op := &f.Ops[0]
+	var other *Op
+	if len(f.Ops) > 1 {
+		other = &f.Ops[1]
+	}
+	size := ""
+	if f.Alloc != nil {
+		size = fmt.Sprintf("%d bytes at 0x%x", f.Alloc.Size, f.Alloc.Ptr)
+	}
+	switch f.Rule {
+	case RuleUseBeforeAlloc:
+		f.Message = fmt.Sprintf("%s uses %s before its allocation is ordered before it", what(op), size)
+		f.Why = c.unorderedWhy(other, op)
+		f.Fix = c.handOffFix(other, op)
+	case RuleReuseWhileInFlight:
+		f.Message = fmt.Sprintf("%s uses %s while work on the freed allocation at the same addresses may still run", what(op), size)
+		f.Why = fmt.Sprintf("The pool gave these addresses to the allocation made by %s, but %s used them before they were freed and nothing orders that use before %s. %s",
+			f.Alloc.Where(), other.Where(), what(op), c.unorderedWhy(&f.Alloc.Op, op))
+		f.Fix = c.handOffFix(&f.Alloc.Op, op)
+	case RuleUseAfterFree:
+		f.Message = fmt.Sprintf("%s uses %s after it was freed", what(op), size)
+		f.Why = fmt.Sprintf("The memory was freed by %s (call #%d) before %s was issued (call #%d); the pool may already have handed it to another allocation.",
+			other.Where(), other.Seq, what(op), op.Seq)
+		f.Fix = fmt.Sprintf("Move the free at %s after the last use, at %s or later.", other.Site(), op.Site())
+	case RuleFreeWhileInFlight:
+		f.Message = fmt.Sprintf("%s frees %s while %s may still be using it", what(op), size, what(other))
+		if op.Stream == "" {
+			f.Why = fmt.Sprintf("%s does not wait for work that uses the memory: the driver assumes all accesses are complete, but nothing made the host wait for %s.",
+				op.API, other.Where())
+			f.Fix = fmt.Sprintf("Synchronize stream %s (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded after the use at %s) before the %s at %s, or free with cudaFreeAsync on stream %s.",
+				other.Stream, other.Site(), op.API, op.Site(), other.Stream)
+		} else {
+			f.Why = fmt.Sprintf("The free is ordered on stream %s only; %s is not ordered before it, so the memory can be reused while that work still runs. %s",
+				op.Stream, other.Where(), c.unorderedWhy(other, op))
+			f.Fix = c.handOffFix(other, op)
+		}
+	case RuleFreeBeforeAlloc:
+		f.Message = fmt.Sprintf("%s frees %s before its allocation is ordered before the free", what(op), size)
+		f.Why = c.unorderedWhy(other, op)
+		f.Fix = c.handOffFix(other, op)
+	case RuleDoubleFree:
+		f.Message = fmt.Sprintf("%s frees %s a second time", what(op), size)
+		f.Why = fmt.Sprintf("The allocation was already freed by %s (call #%d), and no allocation at this address was made in between.", other.Where(), other.Seq)
+		f.Fix = fmt.Sprintf("Remove the free at %s or the one at %s.", op.Site(), other.Site())
+	case RuleInvalidFree:
+		if f.Alloc != nil {
+			f.Message = fmt.Sprintf("%s frees 0x%x, which points %d bytes into the allocation of %s", what(op), op.Ptr, op.Ptr-f.Alloc.Ptr, size)
+			f.Why = fmt.Sprintf("Only the address returned by %s can be freed.", f.Alloc.Where())
+			f.Fix = fmt.Sprintf("Free 0x%x, the start of the allocation, at %s.", f.Alloc.Ptr, op.Site())
+		} else {
+			f.Message = fmt.Sprintf("%s frees 0x%x, which is not a live allocation", what(op), op.Ptr)
+			f.Why = "No allocation starting at this address was recorded, or it was freed so long ago that it is no longer remembered."
+			f.Fix = fmt.Sprintf("Free only addresses returned by an allocation call, at %s.", op.Site())
+		}
+	case RuleLeak:
+		f.Message = fmt.Sprintf("%s allocates %s that is never freed", what(op), size)
+		f.Why = "The trace ended with the allocation still live; stream-ordered memory stays reserved in its pool until freed."
+		f.Fix = fmt.Sprintf("Free it with cudaFreeAsync on stream %s after its last use.", op.Stream)
+	case RuleWaitUnrecordedEvent:
+		f.Message = fmt.Sprintf("%s waits on an event that was never recorded", what(op))
+		f.Why = "A wait on an event with no cudaEventRecord before it returns at once and orders nothing."
+		f.Fix = fmt.Sprintf("Record the event with cudaEventRecord on the producing stream before the wait at %s.", op.Site())
+	}
+}
+
+// what names an operation briefly: "cudaLaunchKernel of scale on stream s2".
+func what(o *Op) string {
+	s := o.API
+	if o.Kernel != "" {
+		s += " of " + o.Kernel
+	}
+	if o.Stream != "" {
+		return s + " on stream " + o.Stream
+	}
+	return s
+}
+
+// unorderedWhy says why nothing orders before (on its stream) before after.
+func (c *Checker) unorderedWhy(before, after *Op) string {
+	if before == nil || after == nil {
+		return ""
+	}
+	if before.Stream == "" {
+		return fmt.Sprintf("%s ran on the host after %s was issued.", before.API, what(after))
+	}
+	if after.Stream == "" {
+		return fmt.Sprintf("The host did not synchronize with stream %s (stream, event or device synchronize, or a successful query) between %s and %s.",
+			before.Stream, before.Site(), after.Site())
+	}
+	ba, aa := c.engine.Agent(before.Agent), c.engine.Agent(after.Agent)
+	if legacyPair(ba, aa) {
+		nb := ba
+		if nb.Kind != hb.KindNonBlocking {
+			nb = aa
+		}
+		return fmt.Sprintf("Stream %s is non-blocking, so it does not synchronize with the legacy default stream, and no event or host synchronization orders %s before %s.",
+			c.StreamName(nb), before.Site(), after.Site())
+	}
+	return fmt.Sprintf("They run on different streams (%s, %s) and no event recorded on %s after %s was waited on by %s before %s, nor did the host synchronize with %s in between.",
+		before.Stream, after.Stream, before.Stream, before.Site(), after.Stream, after.Site(), before.Stream)
+}
+
+func legacyPair(a, b *hb.Agent) bool {
+	return (a.Kind == hb.KindLegacy && b.Kind == hb.KindNonBlocking) || (b.Kind == hb.KindLegacy && a.Kind == hb.KindNonBlocking)
+}
+
+// handOffFix proposes the event hand-off that orders before before after.
+func (c *Checker) handOffFix(before, after *Op) string {
+	if before == nil || after == nil {
+		return ""
+	}
+	if before.Stream == "" || after.Stream == "" {
+		return fmt.Sprintf("Synchronize the host with the work of %s before %s at %s.", before.Where(), after.API, after.Site())
+	}
+	return fmt.Sprintf("Record an event on stream %s after the %s at %s and make stream %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
+		before.Stream, before.API, before.Site(), after.Stream, after.API, after.Site())
+}

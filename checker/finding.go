@@ -1,0 +1,147 @@
+package checker
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// Frame is one resolved host stack frame.
+type Frame struct {
+	Func   string `json:"func,omitempty"`
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	PC     uint64 `json:"pc,omitempty"`
+	Module string `json:"module,omitempty"`
+}
+
+// String formats the frame as "func file:line", falling back to
+// "module+0xoff" when nothing better is known.
+func (f Frame) String() string {
+	var parts []string
+	if f.Func != "" {
+		parts = append(parts, f.Func)
+	}
+	if f.File != "" {
+		if f.Line > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%d", f.File, f.Line))
+		} else {
+			parts = append(parts, f.File)
+		}
+	}
+	if len(parts) == 0 {
+		if f.Module != "" {
+			return fmt.Sprintf("%s+0x%x", f.Module, f.PC)
+		}
+		return fmt.Sprintf("0x%x", f.PC)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Op is one operation a finding refers to.
+type Op struct {
+	Role       string        `json:"role"` // "allocation", "use", "free", "earlier use", "previous free", "wait".
+	Seq        uint64        `json:"seq"`
+	API        string        `json:"api"`
+	Op         string        `json:"op"`
+	Stream     string        `json:"stream,omitempty"` // Display name; empty for host calls.
+	StreamKind string        `json:"stream_kind,omitempty"`
+	TID        uint32        `json:"tid"`
+	Kernel     string        `json:"kernel,omitempty"`
+	Ptr        uint64        `json:"ptr,omitempty"` // Address the operation named.
+	Stack      []Frame       `json:"stack,omitempty"`
+	StackID    model.StackID `json:"-"`
+	Agent      hb.AgentID    `json:"-"`
+}
+
+// Site returns the operation's innermost frame that names a source
+// location, or a description of the call when no stack was recorded.
+func (o *Op) Site() string {
+	for _, f := range o.Stack {
+		if f.File != "" {
+			return f.String()
+		}
+	}
+	if len(o.Stack) > 0 {
+		return o.Stack[0].String()
+	}
+	return fmt.Sprintf("call #%d", o.Seq)
+}
+
+// Where describes the operation for a sentence: "cudaMallocAsync on stream
+// s1 at app.cu:10".
+func (o *Op) Where() string {
+	var b strings.Builder
+	b.WriteString(o.API)
+	if o.Kernel != "" {
+		fmt.Fprintf(&b, " of %s", o.Kernel)
+	}
+	if o.Stream != "" {
+		fmt.Fprintf(&b, " on stream %s", o.Stream)
+	} else {
+		fmt.Fprintf(&b, " on host thread %d", o.TID)
+	}
+	fmt.Fprintf(&b, " at %s", o.Site())
+	return b.String()
+}
+
+// Alloc describes the allocation a finding is about.
+type Alloc struct {
+	Ptr  uint64 `json:"ptr"`
+	Size uint64 `json:"size"`
+	Op
+}
+
+// Finding is one bug: every repetition of the same operations (the same
+// call sites, in a loop) is folded into one Finding with a Count.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	Alloc    *Alloc   `json:"allocation,omitempty"`
+	// Ops are the operations in conflict: the one reported first, then the
+	// one it conflicts with, if any.
+	Ops   []Op   `json:"operations"`
+	Why   string `json:"why"`
+	Fix   string `json:"fix,omitempty"`
+	Count int    `json:"count"`
+	Trace string `json:"trace,omitempty"`
+}
+
+// MarshalText makes severities encode as "error" and "warning".
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Stats counts what was analyzed.
+type Stats struct {
+	Events      uint64 `json:"events"`
+	Allocations uint64 `json:"allocations"`
+	Frees       uint64 `json:"frees"`
+	Uses        uint64 `json:"uses"`
+	Streams     int    `json:"streams"`
+	Threads     int    `json:"threads"`
+	Skipped     uint64 `json:"skipped"` // Failed or captured calls, not analyzed as uses.
+}
+
+// Result is the analysis of one trace.
+type Result struct {
+	Trace    string
+	Findings []*Finding
+	Stats    Stats
+	// Damage is non-nil when the trace was truncated or corrupt: findings
+	// cover the events before the damage only.
+	Damage error
+	Tables *model.Tables
+}
+
+// Errors returns how many findings have error severity.
+func (r *Result) Errors() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,90 @@
+package checker_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+var update = flag.Bool("update", false, "rewrite the -- expect -- sections of testdata/*.txtar")
+
+// summarize prints findings one per line, in the form the golden files use:
+// rule, the sequence numbers of the operations in conflict and of the
+// allocation, and how often the bug repeated.
+func summarize(res *checker.Result) string {
+	var b strings.Builder
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "%s %s op=#%d", f.Severity, f.Rule, f.Ops[0].Seq)
+		if len(f.Ops) > 1 {
+			fmt.Fprintf(&b, " other=#%d", f.Ops[1].Seq)
+		}
+		if f.Alloc != nil {
+			fmt.Fprintf(&b, " alloc=#%d", f.Alloc.Seq)
+		}
+		fmt.Fprintf(&b, " count=%d\n", f.Count)
+	}
+	if res.Damage != nil {
+		fmt.Fprintf(&b, "damage: %v\n", res.Damage)
+	}
+	if b.Len() == 0 {
+		return "clean\n"
+	}
+	return b.String()
+}
+
+// TestGolden runs every testdata/*.txtar: the "trace.jsonl" section is
+// analyzed and the findings must match the "expect" section.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var trace, expect []byte
+			expectAt := -1
+			for i, f := range ar.Files {
+				switch f.Name {
+				case "trace.jsonl":
+					trace = f.Data
+				case "expect":
+					expect, expectAt = f.Data, i
+				}
+			}
+			if trace == nil || expectAt < 0 {
+				t.Fatalf("%s needs -- trace.jsonl -- and -- expect -- sections", file)
+			}
+			res, err := checker.Check("trace.jsonl", model.NewJSONLReader(bytes.NewReader(trace), "trace.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := summarize(res)
+			if *update {
+				ar.Files[expectAt].Data = []byte(got)
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if got != string(expect) {
+				t.Errorf("findings differ\n--- got\n%s--- want\n%s", got, expect)
+				for _, f := range res.Findings {
+					t.Logf("%s: %s\n  why: %s\n  fix: %s", f.Rule, f.Message, f.Why, f.Fix)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,30 @@
+// Package hb computes the happens-before relation of a CUDA trace.
+//
+// Each stream and the host are agents with vector clocks. An operation issued
+// to a stream gets an Epoch (its stream's agent and that stream's operation
+// count); operation A happens before operation B exactly when B's clock
+// covers A's epoch. The engine follows CUDA's documented ordering rules:
+//
+//   - Work issued by the host is ordered after everything the host knew to be
+//     complete when it issued the work. All host threads form one agent: the
+//     recording shim serializes calls, so ordering between threads that the
+//     trace cannot see (a join, a flag) never becomes a false alarm.
+//   - The legacy default stream waits for all blocking streams of its device
+//     before each operation, and blocking streams wait for it. Non-blocking
+//     streams take part in neither. Each host thread's per-thread default
+//     stream is a blocking stream.
+//   - An event record snapshots its stream's clock; a wait joins the snapshot
+//     of the most recent record issued before it. Waiting on an event never
+//     recorded orders nothing.
+//   - Stream, event and device synchronization, and queries that returned
+//     success, order the host after the work they cover.
+//   - Synchronous cudaMemcpy runs on the default stream; device-to-host and
+//     host-to-host copies, and copies from pinned host memory, return to the
+//     host only after completion. Pageable host-to-device and device-to-device
+//     copies do not synchronize the host.
+//   - Operations on a stream that is being captured into a graph do not run
+//     when issued and are not ordered here.
+//
+// Implicit synchronization of cudaMalloc/cudaFree is deliberately not
+// modelled: the CUDA programming guide says programs must not rely on it.
+package hb
