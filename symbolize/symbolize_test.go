@@ -1,0 +1,93 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// build compiles src with the system compiler, skipping the test without one.
+func build(t *testing.T, compiler, src string, flags ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath(compiler); err != nil {
+		t.Skipf("%s not found", compiler)
+	}
+	out := filepath.Join(t.TempDir(), "prog")
+	args := append(append([]string{}, flags...), "-o", out, src)
+	if b, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", compiler, err, b)
+	}
+	return out
+}
+
+func symbolAddr(t *testing.T, path, name string) uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	t.Fatalf("%s: no symbol %s", path, name)
+	return 0
+}
+
+func TestLookupWithDebugInfo(t *testing.T) {
+	bin := build(t, "cc", "testdata/prog.c", "-g", "-O0")
+	addr := symbolAddr(t, bin, "target")
+	s := New()
+	loc := s.Lookup(bin, addr)
+	if loc.Func != "target" || filepath.Base(loc.File) != "prog.c" || loc.Line != 2 {
+		t.Errorf("Lookup(target) = %+v, want target prog.c:2", loc)
+	}
+}
+
+func TestLookupWithoutDebugInfo(t *testing.T) {
+	bin := build(t, "cc", "testdata/prog.c", "-O0")
+	loc := New().Lookup(bin, symbolAddr(t, bin, "target")+1)
+	if loc.Func != "target" || loc.File != "" {
+		t.Errorf("Lookup = %+v, want function name only", loc)
+	}
+}
+
+func TestDemangles(t *testing.T) {
+	bin := build(t, "c++", "testdata/prog.cc", "-g", "-O0")
+	loc := New().Lookup(bin, symbolAddr(t, bin, "_ZN3app5scaleEi"))
+	if loc.Func != "app::scale" {
+		t.Errorf("Func = %q, want app::scale", loc.Func)
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	if loc := New().Lookup("/nonexistent/binary", 0x1000); loc != (Location{}) {
+		t.Errorf("Lookup on a missing file = %+v, want zero", loc)
+	}
+}
+
+func TestFrameRelativeAndInterned(t *testing.T) {
+	// Compiled from an absolute path, so DWARF holds the absolute file name.
+	abs, _ := filepath.Abs("testdata/prog.c")
+	bin2 := build(t, "cc", abs, "-g", "-O0")
+	tables := model.NewTables()
+	const bias = 0x400000
+	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: 1 << 20, Path: tables.Intern(bin2)})
+	// A return address just after the function's first instruction.
+	f := model.Frame{PC: bias + symbolAddr(t, bin2, "target") + 1, Module: 1}
+	s := New()
+	s.RelativeTo, _ = filepath.Abs(".")
+	s.Frame(tables, &f)
+	if got := tables.String(f.File); got != "testdata/prog.c" || f.Line != 2 || tables.String(f.Func) != "target" {
+		t.Errorf("frame = %s %s:%d, want target testdata/prog.c:2", tables.String(f.Func), got, f.Line)
+	}
+}
