@@ -141,7 +141,7 @@ func (k MemcpyKind) SrcDevice() bool { return k == CopyDefault || k == CopyD2H |
 const (
 	FlagNonBlocking uint32 = 1 << 0 // OpStreamCreate: the stream does not synchronize with the legacy stream.
 	FlagPageable    uint32 = 1 << 1 // OpMemcpy/OpMemcpyAsync/OpMemset: the host side is pageable memory.
-	FlagImplicit    uint32 = 1 << 2 // OpStreamCreate: synthesized for a stream first seen in use (created before recording began).
+	FlagImplicit    uint32 = 1 << 2 // OpStreamCreate, OpEventCreate: synthesized for a stream or event first seen in use (created before recording began).
 	FlagPinned      uint32 = 1 << 3 // OpMemcpy/OpMemset: the host side is known page-locked memory.
 )
 

@@ -1,0 +1,405 @@
+package model
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"math/bits"
+)
+
+// BinaryReader reads a binary trace (docs/trace-format.md) and checks it as
+// it goes: definitions must be dense and defined before use, event fields in
+// range, seq strictly increasing. Whatever the input, it does not panic, and
+// it allocates only for definitions (bounded by the file's size) and to grow
+// the caller's Event.Ptrs; reading an event allocates nothing.
+type BinaryReader struct {
+	raw     *RawReader
+	file    string
+	tables  *Tables
+	lastSeq uint64
+	haveSeq bool
+	err     error // Sticky once set.
+}
+
+// NewBinaryReader reads the header of a binary trace. file names the trace in
+// errors.
+func NewBinaryReader(r io.Reader, file string) (*BinaryReader, error) {
+	raw, err := NewRawReader(r, file)
+	if err != nil {
+		return nil, err
+	}
+	return &BinaryReader{raw: raw, file: file, tables: NewTables()}, nil
+}
+
+// Tables returns the definitions read so far.
+func (r *BinaryReader) Tables() *Tables { return r.tables }
+
+// Next implements Reader.
+func (r *BinaryReader) Next(ev *Event) error {
+	if r.err != nil {
+		return r.err
+	}
+	for {
+		rec, err := r.raw.Next()
+		if err != nil {
+			r.err = err
+			return err
+		}
+		if rec.Kind == RecordEvent {
+			err = r.event(rec.Payload, ev)
+		} else {
+			err = r.definition(rec.Kind, rec.Payload)
+		}
+		if err != nil {
+			pe := &PositionError{File: r.file, Offset: rec.Offset, Err: err}
+			if fe, ok := err.(*fieldError); ok {
+				pe.Field, pe.Err = fe.field, fe.err
+			}
+			r.err = pe
+			return pe
+		}
+		switch rec.Kind {
+		case RecordEvent:
+			return nil
+		case RecordEnd:
+			r.err = io.EOF
+			return io.EOF
+		}
+	}
+}
+
+// fieldError names the field a decoding error is about.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+
+func fieldErr(field, format string, args ...any) error {
+	return &fieldError{field, corruptf(format, args...)}
+}
+
+func recordName(k RecordKind) string {
+	switch k {
+	case RecordEnd:
+		return "end"
+	case RecordString:
+		return "string"
+	case RecordStack:
+		return "stack"
+	case RecordModule:
+		return "module"
+	case RecordProcess:
+		return "process"
+	case RecordName:
+		return "name"
+	case RecordEvent:
+		return "event"
+	}
+	return "unknown"
+}
+
+// Payload fields of each record kind, in order (all uvarint-encoded; signed
+// ones are zig-zag).
+var (
+	eventFields   = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
+	endFields     = [...]string{"events", "dropped"}
+	stackFields   = [...]string{"id", "frames"}
+	frameFields   = [...]string{"pc", "module", "func", "file", "line"}
+	moduleFields  = [...]string{"id", "base", "size", "path"}
+	processFields = [...]string{"pid", "ppid", "exe", "start", "version"}
+	nameFields    = [...]string{"handle", "name"}
+	stringFields  = [...]string{"id"}
+)
+
+// decode reads one uvarint per name from p into v, returning the rest of p.
+func decode(kind RecordKind, p []byte, names []string, v []uint64) ([]byte, error) {
+	rest, n := readUvarints(p, v[:len(names)])
+	if n < len(names) {
+		return nil, fieldErr(names[n], "corrupt %s record: malformed or missing value", recordName(kind))
+	}
+	return rest, nil
+}
+
+// readUvarints decodes len(out) uvarints from b. It returns the bytes after
+// them and how many it decoded: fewer than len(out) means value n is cut
+// short or overflows 64 bits. This is the hot path of trace reading: one
+// loop, no calls, and values of 2 to 8 bytes (addresses, handles) are
+// decoded from one 64-bit load without a loop.
+func readUvarints(b []byte, out []uint64) ([]byte, int) {
+	i := 0
+	for k := range out {
+		if i < len(b) && b[i] < 0x80 {
+			out[k] = uint64(b[i])
+			i++
+			continue
+		}
+		if len(b)-i >= 8 {
+			u := binary.LittleEndian.Uint64(b[i:])
+			if stops := ^u & 0x8080808080808080; stops != 0 {
+				n := bits.TrailingZeros64(stops)/8 + 1 // Bytes in this value.
+				x := u & 0x7f7f7f7f7f7f7f7f & (1<<(8*n) - 1)
+				// Pack the 7-bit groups together: pairs, then quads, then all.
+				x = x&0x007f007f007f007f | (x&0x7f007f007f007f00)>>1
+				x = x&0x00003fff00003fff | (x&0x3fff00003fff0000)>>2
+				x = x&0x000000000fffffff | (x&0x0fffffff00000000)>>4
+				out[k] = x
+				i += n
+				continue
+			}
+		}
+		var x uint64
+		j, s := i, uint(0)
+		for {
+			if j >= len(b) || j-i == binary.MaxVarintLen64 {
+				return b[i:], k
+			}
+			c := b[j]
+			j++
+			if c < 0x80 {
+				if s == 63 && c > 1 {
+					return b[i:], k
+				}
+				x |= uint64(c) << s
+				break
+			}
+			x |= uint64(c&0x7f) << s
+			s += 7
+		}
+		out[k] = x
+		i = j
+	}
+	return b[i:], len(out)
+}
+
+func unzigzag(u uint64) int64 {
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+func fitsInt32(v int64) bool { return v == int64(int32(v)) }
+
+// eventRangeErr names the event field whose value does not fit its type.
+func eventRangeErr(v []uint64) error {
+	for i, x := range v {
+		switch i {
+		case 2, 14: // tid, flags
+			if x > math.MaxUint32 {
+				return fieldErr(eventFields[i], "corrupt event record: %s %d out of range", eventFields[i], x)
+			}
+		case 3, 7, 17: // device, result, prio
+			if s := unzigzag(x); !fitsInt32(s) {
+				return fieldErr(eventFields[i], "corrupt event record: %s %d out of range", eventFields[i], s)
+			}
+		}
+	}
+	return nil
+}
+
+func toUint32(kind RecordKind, field string, v uint64) (uint32, error) {
+	if v > math.MaxUint32 {
+		return 0, fieldErr(field, "corrupt %s record: %s %d out of range", recordName(kind), field, v)
+	}
+	return uint32(v), nil
+}
+
+func (r *BinaryReader) event(p []byte, ev *Event) error {
+	t := r.tables
+	var v [len(eventFields)]uint64
+	rest, err := decode(RecordEvent, p, eventFields[:], v[:])
+	if err != nil {
+		return err
+	}
+	op, seq, api, stack, kind, kernel, nptrs := v[0], v[1], v[5], v[6], v[13], v[16], v[18]
+	if op == 0 || op >= uint64(opCount) {
+		return fieldErr("op", "corrupt event record: unknown op %d", op)
+	}
+	if r.haveSeq && seq <= r.lastSeq {
+		return fieldErr("seq", "corrupt event record: seq %d does not follow seq %d", seq, r.lastSeq)
+	}
+	if api >= uint64(len(t.Strings)) {
+		return fieldErr("api", "corrupt event record: undefined string id %d", api)
+	}
+	if stack >= uint64(len(t.Stacks)) {
+		return fieldErr("stack", "corrupt event record: undefined stack id %d", stack)
+	}
+	if kind > uint64(CopyH2H) {
+		return fieldErr("kind", "corrupt event record: unknown copy kind %d", kind)
+	}
+	if kernel >= uint64(len(t.Strings)) {
+		return fieldErr("kernel", "corrupt event record: undefined string id %d", kernel)
+	}
+	device, result, prio := unzigzag(v[3]), unzigzag(v[7]), unzigzag(v[17])
+	if v[2] > math.MaxUint32 || v[14] > math.MaxUint32 || !fitsInt32(device) || !fitsInt32(result) || !fitsInt32(prio) {
+		return eventRangeErr(v[:])
+	}
+	// Each address takes at least one byte, which bounds the allocation.
+	if nptrs > MaxLaunchPtrs || nptrs > uint64(len(rest)) {
+		return fieldErr("nptrs", "corrupt event record: %d addresses do not fit (limit %d, %d bytes left)", nptrs, MaxLaunchPtrs, len(rest))
+	}
+	ptrs := ev.Ptrs[:0]
+	if nptrs > 0 {
+		if uint64(cap(ptrs)) < nptrs {
+			ptrs = make([]uint64, nptrs)
+		}
+		ptrs = ptrs[:nptrs]
+		if _, n := readUvarints(rest, ptrs); n < len(ptrs) {
+			return fieldErr("ptrs", "corrupt event record: address %d of %d malformed or missing", n, nptrs)
+		}
+	}
+	ev.Ptrs = ptrs
+	ev.Op = Op(op)
+	ev.TID = uint32(v[2])
+	ev.Device = int32(device)
+	ev.Result = int32(result)
+	ev.Flags = uint32(v[14])
+	ev.Prio = int32(prio)
+	ev.Seq = seq
+	ev.Time = unzigzag(v[4])
+	ev.API = StringID(api)
+	ev.Stack = StackID(stack)
+	ev.Stream = v[8]
+	if ev.Stream == StreamLegacyAlt {
+		ev.Stream = StreamLegacy
+	}
+	ev.Event = v[9]
+	ev.Ptr = v[10]
+	ev.Size = v[11]
+	ev.Src = v[12]
+	ev.Kind = MemcpyKind(kind)
+	ev.Pool = v[15]
+	ev.Kernel = StringID(kernel)
+	r.lastSeq, r.haveSeq = seq, true
+	return nil
+}
+
+func (r *BinaryReader) definition(kind RecordKind, p []byte) error {
+	t := r.tables
+	var v [5]uint64
+	switch kind {
+	case RecordEnd:
+		if _, err := decode(kind, p, endFields[:], v[:]); err != nil {
+			return err
+		}
+		t.Events, t.Dropped = v[0], v[1]
+	case RecordString:
+		rest, err := decode(kind, p, stringFields[:], v[:])
+		if err != nil {
+			return err
+		}
+		if err := checkNextID(kind, v[0], len(t.Strings)); err != nil {
+			return err
+		}
+		t.AddString(string(rest))
+	case RecordStack:
+		rest, err := decode(kind, p, stackFields[:], v[:])
+		if err != nil {
+			return err
+		}
+		if err := checkNextID(kind, v[0], len(t.Stacks)); err != nil {
+			return err
+		}
+		// A frame takes at least 5 bytes, which bounds the allocation.
+		if n := v[1]; n > uint64(len(rest)/len(frameFields)) {
+			return fieldErr("frames", "corrupt stack record: %d frames do not fit in %d bytes", n, len(rest))
+		}
+		frames := make([]Frame, v[1])
+		for i := range frames {
+			if rest, err = decode(kind, rest, frameFields[:], v[:]); err != nil {
+				return err
+			}
+			if v[1] >= uint64(len(t.Modules)) {
+				return fieldErr("module", "corrupt stack record: undefined module id %d", v[1])
+			}
+			if err := checkString(kind, "func", v[2], t); err != nil {
+				return err
+			}
+			if err := checkString(kind, "file", v[3], t); err != nil {
+				return err
+			}
+			line, err := toUint32(kind, "line", v[4])
+			if err != nil {
+				return err
+			}
+			frames[i] = Frame{PC: v[0], Module: uint32(v[1]), Func: StringID(v[2]), File: StringID(v[3]), Line: line}
+		}
+		t.Stacks = append(t.Stacks, frames)
+	case RecordModule:
+		if _, err := decode(kind, p, moduleFields[:], v[:]); err != nil {
+			return err
+		}
+		if err := checkNextID(kind, v[0], len(t.Modules)); err != nil {
+			return err
+		}
+		if err := checkString(kind, "path", v[3], t); err != nil {
+			return err
+		}
+		t.Modules = append(t.Modules, Module{ID: uint32(v[0]), Base: v[1], Size: v[2], Path: StringID(v[3])})
+	case RecordProcess:
+		if _, err := decode(kind, p, processFields[:], v[:]); err != nil {
+			return err
+		}
+		pid, err := toUint32(kind, "pid", v[0])
+		if err != nil {
+			return err
+		}
+		ppid, err := toUint32(kind, "ppid", v[1])
+		if err != nil {
+			return err
+		}
+		if err := checkString(kind, "exe", v[2], t); err != nil {
+			return err
+		}
+		if err := checkString(kind, "version", v[4], t); err != nil {
+			return err
+		}
+		t.Process = Process{PID: pid, PPID: ppid, Exe: StringID(v[2]), Start: unzigzag(v[3]), Version: StringID(v[4])}
+	case RecordName:
+		if len(p) == 0 {
+			return fieldErr("kind", "corrupt name record: malformed or missing value")
+		}
+		okind := ObjectKind(p[0])
+		if okind < ObjectStream || okind > ObjectPool {
+			return fieldErr("kind", "corrupt name record: unknown object kind %d", okind)
+		}
+		if _, err := decode(kind, p[1:], nameFields[:], v[:]); err != nil {
+			return err
+		}
+		handle, name := v[0], v[1]
+		if err := checkString(kind, "name", name, t); err != nil {
+			return err
+		}
+		if okind == ObjectStream && handle == StreamLegacyAlt {
+			handle = StreamLegacy
+		}
+		key := ObjectKey{okind, handle}
+		if name == 0 {
+			delete(t.Names, key)
+		} else {
+			t.Names[key] = StringID(name)
+		}
+	}
+	return nil
+}
+
+// checkNextID enforces dense definitions: the record must define id next.
+func checkNextID(kind RecordKind, id uint64, next int) error {
+	if id != uint64(next) {
+		return fieldErr("id", "corrupt %s record: defines id %d, expected %d (ids are dense, in order, from 1)", recordName(kind), id, next)
+	}
+	if next > math.MaxUint32 {
+		return fieldErr("id", "corrupt %s record: too many definitions", recordName(kind))
+	}
+	return nil
+}
+
+func checkString(kind RecordKind, field string, id uint64, t *Tables) error {
+	if id >= uint64(len(t.Strings)) {
+		return fieldErr(field, "corrupt %s record: undefined string id %d", recordName(kind), id)
+	}
+	return nil
+}

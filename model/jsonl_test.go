@@ -1,0 +1,350 @@
+package model
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func readJSONL(t *testing.T, text string) ([]Event, *Tables, error) {
+	t.Helper()
+	r := NewJSONLReader(strings.NewReader(text), "trace.jsonl")
+	events, err := Collect(r)
+	return events, r.Tables(), err
+}
+
+// everyOp uses every op, with its optional fields somewhere.
+const everyOp = `# streams and events
+{"op":"stream_create","stream":"s1","flags":"non_blocking","priority":-1}
+{"op":"stream_create","stream":"s2","implicit":true,"tid":2}
+{"op":"event_create","event":"e1"}
+{"op":"pool_create","pool":"p1","device":1}
+
+{"op":"malloc_async","stream":"s1","ptr":"0x7f0000","size":1024,"site":"app.cu:10","time":100}
+{"op":"malloc_async","stream":"s1","pool":"p1","ptr":"8323072","size":"0x100"}
+{"op":"malloc","ptr":8388608,"size":64}
+{"op":"launch","stream":"s1","kernel":"scale","ptrs":["0x7f0000", 8388608]}
+{"op":"launch","stream":"legacy"}
+{"op":"memcpy_async","stream":"s2","dst":"0x7f0000","src":"0x1000","size":16,"kind":"h2d","pageable":true}
+{"op":"memcpy","dst":"0x2000","src":"0x7f0000","size":16,"kind":"d2h"}
+{"op":"memcpy","dst":"0x2000","src":"0x7f0000","size":16,"kind":"d2h","pinned":true}
+{"op":"memcpy","dst":"0x800000","src":"0x7f0000","size":16,"kind":"d2d"}
+{"op":"memset_async","stream":"per_thread","ptr":"0x7f0000","size":8,"tid":3}
+{"op":"memset","ptr":"0x800000","size":8,"result":"cudaErrorInvalidValue"}
+{"op":"event_record","event":"e1","stream":"s1"}
+{"op":"event_record","event":"e2","stream":"s1"}
+{"op":"stream_wait_event","stream":"s2","event":"e1"}
+{"op":"host_func","stream":"s2"}
+{"op":"capture_begin","stream":"s2"}
+{"op":"graph_launch","stream":"s2"}
+{"op":"capture_end","stream":"s2"}
+{"op":"stream_query","stream":"s1","result":"not_ready"}
+{"op":"event_query","event":"e1","result":"success"}
+{"op":"stream_sync","stream":"0"}
+{"op":"event_sync","event":"e1"}
+{"op":"device_sync","api":"cudaThreadSynchronize"}
+{"op":"free_async","stream":"s1","ptr":"0x7f0000"}
+{"op":"free","ptr":"0x800000","result":2}
+{"op":"event_destroy","event":"e1"}
+{"op":"stream_destroy","stream":"s1","stack":["scale_kernel app.cu:40","main main.cu:7"]}
+`
+
+func TestJSONLEveryOp(t *testing.T) {
+	events, tb, err := readJSONL(t, everyOp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s1, s2, e1, e2, p1 = 0x1000, 0x1001, 0x1000, 0x1001, 0x1000
+	want := []Event{
+		{Op: OpStreamCreate, Stream: s1, Flags: FlagNonBlocking, Prio: -1},
+		{Op: OpStreamCreate, Stream: s2, Flags: FlagImplicit, TID: 2},
+		{Op: OpEventCreate, Event: e1},
+		{Op: OpPoolCreate, Pool: p1, Device: 1},
+		{Op: OpMallocAsync, Stream: s1, Ptr: 0x7f0000, Size: 1024, Time: 100},
+		{Op: OpMallocAsync, Stream: s1, Pool: p1, Ptr: 0x7f0000, Size: 0x100},
+		{Op: OpMalloc, Ptr: 0x800000, Size: 64},
+		{Op: OpLaunch, Stream: s1, Ptrs: []uint64{0x7f0000, 0x800000}},
+		{Op: OpLaunch, Stream: StreamLegacy},
+		{Op: OpMemcpyAsync, Stream: s2, Ptr: 0x7f0000, Src: 0x1000, Size: 16, Kind: CopyH2D, Flags: FlagPageable},
+		{Op: OpMemcpy, Ptr: 0x2000, Src: 0x7f0000, Size: 16, Kind: CopyD2H, Flags: FlagPageable},
+		{Op: OpMemcpy, Ptr: 0x2000, Src: 0x7f0000, Size: 16, Kind: CopyD2H, Flags: FlagPinned},
+		{Op: OpMemcpy, Ptr: 0x800000, Src: 0x7f0000, Size: 16, Kind: CopyD2D},
+		{Op: OpMemsetAsync, Stream: StreamPerThread, Ptr: 0x7f0000, Size: 8, TID: 3},
+		{Op: OpMemset, Ptr: 0x800000, Size: 8, Result: 1},
+		{Op: OpEventRecord, Event: e1, Stream: s1},
+		{Op: OpEventRecord, Event: e2, Stream: s1},
+		{Op: OpStreamWait, Stream: s2, Event: e1},
+		{Op: OpHostFunc, Stream: s2},
+		{Op: OpCaptureBegin, Stream: s2},
+		{Op: OpGraphLaunch, Stream: s2},
+		{Op: OpCaptureEnd, Stream: s2},
+		{Op: OpStreamQuery, Stream: s1, Result: ResultNotReady},
+		{Op: OpEventQuery, Event: e1},
+		{Op: OpStreamSync, Stream: StreamLegacy},
+		{Op: OpEventSync, Event: e1},
+		{Op: OpDeviceSync},
+		{Op: OpFreeAsync, Stream: s1, Ptr: 0x7f0000},
+		{Op: OpFree, Ptr: 0x800000, Result: 2},
+		{Op: OpEventDestroy, Event: e1},
+		{Op: OpStreamDestroy, Stream: s1},
+	}
+	if len(events) != len(want) {
+		t.Fatalf("got %d events, want %d", len(events), len(want))
+	}
+	for i := range want {
+		w, got := want[i], events[i]
+		w.Seq = uint64(i + 1)
+		if w.TID == 0 {
+			w.TID = 1
+		}
+		// Tables are checked below; compare the rest field by field.
+		got.API, got.Stack, got.Kernel = 0, 0, 0
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("event %d (%s):\n got %+v\nwant %+v", i, w.Op, got, w)
+		}
+	}
+	apis := map[int]string{0: "cudaStreamCreateWithFlags", 5: "cudaMallocFromPoolAsync", 4: "cudaMallocAsync",
+		9: "cudaMemcpyAsync", 26: "cudaThreadSynchronize", 30: "cudaStreamDestroy", 22: "cudaStreamQuery"}
+	for i, api := range apis {
+		if got := tb.String(events[i].API); got != api {
+			t.Errorf("event %d: api %q, want %q", i, got, api)
+		}
+	}
+	if got := tb.String(events[7].Kernel); got != "scale" {
+		t.Errorf("kernel %q", got)
+	}
+	if got := tb.Stack(events[4].Stack); len(got) != 1 || tb.String(got[0].File) != "app.cu" || got[0].Line != 10 || got[0].Func != 0 {
+		t.Errorf("site frames %+v", got)
+	}
+	frames := tb.Stack(events[30].Stack)
+	if len(frames) != 2 || tb.String(frames[0].Func) != "scale_kernel" || tb.String(frames[1].File) != "main.cu" || frames[1].Line != 7 {
+		t.Errorf("stack frames %+v", frames)
+	}
+	names := map[ObjectKey]string{
+		{ObjectStream, s1}: "s1", {ObjectStream, s2}: "s2",
+		{ObjectEvent, e1}: "e1", {ObjectEvent, e2}: "e2", {ObjectPool, p1}: "p1",
+	}
+	for k, name := range names {
+		if got := tb.Name(k.Kind, k.Handle); got != name {
+			t.Errorf("name of %v: %q, want %q", k, got, name)
+		}
+	}
+	if len(tb.Names) != len(names) {
+		t.Errorf("names %v", tb.Names)
+	}
+	if tb.Events != uint64(len(want)) {
+		t.Errorf("Tables.Events = %d", tb.Events)
+	}
+}
+
+func TestJSONLHandles(t *testing.T) {
+	events, tb, err := readJSONL(t, `
+{"op":"stream_create","stream":"0x55"}
+{"op":"stream_create","stream":"a"}
+{"op":"stream_create","stream":"0x1001"}
+{"op":"stream_create","stream":"0x55"}
+{"op":"stream_destroy","stream":"a"}
+{"op":"stream_create","stream":"a"}
+{"op":"stream_create","stream":"0x2"}
+{"op":"stream_create","stream":"legacy"}
+{"op":"event_create","event":"0x0"}
+{"op":"malloc_async","stream":"a","pool":"0x0","ptr":1,"size":1}
+{"op":"malloc_async","stream":"a","pool":"0x1000","ptr":1,"size":1}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, ev := range events {
+		switch {
+		case ev.Op == OpEventCreate:
+			got = append(got, ev.Event)
+		case ev.Op == OpMallocAsync:
+			got = append(got, ev.Pool)
+		default:
+			got = append(got, ev.Stream)
+		}
+	}
+	// "0x55" spells its handle; "a" gets the first synthetic handle; a name
+	// keeps its handle when created again; a reserved or taken handle spelled
+	// in hex gets a synthetic one.
+	// Pools have handles of their own.
+	want := []uint64{0x55, 0x1000, 0x1001, 0x55, 0x1000, 0x1000, 0x1002, 0, 0, 0x1000, 0x1001}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("handles %#x, want %#x", got, want)
+	}
+	for k, name := range map[ObjectKey]string{{ObjectStream, 0x55}: "", {ObjectStream, 0x1000}: "a", {ObjectStream, 0x1002}: "0x2", {ObjectPool, 0x1000}: "0x0", {ObjectPool, 0x1001}: "0x1000"} {
+		if got := tb.Name(k.Kind, k.Handle); got != name {
+			t.Errorf("name of %v: %q, want %q", k, got, name)
+		}
+	}
+	if events[8].Event != 0 || tb.Name(ObjectEvent, 0) != "" {
+		t.Errorf("event 0x0 should keep handle 0: %#x", events[8].Event)
+	}
+}
+
+func TestJSONLErrors(t *testing.T) {
+	tests := []struct {
+		name, text string
+		line       int
+		field      string
+		msg        string // The whole message.
+	}{
+		{"unknown stream", "{\"op\":\"device_sync\"}\n\n# x\n{\"op\":\"stream_sync\",\"stream\":\"s9\"}", 4, "stream",
+			`trace.jsonl:4: field "stream": unknown stream name "s9" (not created before)`},
+		{"unknown event", `{"op":"event_sync","event":"e"}`, 1, "event", `trace.jsonl:1: field "event": unknown event name "e" (not created before)`},
+		{"wait on unknown event", `{"op":"stream_wait_event","stream":"legacy","event":"e"}`, 1, "event", `unknown event name "e"`},
+		{"missing op", `{"stream":"s"}`, 1, "op", `trace.jsonl:1: field "op": missing`},
+		{"unknown op", `{"op":"mallocc"}`, 1, "op", `trace.jsonl:1: field "op": unknown op "mallocc"`},
+		{"op wrong type", `{"op":3}`, 1, "op", `trace.jsonl:1: field "op": got a JSON number, want string`},
+		{"missing stream", `{"op":"launch"}`, 1, "stream", `trace.jsonl:1: field "stream": missing (required by launch)`},
+		{"missing ptr", `{"op":"free"}`, 1, "ptr", `field "ptr": missing (required by free)`},
+		{"null ptr", `{"op":"free","ptr":null}`, 1, "ptr", `field "ptr": missing (required by free)`},
+		{"missing size", `{"op":"malloc","ptr":1}`, 1, "size", `field "size": missing (required by malloc)`},
+		{"missing dst", `{"op":"memcpy","src":1,"size":1,"kind":"d2d"}`, 1, "dst", `field "dst": missing`},
+		{"missing kind", `{"op":"memcpy","dst":1,"src":1,"size":1}`, 1, "kind", `field "kind": missing`},
+		{"bad kind", `{"op":"memcpy","dst":1,"src":1,"size":1,"kind":"up"}`, 1, "kind", `unknown copy kind "up"`},
+		{"missing pool", `{"op":"pool_create"}`, 1, "pool", `field "pool": missing (required by pool_create)`},
+		{"missing query result", `{"op":"stream_query","stream":"legacy"}`, 1, "result", `field "result": missing (required by stream_query)`},
+		{"bad address", `{"op":"free","ptr":"0xzz"}`, 1, "ptr", `field "ptr": got "0xzz", want a number`},
+		{"negative address", `{"op":"free","ptr":-1}`, 1, "ptr", `got -1`},
+		{"float size", `{"op":"malloc","ptr":1,"size":1.5}`, 1, "size", `got 1.5`},
+		{"bad ptrs element", `{"op":"launch","stream":"legacy","ptrs":["0x1",true]}`, 1, "ptrs", `element 1: got true`},
+		{"ptrs not a list", `{"op":"launch","stream":"legacy","ptrs":"0x1"}`, 1, "ptrs", `got a JSON string, want list`},
+		{"tid negative", `{"op":"device_sync","tid":-1}`, 1, "tid", `got a JSON number -1, want number from 0 to 4294967295`},
+		{"stream not a string", `{"op":"stream_sync","stream":5}`, 1, "stream", `got a JSON number, want string`},
+		{"bad flags", `{"op":"stream_create","stream":"s","flags":"fast"}`, 1, "flags", `unknown stream flags "fast"`},
+		{"bad result", `{"op":"free","ptr":1,"result":true}`, 1, "result", `got true`},
+		{"site and stack", `{"op":"device_sync","site":"a.cu:1","stack":["b.cu:2"]}`, 1, "site", `give site or stack, not both`},
+		{"empty name", `{"op":"stream_create","stream":""}`, 1, "stream", `field "stream": empty name`},
+		{"not an object", `[1,2]`, 1, "", `trace.jsonl:1: line is a JSON array, not an object`},
+		{"bad json", `{"op":"device_sync",}`, 1, "", `trace.jsonl:1: invalid JSON (byte 21): invalid character '}' looking for beginning of object key string`},
+		{"trailing garbage", `{"op":"device_sync"} x`, 1, "", `invalid JSON`},
+		{"long line", "{\"op\":\"device_sync\"}\n{\"op\":\"device_sync\",\"api\":\"" + strings.Repeat("x", MaxLineLen) + "\"}\n", 2, "",
+			`trace.jsonl:2: line longer than 1048576 bytes`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := readJSONL(t, tc.text)
+			var pe *PositionError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("err = %v, want a *PositionError wrapping ErrCorrupt", err)
+			}
+			if pe.Line != tc.line || pe.Field != tc.field || pe.File != "trace.jsonl" || pe.Offset != 0 {
+				t.Errorf("position %+v, want line %d field %q", pe, tc.line, tc.field)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tc.msg) || strings.Contains(msg, "\n") {
+				t.Errorf("message:\n got %s\nwant it to contain %s", msg, tc.msg)
+			}
+		})
+	}
+}
+
+func TestJSONLErrorIsSticky(t *testing.T) {
+	r := NewJSONLReader(strings.NewReader("{\"op\":\"device_sync\"}\n{\"op\":\"x\"}\n{\"op\":\"device_sync\"}\n"), "t")
+	var ev Event
+	if err := r.Next(&ev); err != nil {
+		t.Fatal(err)
+	}
+	first := r.Next(&ev)
+	if first == nil || r.Next(&ev) != first {
+		t.Errorf("error not sticky: %v", first)
+	}
+}
+
+func TestJSONLLineLimit(t *testing.T) {
+	// A line of exactly MaxLineLen bytes is accepted.
+	prefix, suffix := `{"op":"device_sync","api":"`, `"}`
+	line := prefix + strings.Repeat("y", MaxLineLen-len(prefix)-len(suffix)) + suffix
+	events, _, err := readJSONL(t, line+"\n")
+	if err != nil || len(events) != 1 {
+		t.Errorf("line of %d bytes: %v", len(line), err)
+	}
+}
+
+func TestJSONLStacks(t *testing.T) {
+	events, tb, err := readJSONL(t, `
+{"op":"device_sync","site":"app.cu:42"}
+{"op":"device_sync","stack":["app.cu:42"]}
+{"op":"device_sync","stack":["  app.cu:42 "]}
+{"op":"device_sync","stack":["run()","void f(int, int) dir/my.cu:7","0x401000","C:\\src\\x.cu:3","main","a.cu:x"]}
+{"op":"device_sync","stack":[]}
+{"op":"device_sync","site":"main"}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events[0].Stack == 0 || events[1].Stack != events[0].Stack || events[2].Stack != events[0].Stack {
+		t.Errorf("identical stacks got ids %d %d %d", events[0].Stack, events[1].Stack, events[2].Stack)
+	}
+	if events[4].Stack != 0 {
+		t.Errorf("empty stack got id %d", events[4].Stack)
+	}
+	type frame struct {
+		PC         uint64
+		Func, File string
+		Line       uint32
+	}
+	var got []frame
+	for _, f := range tb.Stack(events[3].Stack) {
+		got = append(got, frame{f.PC, tb.String(f.Func), tb.String(f.File), f.Line})
+	}
+	want := []frame{
+		{Func: "run()"},
+		{Func: "void f(int, int)", File: "dir/my.cu", Line: 7},
+		{PC: 0x401000},
+		{File: `C:\src\x.cu`, Line: 3},
+		{Func: "main"},
+		{Func: "a.cu:x"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("frames:\n got %+v\nwant %+v", got, want)
+	}
+	if f := tb.Stack(events[5].Stack); len(f) != 1 || tb.String(f[0].Func) != "main" {
+		t.Errorf("site main: %+v", f)
+	}
+}
+
+func TestJSONLResults(t *testing.T) {
+	tests := []struct {
+		result string
+		want   int32
+	}{
+		{`"success"`, 0}, {`"cudaSuccess"`, 0}, {`"not_ready"`, ResultNotReady}, {`"cudaErrorNotReady"`, ResultNotReady},
+		{`"cudaErrorInvalidValue"`, 1}, {`"cudaErrorMemoryAllocation"`, 2}, {`"cudaErrorIllegalAddress"`, 700},
+		{`"cudaErrorSomethingNew"`, resultUnknown}, {`"error"`, resultUnknown}, {`"719"`, 719}, {`98`, 98}, {`-5`, -5},
+	}
+	for _, tc := range tests {
+		events, _, err := readJSONL(t, `{"op":"free","ptr":1,"result":`+tc.result+`}`)
+		if err != nil || events[0].Result != tc.want {
+			t.Errorf("result %s: got %v, %v; want %d", tc.result, events, err, tc.want)
+		}
+	}
+}
+
+func TestJSONLDefaults(t *testing.T) {
+	events, tb, err := readJSONL(t, "\xef\xbb\xbf"+`{"op":"memcpy","dst":1,"src":2,"size":3,"kind":"h2h","pageable":false}
+{"op":"memcpy","dst":1,"src":2,"size":3,"kind":"default"}
+{"op":"memcpy_async","stream":"legacy","dst":1,"src":2,"size":3,"kind":"h2d"}
+{"op":"memset","ptr":1,"size":3,"pageable":true}
+{"op":"launch","stream":"per_thread","tid":9,"device":2,"time":-4,"api":"cuLaunchKernel","unknown":{"x":[1]}}
+{"op":"device_sync","api":""}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := []uint32{0, 0, 0, FlagPageable}
+	for i, f := range flags {
+		if events[i].Flags != f {
+			t.Errorf("event %d: flags %#x, want %#x", i, events[i].Flags, f)
+		}
+	}
+	l := events[4]
+	if l.TID != 9 || l.Device != 2 || l.Time != -4 || tb.String(l.API) != "cuLaunchKernel" || l.Stream != StreamPerThread {
+		t.Errorf("launch %+v", l)
+	}
+	if events[5].API != 0 {
+		t.Errorf("explicit empty api got %q", tb.String(events[5].API))
+	}
+}

@@ -1,0 +1,450 @@
+package model
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strconv"
+)
+
+// MaxLineLen is the longest JSON Lines line accepted, in bytes.
+const MaxLineLen = 1 << 20
+
+// byteOrderMark may start a UTF-8 text file; the reader skips it.
+const byteOrderMark = "\xef\xbb\xbf"
+
+// firstSyntheticHandle is where the handles given to stream, event and pool
+// names start, clear of the reserved stream handles.
+const firstSyntheticHandle = 0x1000
+
+// jsonLine is one decoded line. Pointer and RawMessage fields tell a missing
+// field from a zero value.
+type jsonLine struct {
+	Op       *string           `json:"op"`
+	Stream   *string           `json:"stream"`
+	Event    *string           `json:"event"`
+	Pool     *string           `json:"pool"`
+	Ptr      json.RawMessage   `json:"ptr"`
+	Dst      json.RawMessage   `json:"dst"`
+	Src      json.RawMessage   `json:"src"`
+	Size     json.RawMessage   `json:"size"`
+	Kind     *string           `json:"kind"`
+	Kernel   *string           `json:"kernel"`
+	Ptrs     []json.RawMessage `json:"ptrs"`
+	Flags    *string           `json:"flags"`
+	Priority *int32            `json:"priority"`
+	Implicit *bool             `json:"implicit"`
+	Pageable *bool             `json:"pageable"`
+	Pinned   *bool             `json:"pinned"`
+	TID      *uint32           `json:"tid"`
+	Device   *int32            `json:"device"`
+	API      *string           `json:"api"`
+	Result   json.RawMessage   `json:"result"`
+	Site     *string           `json:"site"`
+	Stack    []string          `json:"stack"`
+	Time     *int64            `json:"time"`
+}
+
+// JSONLReader reads the JSON Lines form of a trace.
+type JSONLReader struct {
+	sc       *bufio.Scanner
+	file     string
+	line     int
+	seq      uint64
+	tables   *Tables
+	streams  nameSpace
+	events   nameSpace
+	pools    nameSpace
+	stackIDs map[string]StackID
+	key      []byte // Scratch for stack keys.
+	frames   []Frame
+	err      error // Sticky once set.
+}
+
+// NewJSONLReader returns a reader of JSON Lines from r; file names the trace
+// in errors.
+func NewJSONLReader(r io.Reader, file string) *JSONLReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxLineLen+1) // +1: room for the newline.
+	t := NewTables()
+	return &JSONLReader{
+		sc:       sc,
+		file:     file,
+		tables:   t,
+		streams:  newNameSpace(t, ObjectStream),
+		events:   newNameSpace(t, ObjectEvent),
+		pools:    newNameSpace(t, ObjectPool),
+		stackIDs: map[string]StackID{},
+	}
+}
+
+// Tables returns the definitions read so far.
+func (r *JSONLReader) Tables() *Tables { return r.tables }
+
+// Next implements Reader.
+func (r *JSONLReader) Next(ev *Event) error {
+	if r.err != nil {
+		return r.err
+	}
+	for r.sc.Scan() {
+		r.line++
+		b := bytes.TrimSpace(r.sc.Bytes())
+		if r.line == 1 {
+			b = bytes.TrimPrefix(b, []byte(byteOrderMark))
+		}
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		if field, err := r.decode(b, ev); err != nil {
+			r.err = &PositionError{File: r.file, Line: r.line, Field: field, Err: err}
+			return r.err
+		}
+		return nil
+	}
+	if err := r.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = corruptf("line longer than %d bytes", MaxLineLen)
+		}
+		r.err = &PositionError{File: r.file, Line: r.line + 1, Err: err}
+		return r.err
+	}
+	r.tables.Events = r.seq
+	r.err = io.EOF
+	return io.EOF
+}
+
+// decode fills ev from one line, or names the field at fault.
+func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
+	var l jsonLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return jsonError(err)
+	}
+	if l.Op == nil {
+		return "op", corruptf("missing")
+	}
+	op, ok := ParseOp(*l.Op)
+	if !ok {
+		return "op", corruptf("unknown op %q", *l.Op)
+	}
+	form := opForms[op]
+	var err error
+	// Fields in a fixed order, so the first fault named is predictable.
+	*ev = Event{Op: op, TID: 1, Ptrs: ev.Ptrs[:0]}
+	if form.has(jStream) {
+		if l.Stream == nil {
+			return "stream", missing(op)
+		}
+		if ev.Stream, err = r.streams.resolve(*l.Stream, op == OpStreamCreate); err != nil {
+			return "stream", err
+		}
+	}
+	if form.has(jEvent) {
+		if l.Event == nil {
+			return "event", missing(op)
+		}
+		introduce := op == OpEventCreate || op == OpEventRecord
+		if ev.Event, err = r.events.resolve(*l.Event, introduce); err != nil {
+			return "event", err
+		}
+	}
+	if form.has(jPool) && l.Pool != nil {
+		if ev.Pool, err = r.pools.resolve(*l.Pool, true); err != nil {
+			return "pool", err
+		}
+	} else if form.required&jPool != 0 {
+		return "pool", missing(op)
+	}
+	for _, a := range [...]struct {
+		bit   jsonFields
+		name  string
+		raw   json.RawMessage
+		field *uint64
+	}{
+		{jPtr, "ptr", l.Ptr, &ev.Ptr},
+		{jDst, "dst", l.Dst, &ev.Ptr},
+		{jSrc, "src", l.Src, &ev.Src},
+		{jSize, "size", l.Size, &ev.Size},
+	} {
+		if !form.has(a.bit) {
+			continue
+		}
+		if isNull(a.raw) {
+			if form.required&a.bit != 0 {
+				return a.name, missing(op)
+			}
+			continue
+		}
+		if *a.field, err = parseAddress(a.raw); err != nil {
+			return a.name, err
+		}
+	}
+	if form.has(jKind) {
+		if l.Kind == nil {
+			return "kind", missing(op)
+		}
+		if ev.Kind, ok = ParseMemcpyKind(*l.Kind); !ok {
+			return "kind", corruptf("unknown copy kind %q (want h2d, d2h, d2d, h2h or default)", *l.Kind)
+		}
+	}
+	if form.has(jKernel) {
+		if l.Kernel != nil {
+			ev.Kernel = r.tables.Intern(*l.Kernel)
+		}
+		if len(l.Ptrs) > MaxLaunchPtrs {
+			return "ptrs", corruptf("%d addresses exceed the limit of %d", len(l.Ptrs), MaxLaunchPtrs)
+		}
+		for i, raw := range l.Ptrs {
+			a, err := parseAddress(raw)
+			if err != nil {
+				return "ptrs", corruptf("element %d: %v", i, err)
+			}
+			ev.Ptrs = append(ev.Ptrs, a)
+		}
+	}
+	if form.has(jCreate) {
+		if l.Flags != nil {
+			switch *l.Flags {
+			case "blocking":
+			case "non_blocking":
+				ev.Flags |= FlagNonBlocking
+			default:
+				return "flags", corruptf("unknown stream flags %q (want blocking or non_blocking)", *l.Flags)
+			}
+		}
+		if l.Priority != nil {
+			ev.Prio = *l.Priority
+		}
+	}
+	if form.has(jCreate|jImplicit) && l.Implicit != nil && *l.Implicit {
+		ev.Flags |= FlagImplicit
+	}
+	if form.has(jHost) {
+		pinned := l.Pinned != nil && *l.Pinned
+		pageable := defaultPageable(op, ev.Kind, pinned)
+		if l.Pageable != nil {
+			pageable = *l.Pageable
+		}
+		if pinned {
+			ev.Flags |= FlagPinned
+		}
+		if pageable {
+			ev.Flags |= FlagPageable
+		}
+	}
+	if !isNull(l.Result) {
+		if ev.Result, err = parseResult(l.Result); err != nil {
+			return "result", err
+		}
+	} else if form.required&jResult != 0 {
+		return "result", missing(op)
+	}
+	if l.TID != nil {
+		ev.TID = *l.TID
+	}
+	if l.Device != nil {
+		ev.Device = *l.Device
+	}
+	if l.Time != nil {
+		ev.Time = *l.Time
+	}
+	api := defaultAPI(op, ev.Pool)
+	if l.API != nil {
+		api = *l.API
+	}
+	ev.API = r.tables.Intern(api)
+	if field, err := r.stack(&l, ev); err != nil {
+		return field, err
+	}
+	r.seq++
+	ev.Seq = r.seq
+	return "", nil
+}
+
+func (r *JSONLReader) stack(l *jsonLine, ev *Event) (string, error) {
+	r.frames = r.frames[:0]
+	switch {
+	case l.Site != nil && l.Stack != nil:
+		return "site", corruptf("give site or stack, not both")
+	case l.Site != nil:
+		r.frames = append(r.frames, parseFrame(r.tables, *l.Site))
+	default:
+		for _, s := range l.Stack {
+			r.frames = append(r.frames, parseFrame(r.tables, s))
+		}
+	}
+	if len(r.frames) == 0 {
+		return "", nil
+	}
+	// Identical stacks share one id: key the frames' encoding.
+	k := r.key[:0]
+	for _, f := range r.frames {
+		k = binary.AppendUvarint(k, f.PC)
+		k = binary.AppendUvarint(k, uint64(f.Func))
+		k = binary.AppendUvarint(k, uint64(f.File))
+		k = binary.AppendUvarint(k, uint64(f.Line))
+	}
+	r.key = k
+	if id, ok := r.stackIDs[string(k)]; ok {
+		ev.Stack = id
+		return "", nil
+	}
+	id := StackID(len(r.tables.Stacks))
+	r.tables.Stacks = append(r.tables.Stacks, append([]Frame(nil), r.frames...))
+	r.stackIDs[string(k)] = id
+	ev.Stack = id
+	return "", nil
+}
+
+func missing(op Op) error { return corruptf("missing (required by %s)", op) }
+
+func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// jsonError turns an encoding/json error into a field name and a one-line
+// message.
+func jsonError(err error) (string, error) {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "", corruptf("line is a JSON %s, not an object", te.Value)
+		}
+		return te.Field, corruptf("got a JSON %s, want %s", te.Value, jsonKind(te.Type))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "", corruptf("invalid JSON (byte %d): %v", se.Offset, err)
+	}
+	return "", corruptf("invalid JSON: %v", err)
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Slice:
+		return "list"
+	case reflect.Uint32:
+		return "number from 0 to 4294967295"
+	case reflect.Int32:
+		return "number from -2147483648 to 2147483647"
+	case reflect.Int64:
+		return "integer"
+	}
+	return t.String()
+}
+
+// parseAddress reads an address or size: a JSON number, or a string in hex
+// ("0x...") or decimal.
+func parseAddress(raw json.RawMessage) (uint64, error) {
+	s := string(raw)
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, corruptf("want a number or a string")
+		}
+		if v, ok := parseHex(s); ok {
+			return v, nil
+		}
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, corruptf("got %s, want a number, or a string in hex \"0x...\" or decimal", short(raw))
+	}
+	return v, nil
+}
+
+func parseResult(raw json.RawMessage) (int32, error) {
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, corruptf("want a number or a string")
+		}
+		return parseResultName(s), nil
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 32)
+	if err != nil {
+		return 0, corruptf("got %s, want a name such as \"success\", or an error code", short(raw))
+	}
+	return int32(v), nil
+}
+
+// nameSpace maps the names of one kind of object to handles.
+type nameSpace struct {
+	tables  *Tables
+	kind    ObjectKind
+	handles map[string]uint64
+	used    map[uint64]bool
+	next    uint64
+}
+
+func newNameSpace(t *Tables, kind ObjectKind) nameSpace {
+	return nameSpace{tables: t, kind: kind, handles: map[string]uint64{}, used: map[uint64]bool{}, next: firstSyntheticHandle}
+}
+
+// resolve returns the handle of name. A name seen before keeps its handle
+// (also when it is created again). A new name is an error unless introduce
+// is set; it then gets the handle it spells if it is lower-case hex without
+// leading zeros ("0x7f3a00") and that handle is free, else the next free
+// synthetic handle, which Tables.Names records.
+func (n *nameSpace) resolve(name string, introduce bool) (uint64, error) {
+	if n.kind == ObjectStream {
+		if h, ok := reservedStream(name); ok {
+			return h, nil
+		}
+	}
+	if h, ok := n.handles[name]; ok {
+		return h, nil
+	}
+	if name == "" {
+		return 0, corruptf("empty name")
+	}
+	if !introduce {
+		return 0, corruptf("unknown %s name %q (not created before)", n.kindName(), name)
+	}
+	// Only the canonical spelling, the one the writer uses, names a handle
+	// by value: then a handle has one hex name.
+	h, ok := parseHex(name)
+	if !ok || name != "0x"+strconv.FormatUint(h, 16) || n.used[h] || n.reserved(h) {
+		for n.used[n.next] {
+			n.next++
+		}
+		h = n.next
+		n.tables.Names[ObjectKey{n.kind, h}] = n.tables.Intern(name)
+	}
+	n.handles[name] = h
+	n.used[h] = true
+	return h, nil
+}
+
+func (n *nameSpace) reserved(h uint64) bool {
+	switch n.kind {
+	case ObjectStream:
+		return h <= StreamPerThread
+	case ObjectPool:
+		return h == 0 // The device's default pool.
+	}
+	return false
+}
+
+func (n *nameSpace) kindName() string {
+	switch n.kind {
+	case ObjectStream:
+		return "stream"
+	case ObjectEvent:
+		return "event"
+	}
+	return "pool"
+}
+
+// short keeps error messages to one readable line.
+func short(raw []byte) string {
+	const max = 40
+	if len(raw) > max {
+		return string(raw[:max]) + "..."
+	}
+	return string(raw)
+}

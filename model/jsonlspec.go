@@ -1,0 +1,204 @@
+package model
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Field sets of the JSON Lines form: which op-specific fields a line of each
+// op carries (docs/trace-format.md, "JSON Lines"). The reader and the writer
+// share this table so they cannot disagree.
+type jsonFields uint16
+
+const (
+	jStream   jsonFields = 1 << iota // "stream"
+	jEvent                           // "event"
+	jPtr                             // "ptr" (Event.Ptr)
+	jDst                             // "dst" (Event.Ptr of a copy)
+	jSrc                             // "src"
+	jSize                            // "size"
+	jKind                            // "kind"
+	jPool                            // "pool"
+	jKernel                          // "kernel", "ptrs"
+	jCreate                          // "flags", "priority", "implicit" (stream_create)
+	jImplicit                        // "implicit" (event_create)
+	jResult                          // "result" is required
+	jHost                            // "pageable", "pinned"
+)
+
+type opForm struct {
+	required, optional jsonFields
+	api                string // Default API name.
+}
+
+var opForms = [opCount]opForm{
+	OpStreamCreate:  {jStream, jCreate, "cudaStreamCreateWithFlags"},
+	OpStreamDestroy: {jStream, 0, "cudaStreamDestroy"},
+	OpEventCreate:   {jEvent, jImplicit, "cudaEventCreate"},
+	OpEventRecord:   {jEvent | jStream, 0, "cudaEventRecord"},
+	OpEventDestroy:  {jEvent, 0, "cudaEventDestroy"},
+	OpStreamWait:    {jStream | jEvent, 0, "cudaStreamWaitEvent"},
+	OpStreamSync:    {jStream, 0, "cudaStreamSynchronize"},
+	OpEventSync:     {jEvent, 0, "cudaEventSynchronize"},
+	OpDeviceSync:    {0, 0, "cudaDeviceSynchronize"},
+	OpStreamQuery:   {jStream | jResult, 0, "cudaStreamQuery"},
+	OpEventQuery:    {jEvent | jResult, 0, "cudaEventQuery"},
+	OpMallocAsync:   {jStream | jPtr | jSize, jPool, "cudaMallocAsync"},
+	OpMalloc:        {jPtr | jSize, 0, "cudaMalloc"},
+	OpFreeAsync:     {jStream | jPtr, 0, "cudaFreeAsync"},
+	OpFree:          {jPtr, 0, "cudaFree"},
+	OpLaunch:        {jStream, jKernel, "cudaLaunchKernel"},
+	OpMemcpyAsync:   {jStream | jDst | jSrc | jSize | jKind, jHost, "cudaMemcpyAsync"},
+	OpMemcpy:        {jDst | jSrc | jSize | jKind, jHost, "cudaMemcpy"},
+	OpMemsetAsync:   {jStream | jPtr | jSize, jHost, "cudaMemsetAsync"},
+	OpMemset:        {jPtr | jSize, jHost, "cudaMemset"},
+	OpHostFunc:      {jStream, 0, "cudaLaunchHostFunc"},
+	OpCaptureBegin:  {jStream, 0, "cudaStreamBeginCapture"},
+	OpCaptureEnd:    {jStream, 0, "cudaStreamEndCapture"},
+	OpGraphLaunch:   {jStream, 0, "cudaGraphLaunch"},
+	OpPoolCreate:    {jPool, 0, "cudaMemPoolCreate"},
+}
+
+func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }
+
+// defaultAPI is the API name a JSON Lines line gets when it has no "api".
+func defaultAPI(op Op, pool uint64) string {
+	if op == OpMallocAsync && pool != 0 {
+		return "cudaMallocFromPoolAsync"
+	}
+	return opForms[op].api
+}
+
+// defaultPageable: a synchronous copy with a host side is assumed to use
+// pageable memory unless the line says otherwise.
+func defaultPageable(op Op, kind MemcpyKind, pinned bool) bool {
+	return op == OpMemcpy && !pinned && (kind == CopyH2D || kind == CopyD2H || kind == CopyH2H)
+}
+
+// Result names accepted in "result". The first name listed for a code is
+// the one the writer uses.
+var resultNames = []struct {
+	name string
+	code int32
+}{
+	{"success", ResultSuccess},
+	{"not_ready", ResultNotReady},
+	{"cudaSuccess", ResultSuccess},
+	{"cudaErrorNotReady", ResultNotReady},
+	{"cudaErrorInvalidValue", 1},
+	{"cudaErrorMemoryAllocation", 2},
+	{"cudaErrorInitializationError", 3},
+	{"cudaErrorCudartUnloading", 4},
+	{"cudaErrorInvalidConfiguration", 9},
+	{"cudaErrorInvalidDevicePointer", 17},
+	{"cudaErrorInvalidMemcpyDirection", 21},
+	{"cudaErrorNoDevice", 100},
+	{"cudaErrorInvalidDevice", 101},
+	{"cudaErrorInvalidResourceHandle", 400},
+	{"cudaErrorIllegalAddress", 700},
+	{"cudaErrorLaunchFailure", 719},
+	{"cudaErrorNotSupported", 801},
+	{"cudaErrorStreamCaptureUnsupported", 900},
+	{"cudaErrorStreamCaptureInvalidated", 901},
+	{"cudaErrorUnknown", resultUnknown},
+}
+
+// resultUnknown (cudaErrorUnknown) stands for error names this table lacks.
+const resultUnknown int32 = 999
+
+func parseResultName(s string) int32 {
+	for _, r := range resultNames {
+		if r.name == s {
+			return r.code
+		}
+	}
+	if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+		return int32(n)
+	}
+	return resultUnknown
+}
+
+func resultName(code int32) (string, bool) {
+	for _, r := range resultNames {
+		if r.code == code {
+			return r.name, true
+		}
+	}
+	return "", false
+}
+
+// Reserved stream names of the JSON Lines form.
+const (
+	streamNameLegacy    = "legacy"
+	streamNamePerThread = "per_thread"
+)
+
+func reservedStream(name string) (uint64, bool) {
+	switch name {
+	case streamNameLegacy, "0":
+		return StreamLegacy, true
+	case streamNamePerThread:
+		return StreamPerThread, true
+	}
+	return 0, false
+}
+
+// parseFrame reads one stack frame written as "0x<pc>", "file:line",
+// "func file:line" or any other text (a function name).
+func parseFrame(t *Tables, text string) Frame {
+	text = strings.TrimSpace(text)
+	if pc, ok := parseHex(text); ok {
+		return Frame{PC: pc}
+	}
+	if file, line, ok := parseFileLine(text); ok {
+		return Frame{File: t.Intern(file), Line: line}
+	}
+	if sp := strings.LastIndexByte(text, ' '); sp > 0 {
+		if file, line, ok := parseFileLine(text[sp+1:]); ok {
+			fn := strings.TrimSpace(text[:sp])
+			return Frame{Func: t.Intern(fn), File: t.Intern(file), Line: line}
+		}
+	}
+	return Frame{Func: t.Intern(text)}
+}
+
+// parseFileLine splits "file:line" with a non-empty file and no spaces.
+func parseFileLine(s string) (string, uint32, bool) {
+	c := strings.LastIndexByte(s, ':')
+	if c <= 0 || strings.IndexByte(s, ' ') >= 0 {
+		return "", 0, false
+	}
+	line, err := strconv.ParseUint(s[c+1:], 10, 32)
+	if err != nil {
+		return "", 0, false
+	}
+	return s[:c], uint32(line), true
+}
+
+// parseHex reads "0x" followed by 1 to 16 hex digits.
+func parseHex(s string) (uint64, bool) {
+	if len(s) < 3 || s[0] != '0' || s[1] != 'x' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[2:], 16, 64)
+	return v, err == nil
+}
+
+// appendFrame writes f in the form parseFrame reads back.
+func appendFrame(b []byte, t *Tables, f Frame) []byte {
+	fn, file := t.String(f.Func), t.String(f.File)
+	switch {
+	case file != "" && fn != "":
+		b = append(b, fn...)
+		b = append(b, ' ')
+		fallthrough
+	case file != "":
+		b = append(b, file...)
+		b = append(b, ':')
+		return strconv.AppendUint(b, uint64(f.Line), 10)
+	case fn != "":
+		return append(b, fn...)
+	}
+	b = append(b, "0x"...)
+	return strconv.AppendUint(b, f.PC, 16)
+}

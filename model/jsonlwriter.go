@@ -1,0 +1,317 @@
+package model
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// JSONLWriter writes the JSON Lines form. What it writes, JSONLReader reads
+// back into the same events, up to the handle values given to names: it
+// names every handle (by its name in the source tables, else by its value in
+// hex) and writes a create line with "implicit":true before the first use of
+// a stream or event that was never created.
+type JSONLWriter struct {
+	w       *bufio.Writer
+	err     error // Sticky once set.
+	closed  bool
+	src     *Tables // Tables of the last event, for Close.
+	streams writerNames
+	events  writerNames
+	pools   writerNames
+	line    []byte
+	frame   []byte
+}
+
+// NewJSONLWriter returns a writer to w.
+func NewJSONLWriter(w io.Writer) *JSONLWriter {
+	jw := &JSONLWriter{
+		w:       bufio.NewWriterSize(w, 64<<10),
+		streams: newWriterNames(ObjectStream),
+		events:  newWriterNames(ObjectEvent),
+		pools:   newWriterNames(ObjectPool),
+	}
+	// The reader gives these names fixed meanings.
+	for _, n := range []string{streamNameLegacy, "0", streamNamePerThread} {
+		jw.streams.holder[n] = StreamLegacy
+	}
+	return jw
+}
+
+// WriteEvent writes ev as one line, preceded by any create line it needs.
+func (w *JSONLWriter) WriteEvent(ev *Event, t *Tables) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("JSON Lines trace writer: write after Close")
+	}
+	w.err = w.writeEvent(ev, t)
+	return w.err
+}
+
+// Close flushes the output. It notes in a comment how many events the
+// recorder dropped, if any.
+func (w *JSONLWriter) Close() error {
+	if w.closed || w.err != nil {
+		return w.err
+	}
+	w.closed = true
+	if w.src != nil && w.src.Dropped > 0 {
+		fmt.Fprintf(w.w, "# the recorder dropped %d events\n", w.src.Dropped)
+	}
+	w.err = w.w.Flush()
+	return w.err
+}
+
+func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
+	if !ev.Op.Valid() {
+		return fmt.Errorf("JSON Lines trace writer: seq %d: invalid op %d", ev.Seq, ev.Op)
+	}
+	if ev.Kind > CopyH2H {
+		return fmt.Errorf("JSON Lines trace writer: seq %d: invalid copy kind %d", ev.Seq, ev.Kind)
+	}
+	if w.src == nil && t.Process != (Process{}) {
+		p := t.Process
+		fmt.Fprintf(w.w, "# process %d (parent %d), exe %q, started %d ns after the Unix epoch, recorder %q\n",
+			p.PID, p.PPID, t.String(p.Exe), p.Start, t.String(p.Version))
+	}
+	w.src = t
+	form := opForms[ev.Op]
+	var stream, event, pool string
+	if form.has(jStream) {
+		stream = w.streamName(ev, t)
+	}
+	if form.has(jEvent) {
+		event = w.eventName(ev, t)
+	}
+	if ev.Op == OpPoolCreate || (form.has(jPool) && ev.Pool != 0) {
+		pool = w.pools.name(ev.Pool, t) // A pool's first use introduces its name.
+	}
+
+	b := append(w.line[:0], `{"op":`...)
+	b = appendJSONString(b, ev.Op.String())
+	if stream != "" {
+		b = appendJSONString(append(b, `,"stream":`...), stream)
+	}
+	if event != "" {
+		b = appendJSONString(append(b, `,"event":`...), event)
+	}
+	if pool != "" {
+		b = appendJSONString(append(b, `,"pool":`...), pool)
+	}
+	if form.has(jPtr) {
+		b = appendHex(append(b, `,"ptr":`...), ev.Ptr)
+	}
+	if form.has(jDst) {
+		b = appendHex(append(b, `,"dst":`...), ev.Ptr)
+	}
+	if form.has(jSrc) {
+		b = appendHex(append(b, `,"src":`...), ev.Src)
+	}
+	if form.has(jSize) {
+		b = strconv.AppendUint(append(b, `,"size":`...), ev.Size, 10)
+	}
+	if form.has(jKind) {
+		b = appendJSONString(append(b, `,"kind":`...), ev.Kind.String())
+	}
+	if form.has(jKernel) {
+		if ev.Kernel != 0 {
+			b = appendJSONString(append(b, `,"kernel":`...), t.String(ev.Kernel))
+		}
+		if len(ev.Ptrs) > 0 {
+			b = append(b, `,"ptrs":[`...)
+			for i, a := range ev.Ptrs {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendHex(b, a)
+			}
+			b = append(b, ']')
+		}
+	}
+	if form.has(jCreate) {
+		if ev.Flags&FlagNonBlocking != 0 {
+			b = append(b, `,"flags":"non_blocking"`...)
+		}
+		if ev.Prio != 0 {
+			b = strconv.AppendInt(append(b, `,"priority":`...), int64(ev.Prio), 10)
+		}
+	}
+	if form.has(jCreate|jImplicit) && ev.Flags&FlagImplicit != 0 {
+		b = append(b, `,"implicit":true`...)
+	}
+	if form.has(jHost) {
+		pinned := ev.Flags&FlagPinned != 0
+		if pageable := ev.Flags&FlagPageable != 0; pageable != defaultPageable(ev.Op, ev.Kind, pinned) {
+			b = strconv.AppendBool(append(b, `,"pageable":`...), pageable)
+		}
+		if pinned {
+			b = append(b, `,"pinned":true`...)
+		}
+	}
+	b = w.appendCommon(b, ev, t, t.String(ev.API))
+	w.line = b
+	_, err := w.w.Write(b)
+	return err
+}
+
+// appendCommon appends the fields every op may carry, and ends the line.
+func (w *JSONLWriter) appendCommon(b []byte, ev *Event, t *Tables, api string) []byte {
+	if opForms[ev.Op].required&jResult != 0 || ev.Result != ResultSuccess {
+		b = append(b, `,"result":`...)
+		if name, ok := resultName(ev.Result); ok {
+			b = appendJSONString(b, name)
+		} else {
+			b = strconv.AppendInt(b, int64(ev.Result), 10)
+		}
+	}
+	if ev.TID != 1 {
+		b = strconv.AppendUint(append(b, `,"tid":`...), uint64(ev.TID), 10)
+	}
+	if ev.Device != 0 {
+		b = strconv.AppendInt(append(b, `,"device":`...), int64(ev.Device), 10)
+	}
+	if api != defaultAPI(ev.Op, ev.Pool) {
+		b = appendJSONString(append(b, `,"api":`...), api)
+	}
+	switch frames := t.Stack(ev.Stack); len(frames) {
+	case 0:
+	case 1:
+		w.frame = appendFrame(w.frame[:0], t, frames[0])
+		b = appendJSONString(append(b, `,"site":`...), string(w.frame))
+	default:
+		b = append(b, `,"stack":[`...)
+		for i, f := range frames {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			w.frame = appendFrame(w.frame[:0], t, f)
+			b = appendJSONString(b, string(w.frame))
+		}
+		b = append(b, ']')
+	}
+	if ev.Time != 0 {
+		b = strconv.AppendInt(append(b, `,"time":`...), ev.Time, 10)
+	}
+	return append(b, "}\n"...)
+}
+
+func (w *JSONLWriter) streamName(ev *Event, t *Tables) string {
+	switch ev.Stream {
+	case StreamLegacy, StreamLegacyAlt:
+		return streamNameLegacy
+	case StreamPerThread:
+		return streamNamePerThread
+	}
+	if name, ok := w.streams.nameOf[ev.Stream]; ok {
+		return name
+	}
+	name := w.streams.name(ev.Stream, t)
+	if ev.Op != OpStreamCreate {
+		w.writeImplicitCreate(OpStreamCreate, `,"stream":`, name, ev, t)
+	}
+	return name
+}
+
+func (w *JSONLWriter) eventName(ev *Event, t *Tables) string {
+	if name, ok := w.events.nameOf[ev.Event]; ok {
+		return name
+	}
+	name := w.events.name(ev.Event, t)
+	if ev.Op != OpEventCreate && ev.Op != OpEventRecord {
+		w.writeImplicitCreate(OpEventCreate, `,"event":`, name, ev, t)
+	}
+	return name
+}
+
+// writeImplicitCreate introduces a stream or event that ev uses but the
+// trace never created (it was created before recording began).
+func (w *JSONLWriter) writeImplicitCreate(op Op, key, name string, ev *Event, t *Tables) {
+	b := append(w.line[:0], `{"op":`...)
+	b = appendJSONString(b, op.String())
+	b = appendJSONString(append(b, key...), name)
+	b = append(b, `,"implicit":true`...)
+	// No API was called: "api" is empty, as in an implicit create the shim writes.
+	create := Event{Op: op, TID: ev.TID, Device: ev.Device, Time: ev.Time}
+	b = w.appendCommon(b, &create, t, "")
+	w.line = b
+	w.w.Write(b) // An error stays in the bufio.Writer and is returned by the event's own write.
+}
+
+// writerNames gives each handle of one kind a name that no other handle of
+// the trace has had: the reader binds a name to one handle for good.
+type writerNames struct {
+	kind   ObjectKind
+	nameOf map[uint64]string
+	holder map[string]uint64
+}
+
+func newWriterNames(kind ObjectKind) writerNames {
+	return writerNames{kind: kind, nameOf: map[uint64]string{}, holder: map[string]uint64{}}
+}
+
+// name returns the name of handle h, choosing it on first use: the source
+// name, else the handle in hex, with "#2", "#3", ... added if taken.
+func (n *writerNames) name(h uint64, t *Tables) string {
+	if name, ok := n.nameOf[h]; ok {
+		return name
+	}
+	base := t.Name(n.kind, h)
+	if base == "" {
+		base = "0x" + strconv.FormatUint(h, 16)
+	}
+	name := base
+	for i := 2; ; i++ {
+		if _, taken := n.holder[name]; !taken {
+			break
+		}
+		name = base + "#" + strconv.Itoa(i)
+	}
+	n.nameOf[h] = name
+	n.holder[name] = h
+	return name
+}
+
+func appendHex(b []byte, v uint64) []byte {
+	b = append(b, `"0x`...)
+	b = strconv.AppendUint(b, v, 16)
+	return append(b, '"')
+}
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
+// as encoding/json would read it.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, `\n`...)
+			case c == '\t':
+				b = append(b, `\t`...)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}

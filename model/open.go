@@ -1,0 +1,52 @@
+package model
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// NewReader returns a reader for a trace in either form: binary when r
+// starts with BinaryMagic, JSON Lines otherwise. Input that is neither
+// (its first non-blank byte opens no JSON object or comment) gives a
+// *PositionError wrapping ErrFormat. file names the trace in errors.
+func NewReader(r io.Reader, file string) (Reader, error) {
+	head := make([]byte, 512)
+	n, err := io.ReadFull(r, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, &PositionError{File: file, Err: err}
+	}
+	head = head[:n]
+	whole := io.MultiReader(bytes.NewReader(head), r) // Give back what was sniffed.
+	if looksBinary(head) {
+		return NewBinaryReader(whole, file)
+	}
+	text := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(byteOrderMark)), " \t\r\n")
+	if len(text) > 0 && text[0] != '{' && text[0] != '#' {
+		return nil, &PositionError{File: file, Err: formatf("%v: neither a binary trace (no magic %q) nor JSON Lines (starts with byte %#02x)", ErrFormat, BinaryMagic, text[0])}
+	}
+	return NewJSONLReader(whole, file), nil
+}
+
+// looksBinary reports whether head starts with the magic, or is a non-empty
+// prefix of it (a binary file cut inside its header).
+func looksBinary(head []byte) bool {
+	n := min(len(head), len(BinaryMagic))
+	return n > 0 && string(head[:n]) == BinaryMagic[:n]
+}
+
+// Open opens the trace file at path. The caller closes the returned Closer
+// when done reading.
+func Open(path string) (Reader, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open trace: %w", err)
+	}
+	r, err := NewReader(f, path)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return r, f, nil
+}

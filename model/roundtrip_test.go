@@ -1,0 +1,280 @@
+package model
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// convert copies every event of r to w and closes w.
+func convert(t *testing.T, r Reader, w Writer) {
+	t.Helper()
+	var ev Event
+	for {
+		err := r.Next(&ev)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteEvent(&ev, r.Tables()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func toBinary(t *testing.T, r Reader) []byte {
+	var buf bytes.Buffer
+	convert(t, r, NewBinaryWriter(&buf))
+	return buf.Bytes()
+}
+
+func toJSONL(t *testing.T, r Reader) string {
+	var buf bytes.Buffer
+	convert(t, r, NewJSONLWriter(&buf))
+	return buf.String()
+}
+
+func binReader(t *testing.T, data []byte) Reader {
+	r, err := NewBinaryReader(bytes.NewReader(data), "t.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func jsonlReader(text string) Reader { return NewJSONLReader(strings.NewReader(text), "t.jsonl") }
+
+func collect(t *testing.T, r Reader) []resolvedEvent {
+	t.Helper()
+	events, err := Collect(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resolve(events, r.Tables())
+}
+
+// JSON Lines -> binary -> JSON Lines -> binary: every step keeps the
+// events, names, strings and stacks, and the second binary trace is
+// byte-identical to the first.
+func TestRoundTripEveryOp(t *testing.T) {
+	want := collect(t, jsonlReader(everyOp))
+	bin1 := toBinary(t, jsonlReader(everyOp))
+	if got := collect(t, binReader(t, bin1)); !reflect.DeepEqual(got, want) {
+		t.Fatalf("JSON Lines -> binary changed events:\n got %+v\nwant %+v", got, want)
+	}
+	text := toJSONL(t, binReader(t, bin1))
+	if got := collect(t, jsonlReader(text)); !reflect.DeepEqual(got, want) {
+		t.Fatalf("binary -> JSON Lines changed events:\n got %+v\nwant %+v\n%s", got, want, text)
+	}
+	bin2 := toBinary(t, jsonlReader(text))
+	if !bytes.Equal(bin1, bin2) {
+		t.Errorf("binary -> JSON Lines -> binary is not byte-identical")
+	}
+	if text2 := toJSONL(t, jsonlReader(text)); text2 != text {
+		t.Errorf("JSON Lines -> JSON Lines changed the text:\n%s\nthen\n%s", text, text2)
+	}
+}
+
+// A binary trace as the shim writes it: unnamed driver handles, streams and
+// events created before recording began, unsymbolized stacks, failed calls.
+func shimTrace() ([]Event, *Tables) {
+	t := NewTables()
+	api := t.Intern("cudaMallocAsync")
+	weird := t.Intern("cu\"Launch\nKernel\x01\xff")
+	t.Modules = append(t.Modules, Module{ID: 1, Base: 0x400000, Size: 0x1000, Path: t.Intern("/bin/app")})
+	t.Stacks = append(t.Stacks, []Frame{{PC: 0x400123, Module: 1}, {PC: 0x400456, Module: 1}})
+	t.Process = Process{PID: 77, PPID: 1, Exe: t.Intern("/bin/app"), Start: 1700000000000000000}
+	t.Dropped = 3
+	events := []Event{
+		{Seq: 3, Op: OpMallocAsync, TID: 1, API: api, Stack: 1, Stream: 0x55aa00, Ptr: 0x7f00, Size: 256},
+		{Seq: 4, Op: OpStreamWait, TID: 5, Device: 1, Time: 9, Stream: 0x55aa00, Event: 0x66bb00},
+		{Seq: 7, Op: OpLaunch, TID: 5, API: weird, Stream: 0x55aa00, Ptrs: []uint64{0x7f00}},
+		{Seq: 8, Op: OpEventRecord, TID: 1, Stream: 0x55cc00, Event: 0x66cc00},
+		{Seq: 9, Op: OpMemcpy, TID: 1, Result: 12345, Ptr: 1, Src: 2, Size: 3, Kind: CopyH2D},
+		{Seq: 10, Op: OpStreamDestroy, TID: 1, Stream: 0x55aa00},
+	}
+	return events, t
+}
+
+func TestJSONLWriterImplicitCreates(t *testing.T) {
+	events, src := shimTrace()
+	var buf bytes.Buffer
+	w := NewJSONLWriter(&buf)
+	for i := range events {
+		if err := w.WriteEvent(&events[i], src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `# process 77 (parent 1), exe "/bin/app", started 1700000000000000000 ns after the Unix epoch, recorder ""
+{"op":"stream_create","stream":"0x55aa00","implicit":true,"api":""}
+{"op":"malloc_async","stream":"0x55aa00","ptr":"0x7f00","size":256,"stack":["0x400123","0x400456"]}
+{"op":"event_create","event":"0x66bb00","implicit":true,"tid":5,"device":1,"api":"","time":9}
+{"op":"stream_wait_event","stream":"0x55aa00","event":"0x66bb00","tid":5,"device":1,"api":"","time":9}
+{"op":"launch","stream":"0x55aa00","ptrs":["0x7f00"],"tid":5,"api":"cu\"Launch\nKernel\u0001\ufffd"}
+{"op":"stream_create","stream":"0x55cc00","implicit":true,"api":""}
+{"op":"event_record","stream":"0x55cc00","event":"0x66cc00","api":""}
+{"op":"memcpy","dst":"0x1","src":"0x2","size":3,"kind":"h2d","pageable":false,"result":12345,"api":""}
+{"op":"stream_destroy","stream":"0x55aa00","api":""}
+# the recorder dropped 3 events
+`
+	if got := buf.String(); got != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestBinaryToJSONLKeepsHandles(t *testing.T) {
+	events, src := shimTrace()
+	var bin bytes.Buffer
+	w := NewBinaryWriter(&bin)
+	for i := range events {
+		if err := w.WriteEvent(&events[i], src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	text := toJSONL(t, binReader(t, bin.Bytes()))
+	got, err := Collect(jsonlReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hex names give back their handles; the synthesized creates are the
+	// only additions.
+	var streams, evs []uint64
+	implicit := 0
+	for _, ev := range got {
+		if ev.Op == OpStreamCreate || ev.Op == OpEventCreate {
+			if ev.Flags != FlagImplicit {
+				t.Errorf("create without the implicit flag: %+v", ev)
+			}
+			implicit++
+			continue
+		}
+		streams, evs = append(streams, ev.Stream), append(evs, ev.Event)
+	}
+	if implicit != 3 || !reflect.DeepEqual(streams, []uint64{0x55aa00, 0x55aa00, 0x55aa00, 0x55cc00, 0, 0x55aa00}) ||
+		!reflect.DeepEqual(evs, []uint64{0, 0x66bb00, 0, 0x66cc00, 0, 0}) {
+		t.Errorf("handles changed: streams %#x events %#x (%d implicit creates)", streams, evs, implicit)
+	}
+}
+
+func TestJSONLWriterNames(t *testing.T) {
+	src := NewTables()
+	src.Names[ObjectKey{ObjectStream, 0x10}] = src.Intern("s")
+	src.Names[ObjectKey{ObjectStream, 0x20}] = src.Intern("s")
+	src.Names[ObjectKey{ObjectStream, 0x30}] = src.Intern("legacy")
+	src.Names[ObjectKey{ObjectStream, 0x40}] = src.Intern("s#2")
+	src.Names[ObjectKey{ObjectEvent, 0x10}] = src.Intern("s")
+	src.Names[ObjectKey{ObjectPool, 0x10}] = src.Intern("big pool")
+	events := []Event{
+		{Seq: 1, Op: OpStreamCreate, Stream: 0x10, TID: 1},
+		{Seq: 2, Op: OpStreamDestroy, Stream: 0x10, TID: 1},
+		{Seq: 3, Op: OpStreamCreate, Stream: 0x20, TID: 1},
+		{Seq: 4, Op: OpStreamSync, Stream: 0x10, TID: 1}, // Use after destroy: must still mean 0x10.
+		{Seq: 5, Op: OpStreamCreate, Stream: 0x30, TID: 1},
+		{Seq: 6, Op: OpStreamCreate, Stream: 0x40, TID: 1},
+		{Seq: 7, Op: OpEventRecord, Stream: 0x20, Event: 0x10, TID: 1},
+		{Seq: 8, Op: OpMallocAsync, Stream: 0x30, Pool: 0x10, TID: 1},
+		{Seq: 9, Op: OpStreamCreate, Stream: 0x10, TID: 1}, // Handle reuse keeps the name.
+	}
+	var buf bytes.Buffer
+	w := NewJSONLWriter(&buf)
+	for i := range events {
+		if err := w.WriteEvent(&events[i], src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	r := jsonlReader(buf.String())
+	got, err := Collect(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ev := range got {
+		names = append(names, r.Tables().Name(ObjectStream, ev.Stream))
+	}
+	want := []string{"s", "s", "s#2", "s", "legacy#2", "s#2#2", "s#2", "legacy#2", "s"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("stream names %q, want %q\n%s", names, want, buf.String())
+	}
+	if got[0].Stream == got[2].Stream || got[3].Stream != got[0].Stream || got[8].Stream != got[0].Stream {
+		t.Errorf("distinct source streams share a handle, or one stream got two")
+	}
+	if n := r.Tables().Name(ObjectPool, got[7].Pool); n != "big pool" {
+		t.Errorf("pool name %q", n)
+	}
+}
+
+func TestNewReaderSniffs(t *testing.T) {
+	bin := toBinary(t, jsonlReader(everyOp))
+	tests := []struct {
+		name   string
+		data   []byte
+		binary bool
+		is     error // From NewReader, or nil.
+	}{
+		{"binary", bin, true, nil},
+		{"jsonl", []byte(everyOp), false, nil},
+		{"jsonl after blank lines and a byte order mark", []byte("\xef\xbb\xbf\n\n  {\"op\":\"device_sync\"}\n"), false, nil},
+		{"empty jsonl", nil, false, nil},
+		{"binary cut in magic", bin[:3], true, ErrTruncated},
+		{"gzip", []byte{0x1f, 0x8b, 8, 0}, false, ErrFormat},
+		{"zeros", make([]byte, 100), false, ErrFormat},
+		{"binary version 9", append([]byte(BinaryMagic), 9, 0, 0, 0, 0, 0, 0, 0), true, ErrFormat},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(tc.data), "x")
+			if tc.is != nil {
+				var pe *PositionError
+				if !errors.Is(err, tc.is) || !errors.As(err, &pe) || pe.File != "x" {
+					t.Fatalf("err = %v, want a *PositionError for x wrapping %v", err, tc.is)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, isBin := r.(*BinaryReader); isBin != tc.binary {
+				t.Errorf("got %T", r)
+			}
+			if _, err := Collect(r); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	if err := os.WriteFile(path, []byte(everyOp+"{\"op\":\"nope\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, c, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	events, err := Collect(r)
+	if len(events) != 31 || err == nil || !strings.HasPrefix(err.Error(), path+":34: field \"op\"") {
+		t.Errorf("got %d events, err %v", len(events), err)
+	}
+	missing := filepath.Join(dir, "missing.bin")
+	if _, _, err := Open(missing); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Open of a missing file: %v", err)
+	}
+}
