@@ -1,0 +1,378 @@
+// Package selftest holds streamcheck's built-in GPU self-test: small
+// programs that make known stream-ordered allocation mistakes (and their
+// corrected forms) on a real GPU, through the driver API bindings of
+// package cudart, with a kernel loaded from embedded PTX.
+//
+// "streamcheck doctor" runs each Case in a child process recorded by the
+// shim (Run, in the child) and then checks the child's trace (Analyze, in
+// the parent): a case passes when the checker finds exactly the rules the
+// case expects. That exercises the whole chain on the machine at hand: the
+// driver loads the shim, CUPTI delivers the callbacks, the shim records
+// allocations, launches with their pointer arguments, events and syncs,
+// the trace reads back, and the checker reports what it should.
+package selftest
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/cudart"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// TouchPTX is the self-test kernel, touch(u64 ptr, u32 n), which sets
+// ptr[i] = i (32-bit) for every i < n. It is PTX ISA 7.0 for sm_70, which
+// the driver JIT-compiles for any newer GPU.
+//
+//go:embed touch.ptx
+var TouchPTX string
+
+// KernelName is the .entry name of the kernel in TouchPTX.
+const KernelName = "touch"
+
+const (
+	elements  = 1 << 16 // Threads launched; 4 bytes each.
+	blockSize = 256
+)
+
+// Case is one self-test program.
+type Case struct {
+	Name string
+	// Doc says what the program does, in one line.
+	Doc string
+	// Expect lists the rules the checker must report; any other finding,
+	// warnings included, fails the case. Empty for a correct program.
+	Expect []string
+	run    func(*session) error
+}
+
+// Cases are the self-tests, in the order doctor runs them.
+var Cases = []Case{
+	{
+		Name:   "use-before-alloc",
+		Doc:    "cuMemAllocAsync on s1, kernel on s2 with no hand-off",
+		Expect: []string{checker.RuleUseBeforeAlloc},
+		run: func(s *session) error {
+			p, err := s.d.MemAllocAsync(s.bytes(), s.s1)
+			if err != nil {
+				return err
+			}
+			return s.do(
+				func() error { return s.launch(p, s.s2) },
+				func() error { return s.d.StreamSynchronize(s.s2) },
+				func() error { return s.d.MemFreeAsync(p, s.s1) },
+				func() error { return s.d.StreamSynchronize(s.s1) },
+			)
+		},
+	},
+	{
+		Name: "ok-event",
+		Doc:  "the same, handed to s2 with an event and back to s1 with another before the free",
+		run: func(s *session) error {
+			p, err := s.d.MemAllocAsync(s.bytes(), s.s1)
+			if err != nil {
+				return err
+			}
+			return s.do(
+				func() error { return s.d.EventRecord(s.e1, s.s1) },
+				func() error { return s.d.StreamWaitEvent(s.s2, s.e1) },
+				func() error { return s.launch(p, s.s2) },
+				func() error { return s.d.EventRecord(s.e2, s.s2) },
+				func() error { return s.d.StreamWaitEvent(s.s1, s.e2) },
+				func() error { return s.d.MemFreeAsync(p, s.s1) },
+				func() error { return s.d.StreamSynchronize(s.s1) },
+			)
+		},
+	},
+	{
+		Name:   "free-while-in-flight",
+		Doc:    "handed to s2 with an event, kernel on s2, cuMemFreeAsync on s1 without waiting for it",
+		Expect: []string{checker.RuleFreeWhileInFlight},
+		run: func(s *session) error {
+			p, err := s.d.MemAllocAsync(s.bytes(), s.s1)
+			if err != nil {
+				return err
+			}
+			return s.do(
+				func() error { return s.d.EventRecord(s.e1, s.s1) },
+				func() error { return s.d.StreamWaitEvent(s.s2, s.e1) },
+				func() error { return s.launch(p, s.s2) },
+				func() error { return s.d.MemFreeAsync(p, s.s1) },
+				func() error { return s.d.StreamSynchronize(s.s1) },
+				func() error { return s.d.StreamSynchronize(s.s2) },
+			)
+		},
+	},
+	{
+		Name: "ok-sync",
+		Doc:  "cuMemAllocAsync on s1, host waits for s1, kernel on s2, host waits for s2, free on s1",
+		run: func(s *session) error {
+			p, err := s.d.MemAllocAsync(s.bytes(), s.s1)
+			if err != nil {
+				return err
+			}
+			return s.do(
+				func() error { return s.d.StreamSynchronize(s.s1) },
+				func() error { return s.launch(p, s.s2) },
+				func() error { return s.d.StreamSynchronize(s.s2) },
+				func() error { return s.d.MemFreeAsync(p, s.s1) },
+				func() error { return s.d.StreamSynchronize(s.s1) },
+			)
+		},
+	},
+}
+
+// Lookup returns the case with the given name.
+func Lookup(name string) (*Case, error) {
+	for i := range Cases {
+		if Cases[i].Name == name {
+			return &Cases[i], nil
+		}
+	}
+	names := make([]string, len(Cases))
+	for i, c := range Cases {
+		names[i] = c.Name
+	}
+	return nil, fmt.Errorf("unknown self-test %q (have %s)", name, strings.Join(names, ", "))
+}
+
+// session is the CUDA state a case runs with: two non-blocking streams
+// and two events on one device's primary context.
+type session struct {
+	d      *cudart.Driver
+	fn     cudart.Function
+	s1, s2 cudart.Stream
+	e1, e2 cudart.Event
+}
+
+func (s *session) bytes() uint64 { return elements * 4 }
+
+// launch runs touch(p, elements) on st.
+func (s *session) launch(p cudart.DevicePtr, st cudart.Stream) error {
+	ptr := uint64(p)
+	n := uint32(elements)
+	grid := cudart.Dim3{X: (elements + blockSize - 1) / blockSize, Y: 1, Z: 1}
+	block := cudart.Dim3{X: blockSize, Y: 1, Z: 1}
+	return s.d.LaunchKernel(s.fn, grid, block, 0, st, unsafe.Pointer(&ptr), unsafe.Pointer(&n))
+}
+
+// do runs steps in order and stops at the first error.
+func (s *session) do(steps ...func() error) error {
+	for _, f := range steps {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run performs the case named name on the device with the given ordinal,
+// in this process, reporting progress to w. It is what the child process
+// does; recording is up to whoever started it (the shim's environment).
+func Run(name string, device int, w io.Writer) (err error) {
+	c, err := Lookup(name)
+	if err != nil {
+		return err
+	}
+	// The current context belongs to the OS thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	d, err := cudart.Load()
+	if err != nil {
+		return err
+	}
+	if err := d.Init(); err != nil {
+		return err
+	}
+	dev, err := d.Device(device)
+	if err != nil {
+		return err
+	}
+	ctx, err := d.PrimaryCtxRetain(dev)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, d.PrimaryCtxRelease(dev)) }()
+	if err := d.SetCurrent(ctx); err != nil {
+		return err
+	}
+	mod, err := d.ModuleLoadData([]byte(TouchPTX))
+	if err != nil {
+		return fmt.Errorf("load the self-test kernel (PTX %s): %w", ptxTarget(), err)
+	}
+	defer func() { err = errors.Join(err, d.ModuleUnload(mod)) }()
+	s := &session{d: d}
+	if s.fn, err = d.ModuleGetFunction(mod, KernelName); err != nil {
+		return err
+	}
+	if s.s1, err = d.StreamCreate(cudart.StreamNonBlocking); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, d.StreamDestroy(s.s1)) }()
+	if s.s2, err = d.StreamCreate(cudart.StreamNonBlocking); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, d.StreamDestroy(s.s2)) }()
+	if s.e1, err = d.EventCreate(cudart.EventDisableTiming); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, d.EventDestroy(s.e1)) }()
+	if s.e2, err = d.EventCreate(cudart.EventDisableTiming); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, d.EventDestroy(s.e2)) }()
+
+	if err := c.run(s); err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	// Surfaces a kernel fault, if any.
+	if err := d.CtxSynchronize(); err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	fmt.Fprintf(w, "selftest %s: ran on device %d (%s)\n", c.Name, device, c.Doc)
+	return nil
+}
+
+// ptxTarget returns the .version and .target of TouchPTX, for messages.
+func ptxTarget() string {
+	var parts []string
+	for _, line := range strings.Split(TouchPTX, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, ".version") || strings.HasPrefix(line, ".target") {
+			parts = append(parts, line)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// TraceExt is the extension of the shim's trace files
+// (streamcheck-PID.sctrace).
+const TraceExt = ".sctrace"
+
+// Options adjust Analyze.
+type Options struct {
+	// AllowTruncated accepts a trace that ends without its End record but
+	// is otherwise whole, noting it in Verdict.Truncated: what a program
+	// that cannot run library destructors at exit leaves (a streamcheck
+	// built without cgo: see cudart.ExitRunsDestructors).
+	AllowTruncated bool
+}
+
+// Verdict is the outcome of one case's trace.
+type Verdict struct {
+	Case string
+	Pass bool
+	// Truncated is set when a trace lacked its End record and
+	// Options.AllowTruncated let it pass.
+	Truncated bool
+	// Found lists the distinct rules reported, sorted.
+	Found []string
+	// Reason says why the case failed; empty when it passed.
+	Reason string
+	// Results are the checker's analyses, one per trace file.
+	Results []*checker.Result
+}
+
+// Analyze checks the traces the shim wrote into dir for case c.
+func Analyze(c *Case, dir string) Verdict { return AnalyzeWith(c, dir, Options{}) }
+
+// AnalyzeWith is Analyze with options.
+func AnalyzeWith(c *Case, dir string, opts Options) Verdict {
+	v := Verdict{Case: c.Name}
+	traces, _ := filepath.Glob(filepath.Join(dir, "*"+TraceExt))
+	sort.Strings(traces)
+	if len(traces) == 0 {
+		v.Reason = fmt.Sprintf("no trace (*%s) in %s: the CUDA driver did not load the shim, or the shim could not write there", TraceExt, dir)
+		if notes := shimErrors(dir); notes != "" {
+			v.Reason += "; the shim said: " + notes
+		}
+		return v
+	}
+	var stats checker.Stats
+	found := map[string]bool{}
+	for _, path := range traces {
+		r, closer, err := model.Open(path)
+		if err != nil {
+			v.Reason = fmt.Sprintf("read %s: %v", path, err)
+			return v
+		}
+		res, err := checker.Check(path, r)
+		closer.Close()
+		if err != nil {
+			v.Reason = fmt.Sprintf("check %s: %v", path, err)
+			return v
+		}
+		v.Results = append(v.Results, res)
+		switch {
+		case res.Damage == nil:
+		case opts.AllowTruncated && errors.Is(res.Damage, model.ErrTruncated):
+			v.Truncated = true
+		default:
+			v.Reason = fmt.Sprintf("trace %s is damaged: %v", path, res.Damage)
+		}
+		stats.Allocations += res.Stats.Allocations
+		stats.Frees += res.Stats.Frees
+		stats.Uses += res.Stats.Uses
+		for _, f := range res.Findings {
+			found[f.Rule] = true
+		}
+	}
+	for r := range found {
+		v.Found = append(v.Found, r)
+	}
+	sort.Strings(v.Found)
+	switch {
+	case v.Reason != "":
+	case stats.Allocations == 0:
+		v.Reason = "the trace records no allocation: the shim did not see cuMemAllocAsync"
+	case stats.Frees == 0:
+		v.Reason = "the trace records no free: the shim did not see cuMemFreeAsync"
+	case stats.Uses == 0:
+		v.Reason = "the trace records no use of the allocation: the shim did not find the pointer among the kernel's arguments"
+	default:
+		want := slices.Clone(c.Expect)
+		sort.Strings(want)
+		if !slices.Equal(want, v.Found) {
+			v.Reason = fmt.Sprintf("expected %s, found %s", ruleList(want), ruleList(v.Found))
+		}
+	}
+	v.Pass = v.Reason == ""
+	return v
+}
+
+func ruleList(rules []string) string {
+	if len(rules) == 0 {
+		return "no finding"
+	}
+	return strings.Join(rules, ", ")
+}
+
+// shimErrors returns the text of the error notes the shim leaves in its
+// trace directory (streamcheck-*.error), shortened, or "".
+func shimErrors(dir string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "streamcheck-*.error"))
+	var notes []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := strings.TrimSpace(string(b))
+		if len(s) > 500 {
+			s = s[:500] + "..."
+		}
+		notes = append(notes, s)
+	}
+	return strings.Join(notes, "; ")
+}

@@ -1,0 +1,35 @@
+// streamcheck-expect: clean
+//
+// Same shape as use_before_alloc_racy, but s2 waits on an event recorded on s1
+// after the allocation, and s1 waits on an event recorded on s2 after the use
+// before freeing.
+#include "common.cuh"
+
+int main() {
+    sc::init("use_before_alloc_ok");
+    cudaStream_t s1 = sc::make_stream(true);
+    cudaStream_t s2 = sc::make_stream(true);
+    cudaEvent_t allocated = sc::make_event();
+    cudaEvent_t used = sc::make_event();
+
+    sc_spin<<<1, 32, 0, s1>>>(sc::ms(20));
+    SC_CHECK_LAUNCH();
+    int* p = nullptr;
+    SC_CHECK(cudaMallocAsync((void**)&p, sc::kBytes, s1));
+    SC_CHECK(cudaEventRecord(allocated, s1));
+
+    SC_CHECK(cudaStreamWaitEvent(s2, allocated, 0));
+    sc_write_spin<<<sc::kBlocks, sc::kThreads, 0, s2>>>(p, sc::kN, sc::ms(1));
+    SC_CHECK_LAUNCH();
+    SC_CHECK(cudaEventRecord(used, s2));
+
+    SC_CHECK(cudaStreamWaitEvent(s1, used, 0));
+    SC_CHECK(cudaFreeAsync(p, s1));
+    SC_CHECK(cudaStreamSynchronize(s1));
+
+    SC_CHECK(cudaEventDestroy(allocated));
+    SC_CHECK(cudaEventDestroy(used));
+    SC_CHECK(cudaStreamDestroy(s1));
+    SC_CHECK(cudaStreamDestroy(s2));
+    return sc::finish();
+}
