@@ -1,0 +1,240 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/model"
+	"github.com/streamcheck/streamcheck/symbolize"
+)
+
+// traceExts are the file name extensions a directory argument is searched
+// for: the shim writes .sctrace, people and converters write .jsonl.
+var traceExts = []string{".sctrace", ".jsonl"}
+
+// input is one trace to analyze: one process.
+type input struct {
+	name string // As shown in the report and in messages.
+	open func() (io.ReadCloser, error)
+	err  error // Set instead of open for an argument that cannot be used.
+}
+
+func fileInput(name, path string) input {
+	return input{name: name, open: func() (io.ReadCloser, error) { return os.Open(path) }}
+}
+
+// inputError is an input that could not be read at all (exit 2).
+type inputError struct {
+	name string
+	err  error
+}
+
+// Error gives the "FILE: REASON" form, without repeating the file name when
+// the reason already starts with it (model errors name their file).
+func (e *inputError) Error() string {
+	var pe *fs.PathError
+	if errors.As(e.err, &pe) {
+		return fmt.Sprintf("%s: %v", e.name, pe.Err)
+	}
+	if s := e.err.Error(); strings.HasPrefix(s, e.name+":") {
+		return s
+	}
+	return fmt.Sprintf("%s: %v", e.name, e.err)
+}
+
+func (e *inputError) Unwrap() error { return e.err }
+
+// expandArgs turns command-line arguments into inputs: a directory stands
+// for its trace files (a process tree recorded by the shim), sorted by name;
+// any other argument is a trace file, whatever its name. An argument that
+// cannot be used becomes an input that fails, so messages keep their order.
+func expandArgs(args []string) []input {
+	var ins []input
+	bad := func(arg string, err error) { ins = append(ins, input{name: arg, err: err}) }
+	for _, arg := range args {
+		st, err := os.Stat(arg)
+		if err != nil {
+			bad(arg, err)
+			continue
+		}
+		if !st.IsDir() {
+			ins = append(ins, fileInput(arg, arg))
+			continue
+		}
+		files, err := traceFiles(arg)
+		if err != nil {
+			bad(arg, err)
+			continue
+		}
+		if len(files) == 0 {
+			bad(arg, fmt.Errorf("directory holds no trace files (*%s)", strings.Join(traceExts, ", *")))
+			continue
+		}
+		for _, f := range files {
+			p := filepath.Join(arg, f)
+			ins = append(ins, fileInput(p, p))
+		}
+	}
+	return ins
+}
+
+// traceFiles returns the names of the trace files in dir, sorted.
+func traceFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir) // Sorted by name.
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && isTraceName(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+func isTraceName(name string) bool {
+	for _, ext := range traceExts {
+		if strings.HasSuffix(name, ext) && !strings.HasPrefix(name, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// analysis is the outcome of checking a set of traces.
+type analysis struct {
+	results    []*checker.Result // One per readable trace, in input order.
+	unreadable []error           // Inputs that could not be read (exit 2).
+}
+
+// analyzeAll checks every input; an unreadable input does not stop the
+// others. Recorded stacks are symbolized from the program's files (the shim
+// records only return addresses and the module map); source paths under
+// sourceRoot are shown relative to it.
+func analyzeAll(ins []input, sourceRoot string) *analysis {
+	a := &analysis{}
+	sym := symbolize.New() // Shared: the processes of a tree share most files.
+	sym.RelativeTo = sourceRoot
+	opts := checker.Options{Symbolize: sym.Stack}
+	for _, in := range ins {
+		res, err := analyzeOne(in, opts)
+		if err != nil {
+			a.unreadable = append(a.unreadable, err)
+			continue
+		}
+		a.results = append(a.results, res)
+	}
+	return a
+}
+
+// analyzeOne checks one trace. A damaged trace is a result (with Damage
+// set), not an error; the error is for input that is not a trace at all or
+// cannot be read.
+func analyzeOne(in input, opts checker.Options) (*checker.Result, error) {
+	if in.err != nil {
+		return nil, &inputError{in.name, in.err}
+	}
+	rc, err := in.open()
+	if err != nil {
+		return nil, &inputError{in.name, err}
+	}
+	defer rc.Close()
+	r, err := model.NewReader(rc, in.name)
+	if err != nil {
+		if isDamage(err) {
+			// Cut inside the header: a trace, with nothing to analyze.
+			return checker.New(in.name, model.NewTables()).Finish(err), nil
+		}
+		return nil, &inputError{in.name, err}
+	}
+	res, err := checker.CheckWith(in.name, r, opts)
+	if err != nil {
+		return nil, &inputError{in.name, err}
+	}
+	return res, nil
+}
+
+func isDamage(err error) bool {
+	return errors.Is(err, model.ErrTruncated) || errors.Is(err, model.ErrCorrupt)
+}
+
+// damageNote says where a damaged trace stopped and how much of it was
+// analyzed: "t.sctrace: offset 1234: trace truncated: ...; analyzed 812
+// events before it".
+func damageNote(res *checker.Result) string {
+	return formatDamage(res.Trace, res.Damage, "analyzed", res.Stats.Events)
+}
+
+// formatDamage gives the damage note; verb says what was done to the events
+// before the damage.
+func formatDamage(trace string, damage error, verb string, events uint64) string {
+	where := damage.Error()
+	if !strings.HasPrefix(where, trace) {
+		where = trace + ": " + where
+	}
+	return fmt.Sprintf("%s; %s %s before it", where, verb, plural(events, "event"))
+}
+
+// droppedNote warns that the recorder could not record every call.
+func droppedNote(res *checker.Result) string {
+	if res.Tables == nil || res.Tables.Dropped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: the recorder dropped %s; findings may be incomplete", res.Trace, plural(res.Tables.Dropped, "event"))
+}
+
+func plural[N int | uint64](n N, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// totals sums the findings and statistics of all results.
+type totals struct {
+	errors, warnings, traces, damaged int
+	events, allocations               uint64
+	streams                           int
+}
+
+func (a *analysis) totals() totals {
+	var t totals
+	for _, r := range a.results {
+		t.traces++
+		if r.Damage != nil {
+			t.damaged++
+		}
+		for _, f := range r.Findings {
+			if f.Severity == checker.SeverityError {
+				t.errors++
+			} else {
+				t.warnings++
+			}
+		}
+		t.events += r.Stats.Events
+		t.allocations += r.Stats.Allocations
+		t.streams += r.Stats.Streams
+	}
+	return t
+}
+
+// exitCode applies the exit code table (see the const block in main.go).
+func (a *analysis) exitCode() int {
+	t := a.totals()
+	switch {
+	case len(a.unreadable) > 0:
+		return exitUsage
+	case t.errors > 0:
+		return exitFindings
+	case t.damaged > 0:
+		return exitDamaged
+	}
+	return exitOK
+}

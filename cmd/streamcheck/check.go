@@ -1,0 +1,45 @@
+package main
+
+import "fmt"
+
+const checkUsage = `
+usage: streamcheck check [flags] TRACE|DIR...
+
+Check analyzes recorded traces and reports every race or misuse of
+stream-ordered memory it finds. Each file is one process; a directory stands
+for every *.sctrace and *.jsonl file in it (a process tree recorded by
+'streamcheck record'), in name order. Traces may be binary or JSON Lines.
+
+A truncated or corrupt trace is analyzed up to the damage, and the report
+says where it stopped.
+
+Exit codes:
+  0  no error findings (warnings allowed)
+  1  error findings
+  2  bad usage, or an input that could not be read (missing, not a trace)
+  3  a trace was truncated or corrupt, and no error findings
+`
+
+// cmdCheck implements "streamcheck check". See checkUsage.
+func (c *cli) cmdCheck(args []string) int {
+	fs := newFlags("check")
+	var o reportOptions
+	o.register(fs, "stdout")
+	pos, code, done := c.parseFlags(fs, checkUsage, args, true)
+	if done {
+		return code
+	}
+	if err := o.check(); err != nil {
+		return c.usageErrorf("check: %v", err)
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(c.stderr, "streamcheck check: no trace given (try 'streamcheck demo' for an example)")
+		printUsage(c.stderr, fs, checkUsage)
+		return exitUsage
+	}
+	a := analyzeAll(expandArgs(pos), o.root)
+	if err := c.writeReport(a, &o, c.stdout); err != nil {
+		return c.usageErrorf("%v", err)
+	}
+	return a.exitCode()
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+const convertUsage = `
+usage: streamcheck convert [flags] TRACE
+
+Convert reads a trace in either form and writes it in the other: a binary
+trace becomes JSON Lines, and JSON Lines becomes binary, unless --to says
+which, or the -o file name ends in .sctrace (binary) or .jsonl. The output
+goes to stdout unless -o is given.
+
+A truncated or corrupt trace is converted up to the damage; the damage is
+reported on stderr and kept in the output (a binary output ends without its
+End record, so reading it back reports it truncated; a JSON Lines output
+notes it in a final comment).
+
+Exit codes:
+  0  converted
+  2  bad usage, or an input that could not be read (missing, not a trace)
+  3  the input was truncated or corrupt; converted up to the damage
+`
+
+// cmdConvert implements "streamcheck convert". See convertUsage.
+func (c *cli) cmdConvert(args []string) int {
+	fs := newFlags("convert")
+	output := fs.String("o", "", "write to `FILE` instead of stdout")
+	to := fs.String("to", "", "output `form`: jsonl or binary (default: as the -o name ends, .jsonl or .sctrace, else the form the input is not)")
+	pos, code, done := c.parseFlags(fs, convertUsage, args, true)
+	if done {
+		return code
+	}
+	switch {
+	case len(pos) != 1:
+		fmt.Fprintln(c.stderr, "streamcheck convert: want exactly one TRACE")
+		printUsage(c.stderr, fs, convertUsage)
+		return exitUsage
+	case *to != "" && *to != "jsonl" && *to != "binary":
+		return c.usageErrorf("convert: unknown form %q for --to (want jsonl or binary)", *to)
+	}
+	path := pos[0]
+
+	in, err := os.Open(path)
+	if err != nil {
+		return c.usageErrorf("%v", &inputError{path, err})
+	}
+	defer in.Close()
+	r, err := model.NewReader(in, path)
+	var damage error
+	if err != nil {
+		if !isDamage(err) {
+			return c.usageErrorf("%v", &inputError{path, err})
+		}
+		damage = err // A binary trace cut inside its header: no events.
+		r = nil      // NewReader may return a typed nil.
+	}
+	if *to == "" {
+		*to = defaultForm(*output, r)
+	}
+
+	out, finish, err := c.convertOutput(*output, path, *to == "binary")
+	if err != nil {
+		return c.usageErrorf("convert: %v", err)
+	}
+	var n uint64
+	var dropped uint64
+	var w model.Writer
+	hold := &holdBack{w: out}
+	if *to == "binary" {
+		w = model.NewBinaryWriter(hold)
+	} else {
+		w = model.NewJSONLWriter(hold)
+	}
+	if r != nil {
+		n, damage, err = copyEvents(w, r)
+		dropped = r.Tables().Dropped
+		if err != nil {
+			finish(false)
+			return c.usageErrorf("%v", &inputError{path, err})
+		}
+	}
+	if err := w.Close(); err != nil {
+		finish(false)
+		return c.usageErrorf("convert: %v", err)
+	}
+	var note string
+	var tail []byte
+	if damage != nil {
+		note = formatDamage(path, damage, "converted", n)
+		if *to == "binary" {
+			tail = endRecord(n, dropped) // Left out: the output stays truncated.
+		} else {
+			tail = fmt.Appendf(nil, "# streamcheck convert: the input is damaged: %s\n", note)
+		}
+	}
+	if err := hold.finish(tail, *to == "binary"); err != nil {
+		finish(false)
+		return c.usageErrorf("convert: %v", err)
+	}
+	if err := finish(true); err != nil {
+		return c.usageErrorf("convert: %v", err)
+	}
+	if damage != nil {
+		fmt.Fprintf(c.stderr, "streamcheck: %s\n", note)
+		return exitDamaged
+	}
+	return exitOK
+}
+
+// defaultForm is the output form when --to is not given: the one the -o
+// file name says (.sctrace or .jsonl), else the form the input is not.
+func defaultForm(output string, r model.Reader) string {
+	switch filepath.Ext(output) {
+	case ".sctrace":
+		return "binary"
+	case ".jsonl":
+		return "jsonl"
+	}
+	if _, isJSONL := r.(*model.JSONLReader); isJSONL {
+		return "binary"
+	}
+	return "jsonl"
+}
+
+// copyEvents writes every event of r to w. It returns the number of events
+// copied and the damage that ended reading, if any; err is for any other
+// failure.
+func copyEvents(w model.Writer, r model.Reader) (n uint64, damage, err error) {
+	var ev model.Event
+	for {
+		err := r.Next(&ev)
+		if err == io.EOF {
+			return n, nil, nil
+		}
+		if err != nil {
+			if isDamage(err) {
+				return n, err, nil
+			}
+			return n, nil, err
+		}
+		if err := w.WriteEvent(&ev, r.Tables()); err != nil {
+			return n, nil, err
+		}
+		n++
+	}
+}
+
+// convertOutput opens where a conversion goes. A file is written under a
+// temporary name and renamed into place by finish(true), so a failed
+// conversion never leaves half a trace (or clobbers the input).
+func (c *cli) convertOutput(output, input string, binaryOut bool) (io.Writer, func(ok bool) error, error) {
+	if output == "" {
+		if f, ok := c.stdout.(*os.File); ok && binaryOut && isatty.IsTerminal(f.Fd()) {
+			return nil, nil, errors.New("refusing to write a binary trace to a terminal; use -o FILE or --to jsonl")
+		}
+		return c.stdout, func(bool) error { return nil }, nil
+	}
+	if a, err := os.Stat(input); err == nil {
+		if b, err := os.Stat(output); err == nil && os.SameFile(a, b) {
+			return nil, nil, fmt.Errorf("output %s is the input", output)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".tmp*")
+	if err != nil {
+		return nil, nil, err
+	}
+	finish := func(ok bool) error {
+		err := tmp.Close()
+		if ok && err == nil {
+			if err = os.Chmod(tmp.Name(), 0o644); err == nil {
+				err = os.Rename(tmp.Name(), output)
+			}
+		}
+		if !ok || err != nil {
+			os.Remove(tmp.Name())
+		}
+		return err
+	}
+	return tmp, finish, nil
+}
+
+// endRecord is the End record a BinaryWriter that wrote n events writes on
+// Close (docs/trace-format.md).
+func endRecord(n, dropped uint64) []byte {
+	payload := binary.AppendUvarint(nil, n)
+	payload = binary.AppendUvarint(payload, dropped)
+	rec := []byte{byte(model.RecordEnd)}
+	rec = binary.AppendUvarint(rec, uint64(len(payload)))
+	return append(rec, payload...)
+}
+
+// holdBack passes writes through but keeps the last bytes back until
+// finish, so the End record that model.BinaryWriter.Close writes can be left
+// out: model has no way to flush a binary trace without ending it.
+type holdBack struct {
+	w    io.Writer
+	tail []byte
+	err  error
+}
+
+// holdBackLen covers the longest End record: kind, length and two uvarints.
+const holdBackLen = 1 + 3*binary.MaxVarintLen64
+
+func (h *holdBack) Write(p []byte) (int, error) {
+	if h.err != nil {
+		return 0, h.err
+	}
+	h.tail = append(h.tail, p...)
+	if n := len(h.tail) - holdBackLen; n > 0 {
+		if _, h.err = h.w.Write(h.tail[:n]); h.err != nil {
+			return 0, h.err
+		}
+		h.tail = append(h.tail[:0], h.tail[n:]...)
+	}
+	return len(p), nil
+}
+
+// finish writes the held bytes. With drop, it leaves out suffix if the held
+// bytes end with it; otherwise it appends suffix.
+func (h *holdBack) finish(suffix []byte, drop bool) error {
+	if h.err != nil {
+		return h.err
+	}
+	t := h.tail
+	switch {
+	case drop && bytes.HasSuffix(t, suffix):
+		t = t[:len(t)-len(suffix)]
+	case !drop:
+		t = append(t, suffix...)
+	}
+	_, err := h.w.Write(t)
+	return err
+}

@@ -1,0 +1,446 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamcheck/streamcheck/cudart"
+	"github.com/streamcheck/streamcheck/cudart/selftest"
+	"github.com/streamcheck/streamcheck/intercept/launch"
+)
+
+const doctorUsage = `
+usage: streamcheck doctor [flags]
+
+Doctor reports what streamcheck finds on this machine: Go and the OS, the
+CUDA driver and its devices, the CUDA runtime, CUPTI and the recording shim.
+Then it runs built-in self-tests on the GPU. For each, streamcheck runs
+itself under the shim as a small driver-API program (a kernel JIT-compiled
+from embedded PTX) with a known stream-ordered allocation mistake, or none,
+and checks that the analysis of the recorded trace finds exactly that:
+
+  use-before-alloc      allocation on s1, kernel on s2, no hand-off
+  ok-event              the same, handed over with events both ways
+  free-while-in-flight  kernel on s2, free on s1 without waiting for it
+  ok-sync               allocation, kernel and free ordered by host syncs
+
+The library search can be steered with STREAMCHECK_LIBCUDA (the only place
+libcuda is looked for when set), STREAMCHECK_LIBCUDART, STREAMCHECK_CUPTI
+and STREAMCHECK_SHIM.
+
+Exit codes:
+  0  everything was found and every self-test passed
+  1  a self-test failed
+  2  bad usage
+  5  no usable CUDA driver or GPU, no CUPTI, or no shim: the self-test
+     cannot run (what is missing is printed)
+`
+
+// Exit codes of doctor (exitUsage, 2, is main's).
+const (
+	doctorOK      = 0 // Everything found; every self-test passed.
+	doctorFailed  = 1 // A self-test failed.
+	doctorMissing = 5 // No usable driver, GPU, CUPTI or shim: nothing to test with.
+)
+
+// doctorChildArg is the hidden first argument of "streamcheck doctor" that
+// makes it the self-test child: "streamcheck doctor __selftest CASE DEVICE".
+const doctorChildArg = "__selftest"
+
+// cmdDoctor implements "streamcheck doctor"; see doctorUsage.
+func (c *cli) cmdDoctor(args []string) int {
+	if len(args) > 0 && args[0] == doctorChildArg {
+		return c.doctorChild(args[1:])
+	}
+	fs := newFlags("doctor")
+	device := fs.Int("device", 0, "run the self-test on the device with this `ordinal`")
+	keep := fs.String("keep", "", "write the self-test traces under `DIR` (a directory per case) and keep them")
+	only := fs.String("run", "", "run only these self-tests (comma-separated `NAMES`)")
+	verbose := fs.Bool("v", false, "print each self-test's findings and its program's output")
+	timeout := fs.Duration("timeout", 2*time.Minute, "give up on a self-test program after `D`")
+	pos, code, done := c.parseFlags(fs, doctorUsage, args, true)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return c.usageErrorf("doctor: unexpected argument %q", pos[0])
+	}
+	cases := selftest.Cases
+	if *only != "" {
+		cases = nil
+		for _, name := range strings.Split(*only, ",") {
+			tc, err := selftest.Lookup(strings.TrimSpace(name))
+			if err != nil {
+				return c.usageErrorf("doctor: %v", err)
+			}
+			cases = append(cases, *tc)
+		}
+	}
+
+	if *keep != "" {
+		// Old traces would be analyzed as this run's.
+		for _, tc := range cases {
+			if ents, err := os.ReadDir(filepath.Join(*keep, tc.Name)); err == nil && len(ents) > 0 {
+				return c.usageErrorf("doctor: %s already holds files; -keep needs a new or empty directory", filepath.Join(*keep, tc.Name))
+			}
+		}
+	}
+
+	d := &doctor{cli: c, device: *device, verbose: *verbose, timeout: *timeout}
+	d.report()
+	if len(d.missing) > 0 {
+		fmt.Fprintf(c.stdout, "\nself-test: not run\n")
+		fmt.Fprintf(c.stderr, "streamcheck doctor: cannot run the GPU self-test: %s\n", strings.Join(d.missing, "; "))
+		return doctorMissing
+	}
+
+	root := *keep
+	if root == "" {
+		tmp, err := os.MkdirTemp("", "streamcheck-doctor-")
+		if err != nil {
+			fmt.Fprintf(c.stderr, "streamcheck doctor: %v\n", err)
+			return doctorFailed
+		}
+		defer os.RemoveAll(tmp)
+		root = tmp
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "streamcheck doctor: %v\n", err)
+		return doctorFailed
+	}
+	return d.selfTest(cases, abs, *keep != "")
+}
+
+// doctor is one run of "streamcheck doctor".
+type doctor struct {
+	cli     *cli
+	device  int
+	verbose bool
+	timeout time.Duration
+
+	missing []string // What the self-test needs and was not found.
+	libcuda string   // The driver library found.
+	devName string   // The self-test device's name.
+	shim    string   // The shim found.
+}
+
+// row prints one line of the report.
+func (d *doctor) row(key, format string, args ...any) {
+	fmt.Fprintf(d.cli.stdout, "  %-10s %s\n", key+":", fmt.Sprintf(format, args...))
+}
+
+func (d *doctor) need(format string, args ...any) {
+	d.missing = append(d.missing, fmt.Sprintf(format, args...))
+}
+
+// report prints what was found and records in d.missing what the self-test
+// lacks.
+func (d *doctor) report() {
+	fmt.Fprintln(d.cli.stdout, "streamcheck doctor")
+	d.row("go", "%s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		d.row("os", "%s, kernel %s", runtime.GOOS, strings.TrimSpace(string(b)))
+	} else {
+		d.row("os", "%s", runtime.GOOS)
+	}
+	if !cudart.ExitRunsDestructors {
+		d.row("build", "without cgo: the self-test programs cannot run the shim's exit hook, so their traces lack the End record; that is not held against them (build with CGO_ENABLED=1 for the full check)")
+	}
+	d.reportDriver()
+	d.reportRuntime()
+	d.reportCUPTI()
+	d.reportShim()
+}
+
+func (d *doctor) reportDriver() {
+	drv, err := cudart.Load()
+	if err != nil {
+		d.row("driver", "%v", err)
+		d.need("no CUDA driver found (libcuda.so.1; set %s to its path)", cudart.EnvLibCUDA)
+		return
+	}
+	d.libcuda = drv.Path
+	if err := drv.Init(); err != nil {
+		switch {
+		case errors.Is(err, cudart.ErrorStubLibrary):
+			d.row("driver", "%s is the CUDA toolkit's stub library, not a driver: %v", drv.Path, err)
+			d.need("no CUDA driver found (only the toolkit's stub libcuda)")
+		case errors.Is(err, cudart.ErrorNoDevice):
+			d.row("driver", "%s: %v", drv.Path, err)
+			d.need("no CUDA GPU (%v)", err)
+		default:
+			d.row("driver", "%s: %v", drv.Path, err)
+			d.need("the CUDA driver does not initialize (%v)", err)
+		}
+		return
+	}
+	if v, err := drv.Version(); err != nil {
+		d.row("driver", "%s (version unknown: %v)", drv.Path, err)
+	} else {
+		d.row("driver", "%s, CUDA %s", drv.Path, cudart.FormatVersion(v))
+	}
+	n, err := drv.DeviceCount()
+	if err != nil {
+		d.row("devices", "%v", err)
+		d.need("no CUDA GPU (%v)", err)
+		return
+	}
+	if n == 0 {
+		d.row("devices", "none")
+		d.need("no CUDA GPU (the driver sees none)")
+		return
+	}
+	for i := range n {
+		info, pools := doctorDescribeDevice(drv, i)
+		d.row(fmt.Sprintf("device %d", i), "%s", info)
+		if i == d.device {
+			d.devName = strings.SplitN(info, ",", 2)[0]
+			if !pools {
+				d.need("device %d does not support stream-ordered allocation (cuMemAllocAsync)", i)
+			}
+		}
+	}
+	if d.device < 0 || d.device >= n {
+		d.need("no device %d (the driver sees %s)", d.device, plural(n, "device"))
+	}
+}
+
+// doctorDescribeDevice returns a one-line description of device ordinal i and
+// whether it supports memory pools (true when that cannot be asked).
+func doctorDescribeDevice(drv *cudart.Driver, i int) (string, bool) {
+	dev, err := drv.Device(i)
+	if err != nil {
+		return err.Error(), false
+	}
+	parts := []string{}
+	if name, err := drv.DeviceName(dev); err == nil {
+		parts = append(parts, name)
+	} else {
+		parts = append(parts, err.Error())
+	}
+	major, err1 := drv.DeviceAttribute(cudart.AttrComputeCapabilityMajor, dev)
+	minor, err2 := drv.DeviceAttribute(cudart.AttrComputeCapabilityMinor, dev)
+	if err1 == nil && err2 == nil {
+		parts = append(parts, fmt.Sprintf("sm_%d%d", major, minor))
+	}
+	if mem, err := drv.DeviceTotalMem(dev); err == nil {
+		parts = append(parts, fmt.Sprintf("%d MiB", mem>>20))
+	}
+	pools := true
+	if v, err := drv.DeviceAttribute(cudart.AttrMemoryPoolsSupported, dev); err == nil {
+		pools = v != 0
+		parts = append(parts, "memory pools: "+map[bool]string{true: "yes", false: "no"}[pools])
+	}
+	return strings.Join(parts, ", "), pools
+}
+
+func (d *doctor) reportRuntime() {
+	rt, err := cudart.LoadRuntime()
+	if err != nil {
+		d.row("runtime", "%v (optional: the self-test uses the driver API only)", err)
+		return
+	}
+	if v, err := rt.Version(); err != nil {
+		d.row("runtime", "%s (version unknown: %v)", rt.Path, err)
+	} else {
+		d.row("runtime", "%s, CUDA %s", rt.Path, cudart.FormatVersion(v))
+	}
+}
+
+func (d *doctor) reportCUPTI() {
+	cu, err := cudart.FindCUPTI()
+	if err != nil {
+		d.row("CUPTI", "%v", err)
+		d.need("no CUPTI found (libcupti; set %s to its path)", cudart.EnvCUPTI)
+		return
+	}
+	if v, err := cu.Version(); err != nil {
+		d.row("CUPTI", "%s (version unknown: %v)", cu.Path, err)
+	} else {
+		d.row("CUPTI", "%s, API version %d", cu.Path, v)
+	}
+}
+
+func (d *doctor) reportShim() {
+	shim, err := launch.FindShim()
+	if err != nil {
+		d.row("shim", "%v", err)
+		d.need("no recording shim found (%v)", err)
+		return
+	}
+	if err := doctorCheckShim(shim); err != nil {
+		d.row("shim", "%s: %v", shim, err)
+		d.need("the shim %s cannot be loaded: %v", shim, err)
+		return
+	}
+	d.shim = shim
+	d.row("shim", "%s (a shared library exporting InitializeInjection; the self-test loads it)", shim)
+}
+
+// doctorCheckShim checks, without loading it, that path is a shared library
+// for this machine that the CUDA driver can inject: loading it here would
+// start a second Go runtime in this process.
+func doctorCheckShim(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("not a loadable library: %w", err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_DYN {
+		return fmt.Errorf("not a shared library (ELF type %v)", f.Type)
+	}
+	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
+	if want != elf.EM_NONE && f.Machine != want {
+		return fmt.Errorf("built for %v, this machine is %s", f.Machine, runtime.GOARCH)
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return fmt.Errorf("no dynamic symbols: %w", err)
+	}
+	for _, s := range syms {
+		if s.Name == "InitializeInjection" && s.Section != elf.SHN_UNDEF {
+			return nil
+		}
+	}
+	return errors.New("does not export InitializeInjection, which the CUDA driver calls")
+}
+
+// selfTest runs the cases, each in a child process under the shim writing
+// into root/CASE, prints a PASS or FAIL line for each and returns the exit
+// code.
+func (d *doctor) selfTest(cases []selftest.Case, root string, kept bool) int {
+	w := d.cli.stdout
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(d.cli.stderr, "streamcheck doctor: cannot re-run myself: %v\n", err)
+		return doctorFailed
+	}
+	fmt.Fprintf(w, "\nself-test on device %d (%s), each case a program recorded by the shim:\n", d.device, d.devName)
+	width := 0
+	for _, tc := range cases {
+		width = max(width, len(tc.Name))
+	}
+	passed := 0
+	for i := range cases {
+		tc := &cases[i]
+		dir := filepath.Join(root, tc.Name)
+		v, out := d.runCase(exe, tc, dir)
+		if v.Pass {
+			passed++
+			note := ""
+			if v.Truncated {
+				note = " (trace without End record)"
+			}
+			fmt.Fprintf(w, "PASS  %-*s  %s, as expected%s\n", width, tc.Name, doctorFoundList(v.Found), note)
+		} else {
+			fmt.Fprintf(w, "FAIL  %-*s  %s\n", width, tc.Name, v.Reason)
+		}
+		if d.verbose || !v.Pass {
+			for _, res := range v.Results {
+				for _, f := range res.Findings {
+					fmt.Fprintf(w, "        %s %s: %s\n", f.Severity, f.Rule, f.Message)
+				}
+			}
+			if out = strings.TrimSpace(out); out != "" {
+				fmt.Fprintf(w, "        program output:\n")
+				for _, line := range strings.Split(out, "\n") {
+					fmt.Fprintf(w, "          %s\n", line)
+				}
+			}
+		}
+	}
+	if kept {
+		fmt.Fprintf(w, "traces kept in %s\n", root)
+	}
+	fmt.Fprintf(w, "self-test: %d of %d cases passed\n", passed, len(cases))
+	if passed != len(cases) {
+		return doctorFailed
+	}
+	return doctorOK
+}
+
+func doctorFoundList(rules []string) string {
+	if len(rules) == 0 {
+		return "no finding"
+	}
+	return "found " + strings.Join(rules, ", ")
+}
+
+// runCase runs one case's program under the shim and analyzes its trace.
+// out is the program's combined output.
+func (d *doctor) runCase(exe string, tc *selftest.Case, dir string) (selftest.Verdict, string) {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return selftest.Verdict{Case: tc.Name, Reason: err.Error()}, ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "doctor", doctorChildArg, tc.Name, strconv.Itoa(d.device))
+	env := launch.Env(os.Environ(), d.shim, dir, false)
+	if os.Getenv(cudart.EnvLibCUDA) != "" {
+		// The child and the shim take it as a file.
+		env = doctorSetEnv(env, cudart.EnvLibCUDA, d.libcuda)
+	}
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	v := selftest.AnalyzeWith(tc, dir, selftest.Options{AllowTruncated: !cudart.ExitRunsDestructors})
+	switch {
+	case ctx.Err() != nil:
+		v.Pass, v.Reason = false, fmt.Sprintf("the program did not finish within %v", d.timeout)
+	case runErr != nil:
+		v.Pass = false
+		v.Reason = fmt.Sprintf("the program failed (%v): %s", runErr, doctorLastLine(out.String()))
+	}
+	return v, out.String()
+}
+
+func doctorLastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// doctorSetEnv returns env with key set to val, replacing any earlier setting.
+func doctorSetEnv(env []string, key, val string) []string {
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, key+"=") })
+	return append(env, key+"="+val)
+}
+
+// doctorChild is the self-test program: "streamcheck doctor __selftest CASE
+// DEVICE", run by selfTest under the shim.
+func (c *cli) doctorChild(args []string) int {
+	if len(args) != 2 {
+		return c.usageErrorf("doctor %s: want CASE DEVICE", doctorChildArg)
+	}
+	dev, err := strconv.Atoi(args[1])
+	if err != nil {
+		return c.usageErrorf("doctor %s: bad device %q", doctorChildArg, args[1])
+	}
+	code := doctorOK
+	if err := selftest.Run(args[0], dev, c.stdout); err != nil {
+		fmt.Fprintf(c.stderr, "streamcheck doctor %s: %v\n", doctorChildArg, err)
+		code = doctorFailed
+	}
+	if doctorChildExit != nil {
+		doctorChildExit(code)
+	}
+	return code
+}
+
+// doctorChildExit ends the self-test program. It leaves through the C
+// library's exit: the shim writes the trace's End record in a library
+// destructor, which Go's os.Exit would skip, leaving the trace truncated.
+// Tests that run doctorChild in-process set it to nil.
+var doctorChildExit = cudart.Exit

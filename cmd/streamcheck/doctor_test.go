@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/cudart"
+	"github.com/streamcheck/streamcheck/intercept/launch"
+)
+
+// doctorTestChildEnv makes this test binary act as "streamcheck doctor"
+// when the doctor under test re-runs it (os.Executable) as the self-test
+// program: see TestDoctorGPU.
+const doctorTestChildEnv = "STREAMCHECK_DOCTOR_TEST_CHILD"
+
+func init() {
+	if os.Getenv(doctorTestChildEnv) == "1" && len(os.Args) > 2 && os.Args[1] == "doctor" {
+		c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+		os.Exit(c.cmdDoctor(os.Args[2:]))
+	}
+}
+
+func runDoctor(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	code = c.cmdDoctor(args)
+	return code, out.String(), errb.String()
+}
+
+func TestDoctorNoDriver(t *testing.T) {
+	// STREAMCHECK_LIBCUDA is the only place libcuda is looked for: an empty
+	// directory makes "no driver" certain, GPU machine or not.
+	t.Setenv(cudart.EnvLibCUDA, t.TempDir())
+	code, stdout, stderr := runDoctor(t)
+	if code != doctorMissing || doctorMissing != 5 {
+		t.Errorf("exit code %d, want %d (5)\nstdout:\n%s\nstderr:\n%s", code, doctorMissing, stdout, stderr)
+	}
+	var driverLine string
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "driver:") {
+			driverLine = line
+		}
+	}
+	if !strings.Contains(driverLine, "no CUDA driver found") {
+		t.Errorf("driver line %q does not say %q\nstdout:\n%s", driverLine, "no CUDA driver found", stdout)
+	}
+	for _, want := range []string{"streamcheck doctor\n", "  go:", "  runtime:", "  CUPTI:", "  shim:", "self-test: not run"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "PASS") || strings.Contains(stdout, "FAIL") {
+		t.Errorf("self-test lines without a driver:\n%s", stdout)
+	}
+	if !strings.HasPrefix(stderr, "streamcheck doctor: cannot run the GPU self-test: no CUDA driver found") {
+		t.Errorf("stderr %q", stderr)
+	}
+}
+
+func TestDoctorUsage(t *testing.T) {
+	t.Setenv(cudart.EnvLibCUDA, t.TempDir())
+	code, stdout, _ := runDoctor(t, "-h")
+	if code != exitOK || !strings.Contains(stdout, "usage: streamcheck doctor") || !strings.Contains(stdout, "5  no usable CUDA driver") {
+		t.Errorf("-h: code %d, stdout:\n%s", code, stdout)
+	}
+	for _, args := range [][]string{
+		{"-run", "use-before-alloc,no-such-case"},
+		{"extra"},
+		{"-bogus"},
+		{doctorChildArg},
+		{doctorChildArg, "ok-sync", "zero"},
+	} {
+		code, _, stderr := runDoctor(t, args...)
+		if code != exitUsage {
+			t.Errorf("doctor %q: exit code %d, want %d (stderr %q)", args, code, exitUsage, stderr)
+		}
+	}
+	keep := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(keep, "ok-sync"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(keep, "ok-sync", "streamcheck-1.sctrace"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runDoctor(t, "-keep", keep); code != exitUsage || stdout != "" || !strings.Contains(stderr, "already holds files") {
+		t.Errorf("-keep with old traces: code %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, _, stderr := runDoctor(t, "-run", "nope")
+	if !strings.Contains(stderr, `unknown self-test "nope"`) {
+		t.Errorf("-run nope: code %d, stderr %q", code, stderr)
+	}
+}
+
+func TestDoctorChildWithoutDriver(t *testing.T) {
+	t.Setenv(cudart.EnvLibCUDA, t.TempDir())
+	saved := doctorChildExit
+	doctorChildExit = nil // Return instead of ending the test binary.
+	t.Cleanup(func() { doctorChildExit = saved })
+	code, _, stderr := runDoctor(t, doctorChildArg, "ok-sync", "0")
+	if code != doctorFailed || !strings.Contains(stderr, "no CUDA driver found") {
+		t.Errorf("child without a driver: code %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runDoctor(t, doctorChildArg, "no-such-case", "0")
+	if code != doctorFailed || !strings.Contains(stderr, `unknown self-test "no-such-case"`) {
+		t.Errorf("child with an unknown case: code %d, stderr %q", code, stderr)
+	}
+}
+
+func TestDoctorCheckShim(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "libstreamcheck.so")
+	if err := os.WriteFile(text, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := doctorCheckShim(text); err == nil || !strings.Contains(err.Error(), "not a loadable library") {
+		t.Errorf("text file: %v", err)
+	}
+	if err := doctorCheckShim(filepath.Join(dir, "missing.so")); err == nil {
+		t.Errorf("missing file accepted")
+	}
+	for _, libc := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"} {
+		if _, err := os.Stat(libc); err != nil {
+			continue
+		}
+		if err := doctorCheckShim(libc); err == nil || !strings.Contains(err.Error(), "InitializeInjection") {
+			t.Errorf("libc: %v", err)
+		}
+		break
+	}
+}
+
+func TestDoctorSetEnv(t *testing.T) {
+	env := []string{"A=1", "STREAMCHECK_LIBCUDA=/dir", "B=2", "STREAMCHECK_LIBCUDA_X=keep"}
+	got := doctorSetEnv(env, "STREAMCHECK_LIBCUDA", "/lib/libcuda.so.1")
+	want := []string{"A=1", "B=2", "STREAMCHECK_LIBCUDA_X=keep", "STREAMCHECK_LIBCUDA=/lib/libcuda.so.1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("doctorSetEnv = %q, want %q", got, want)
+	}
+	if env[1] != "STREAMCHECK_LIBCUDA=/dir" {
+		t.Errorf("doctorSetEnv changed its input")
+	}
+}
+
+// TestDoctorGPU runs the whole doctor, self-test included, where a GPU,
+// CUPTI and the shim are found ($STREAMCHECK_SHIM or beside the binary);
+// elsewhere it skips.
+func TestDoctorGPU(t *testing.T) {
+	d, err := cudart.Load()
+	if errors.Is(err, cudart.ErrNoDriver) {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Init(); err != nil {
+		t.Skipf("no usable GPU: %v", err)
+	}
+	if _, err := launch.FindShim(); err != nil {
+		t.Skipf("no shim: %v", err)
+	}
+	t.Setenv(doctorTestChildEnv, "1")
+	keep := t.TempDir()
+	code, stdout, stderr := runDoctor(t, "-v", "-keep", keep)
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if code != doctorOK {
+		t.Fatalf("exit code %d, want %d", code, doctorOK)
+	}
+	if n := strings.Count(stdout, "\nPASS  "); n != 4 {
+		t.Errorf("%d PASS lines, want 4", n)
+	}
+	if !strings.Contains(stdout, "self-test: 4 of 4 cases passed") {
+		t.Errorf("no summary line")
+	}
+}

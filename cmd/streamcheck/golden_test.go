@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+
+	"github.com/streamcheck/streamcheck/checker"
+)
+
+const goldenTrace = "testdata/golden/racy.jsonl"
+
+// checkInProcess runs "streamcheck check" with args and returns its stdout,
+// stderr and exit code.
+func checkInProcess(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(&out, &errb, append([]string{"check"}, args...))
+	return out.String(), errb.String(), code
+}
+
+// TestGolden compares each report format for one racy trace with
+// testdata/golden/racy.{txt,json,sarif}; go test -update rewrites them.
+func TestGolden(t *testing.T) {
+	for _, format := range []string{"text", "json", "sarif"} {
+		t.Run(format, func(t *testing.T) {
+			ext := map[string]string{"text": "txt"}[format]
+			if ext == "" {
+				ext = format
+			}
+			golden := filepath.Join("testdata", "golden", "racy."+ext)
+			// A fixed source root keeps the SARIF paths independent of
+			// where the test runs.
+			got, stderr, code := checkInProcess(t, "--format", format, "--source-root", "/src", goldenTrace)
+			if code != exitFindings {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitFindings, stderr)
+			}
+			if stderr != "" {
+				t.Errorf("unexpected stderr:\n%s", stderr)
+			}
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s", golden, got)
+			}
+		})
+	}
+}
+
+// TestTextNoEscapes: output that is not a terminal is never colored, and
+// the text report is stable from run to run.
+func TestTextNoEscapes(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	first, _, _ := checkInProcess(t, goldenTrace)
+	if strings.Contains(first, "\x1b[") {
+		t.Errorf("text report to a non-terminal has escape codes:\n%q", first)
+	}
+	second, _, _ := checkInProcess(t, goldenTrace)
+	if first != second {
+		t.Errorf("two runs differ:\n%s\n---\n%s", first, second)
+	}
+}
+
+func TestJSONReport(t *testing.T) {
+	out, _, code := checkInProcess(t, "--format", "json", goldenTrace)
+	if code != exitFindings {
+		t.Fatalf("exit code %d, want %d", code, exitFindings)
+	}
+	var rep struct {
+		Findings []struct {
+			Rule       string `json:"rule"`
+			Severity   string `json:"severity"`
+			Message    string `json:"message"`
+			Allocation *struct {
+				Ptr  uint64 `json:"ptr"`
+				Size uint64 `json:"size"`
+				API  string `json:"api"`
+			} `json:"allocation"`
+			Operations []struct {
+				Role   string `json:"role"`
+				API    string `json:"api"`
+				Stream string `json:"stream"`
+			} `json:"operations"`
+			Why   string `json:"why"`
+			Fix   string `json:"fix"`
+			Count int    `json:"count"`
+			Trace string `json:"trace"`
+		} `json:"findings"`
+		Traces []struct {
+			File   string  `json:"file"`
+			Events uint64  `json:"events"`
+			Damage *string `json:"damage"`
+		} `json:"traces"`
+		Summary struct {
+			Errors   int `json:"errors"`
+			Warnings int `json:"warnings"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if rep.Summary.Errors != 2 || rep.Summary.Warnings != 1 || len(rep.Findings) != 3 {
+		t.Fatalf("summary %+v with %d findings, want 2 errors, 1 warning", rep.Summary, len(rep.Findings))
+	}
+	f := rep.Findings[0]
+	if f.Rule != checker.RuleUseBeforeAlloc || f.Severity != "error" || f.Count != 2 || f.Trace != goldenTrace {
+		t.Errorf("first finding = %+v", f)
+	}
+	if f.Allocation == nil || f.Allocation.Ptr != 0x7f0000000000 || f.Allocation.Size != 4096 || f.Allocation.API != "cudaMallocAsync" {
+		t.Errorf("allocation = %+v", f.Allocation)
+	}
+	if len(f.Operations) == 0 || f.Operations[0].Role != "use" || f.Operations[0].Stream != "s2" || f.Why == "" || f.Fix == "" {
+		t.Errorf("operations = %+v, why %q, fix %q", f.Operations, f.Why, f.Fix)
+	}
+	if rep.Findings[2].Severity != "warning" || rep.Findings[2].Rule != checker.RuleLeak {
+		t.Errorf("third finding = %+v, want the leak warning", rep.Findings[2])
+	}
+	if len(rep.Traces) != 1 || rep.Traces[0].File != goldenTrace || rep.Traces[0].Events != 14 || rep.Traces[0].Damage != nil {
+		t.Errorf("traces = %+v", rep.Traces)
+	}
+	if !strings.Contains(out, `"damage": null`) {
+		t.Errorf("a complete trace should have \"damage\": null")
+	}
+}
+
+func TestSARIFReport(t *testing.T) {
+	out, _, code := checkInProcess(t, "--format", "sarif", "--source-root", "/src", goldenTrace)
+	if code != exitFindings {
+		t.Fatalf("exit code %d, want %d", code, exitFindings)
+	}
+	rep, err := sarif.FromString(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Validate(); err != nil {
+		t.Fatalf("SARIF does not validate against the 2.1.0 schema: %v", err)
+	}
+	if rep.Version != "2.1.0" || len(rep.Runs) != 1 {
+		t.Fatalf("version %q with %d runs", rep.Version, len(rep.Runs))
+	}
+	r := rep.Runs[0]
+	if *r.Tool.Driver.Name != "streamcheck" {
+		t.Errorf("driver %q", *r.Tool.Driver.Name)
+	}
+	if len(r.Tool.Driver.Rules) != len(checker.Rules) {
+		t.Fatalf("%d rules, want %d", len(r.Tool.Driver.Rules), len(checker.Rules))
+	}
+	for i, rule := range checker.Rules {
+		d := r.Tool.Driver.Rules[i]
+		if *d.ID != rule.ID || *d.ShortDescription.Text != rule.Doc || d.DefaultConfiguration.Level != rule.Severity.String() {
+			t.Errorf("rule %d = %s %q %s, want %s", i, *d.ID, *d.ShortDescription.Text, d.DefaultConfiguration.Level, rule.ID)
+		}
+	}
+	if len(r.Results) != 3 {
+		t.Fatalf("%d results, want 3", len(r.Results))
+	}
+	res := r.Results[0]
+	if *res.RuleID != checker.RuleUseBeforeAlloc || res.Level != "error" || r.Tool.Driver.Rules[res.RuleIndex].ID == nil || *r.Tool.Driver.Rules[res.RuleIndex].ID != *res.RuleID {
+		t.Errorf("result 0: rule %s index %d level %s", *res.RuleID, res.RuleIndex, res.Level)
+	}
+	loc := res.Locations[0].PhysicalLocation
+	if *loc.ArtifactLocation.URI != "app/main.cu" || *loc.Region.StartLine != 41 {
+		t.Errorf("result 0 at %s:%d, want app/main.cu:41 (relative to --source-root)", *loc.ArtifactLocation.URI, *loc.Region.StartLine)
+	}
+	if len(res.RelatedLocations) != 1 || *res.RelatedLocations[0].PhysicalLocation.ArtifactLocation.URI != "app/buffers.cu" {
+		t.Errorf("related locations of result 0: want the allocation at app/buffers.cu")
+	}
+	// A site outside the source root stays absolute, as a file URI.
+	out2, _, _ := checkInProcess(t, "--format", "sarif", "--source-root", "/elsewhere", goldenTrace)
+	if !strings.Contains(out2, `"uri": "file:///src/app/main.cu"`) {
+		t.Errorf("a path outside the source root should be a file:// URI")
+	}
+	// The leak has no stack: it is located at the trace.
+	if uri := *r.Results[2].Locations[0].PhysicalLocation.ArtifactLocation.URI; uri != goldenTrace {
+		t.Errorf("leak located at %s, want the trace", uri)
+	}
+	// Fingerprints depend on sites, not on addresses or where the trace is.
+	fp := res.PartialFingerprints[fingerprintKey]
+	if len(fp) != 32 {
+		t.Errorf("fingerprint %q", fp)
+	}
+	dir := t.TempDir()
+	moved := filepath.Join(dir, "moved.jsonl")
+	data, _ := os.ReadFile(goldenTrace)
+	os.WriteFile(moved, bytes.ReplaceAll(data, []byte("0x7f0000"), []byte("0x7e0000")), 0o644)
+	out3, _, _ := checkInProcess(t, "--format", "sarif", moved)
+	rep3, err := sarif.FromString(out3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, res3 := range rep3.Runs[0].Results {
+		if a, b := r.Results[i].PartialFingerprints[fingerprintKey], res3.PartialFingerprints[fingerprintKey]; a != b {
+			t.Errorf("result %d: fingerprint changed from %s to %s", i, a, b)
+		}
+	}
+	seen := map[string]bool{}
+	for _, res := range r.Results {
+		fp := res.PartialFingerprints[fingerprintKey]
+		if seen[fp] {
+			t.Errorf("two results share fingerprint %s", fp)
+		}
+		seen[fp] = true
+	}
+}

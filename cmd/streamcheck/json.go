@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/streamcheck/streamcheck/checker"
+)
+
+// jsonReport is the --format json document: exactly one object.
+type jsonReport struct {
+	Findings []*checker.Finding `json:"findings"`
+	Traces   []jsonTrace        `json:"traces"`
+	Summary  jsonSummary        `json:"summary"`
+}
+
+type jsonTrace struct {
+	File string `json:"file"`
+	checker.Stats
+	// Dropped counts the calls the recorder could not record.
+	Dropped uint64 `json:"dropped"`
+	// Damage says where a truncated or corrupt trace stopped; null for a
+	// complete one.
+	Damage   *string `json:"damage"`
+	Errors   int     `json:"errors"`
+	Warnings int     `json:"warnings"`
+}
+
+type jsonSummary struct {
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	Traces   int `json:"traces"`
+	Damaged  int `json:"damaged"`
+}
+
+func writeJSON(w io.Writer, a *analysis) error {
+	rep := jsonReport{Findings: []*checker.Finding{}, Traces: []jsonTrace{}}
+	for _, res := range a.results {
+		rep.Findings = append(rep.Findings, res.Findings...)
+		t := jsonTrace{File: res.Trace, Stats: res.Stats}
+		if res.Tables != nil {
+			t.Dropped = res.Tables.Dropped
+		}
+		if res.Damage != nil {
+			note := damageNote(res)
+			t.Damage = &note
+		}
+		for _, f := range res.Findings {
+			if f.Severity == checker.SeverityError {
+				t.Errors++
+			} else {
+				t.Warnings++
+			}
+		}
+		rep.Traces = append(rep.Traces, t)
+	}
+	tot := a.totals()
+	rep.Summary = jsonSummary{Errors: tot.errors, Warnings: tot.warnings, Traces: tot.traces, Damaged: tot.damaged}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // Messages are read by people, not embedded in HTML.
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}

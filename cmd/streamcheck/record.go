@@ -1,0 +1,199 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/streamcheck/streamcheck/intercept/launch"
+)
+
+const recordUsage = `
+usage: streamcheck record -o DIR [flags] -- PROGRAM [ARG...]
+
+Record runs PROGRAM with the recording shim, which writes one trace per
+process that uses CUDA (PROGRAM and its children) into DIR, named
+streamcheck-PID.sctrace. Analyze them with 'streamcheck check DIR'.
+
+The program keeps stdin, stdout and stderr; SIGINT, SIGTERM, SIGHUP and
+SIGQUIT sent to streamcheck are passed on to it.
+
+The shim is libstreamcheck.so from $STREAMCHECK_SHIM, next to the
+streamcheck executable, or in ../lib relative to it.
+
+Exit codes:
+  the program's own exit code (128+N if signal N killed it)
+  126, 127  the program could not be started (127: not found)
+  2         bad usage, or the shim was not found
+`
+
+// signalsToForward are passed on to the recorded program, so that it (not
+// streamcheck) decides how to stop, and its trace gets finished.
+var signalsToForward = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// Exit codes for a program that could not be started, as POSIX shells and
+// env(1) use them.
+const (
+	exitCannotExecute = 126
+	exitNotFound      = 127
+)
+
+// cmdRecord implements "streamcheck record". It exits with the recorded
+// program's exit code (see recordUsage).
+func (c *cli) cmdRecord(args []string) int {
+	fs := newFlags("record")
+	dir := fs.String("o", "", "write the traces into `DIR` (created if needed)")
+	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
+	argv, code, done := c.parseFlags(fs, recordUsage, args, false)
+	if done {
+		return code
+	}
+	if *dir == "" || len(argv) == 0 {
+		if *dir == "" {
+			fmt.Fprintln(c.stderr, "streamcheck record: -o DIR is required")
+		} else {
+			fmt.Fprintln(c.stderr, "streamcheck record: no program given")
+		}
+		printUsage(c.stderr, fs, recordUsage)
+		return exitUsage
+	}
+	if err := os.MkdirAll(*dir, 0o777); err != nil {
+		return c.usageErrorf("%v", err)
+	}
+	code, err := c.record(*dir, *preload, argv)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
+		return code
+	}
+	rec, err := scanRecording(*dir)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
+		return code
+	}
+	c.printShimFailures(rec)
+	switch {
+	case len(rec.traces) > 0:
+		fmt.Fprintf(c.stderr, "streamcheck: %s in %s (analyze with: streamcheck check %s)\n",
+			plural(len(rec.traces), "trace"), *dir, *dir)
+	case len(rec.failures) == 0:
+		fmt.Fprintln(c.stderr, "streamcheck: no CUDA activity was recorded")
+	}
+	return code
+}
+
+// record runs argv with the shim loaded, writing traces into dir, and
+// returns the program's exit code. A non-nil error means the program did not
+// run (the shim is missing, or the program could not be started); code is
+// then the exit code to use.
+func (c *cli) record(dir string, preload bool, argv []string) (code int, err error) {
+	shim, err := launch.FindShim()
+	if err != nil {
+		return exitUsage, err
+	}
+	abs, err := filepath.Abs(dir) // The program may change directory.
+	if err != nil {
+		return exitUsage, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = launch.Env(os.Environ(), shim, abs, preload)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+
+	// Catch the signals before the start, so that one arriving in between
+	// is forwarded rather than killing streamcheck.
+	sigs := make(chan os.Signal, len(signalsToForward))
+	signal.Notify(sigs, signalsToForward...)
+	defer signal.Stop(sigs)
+
+	if err := cmd.Start(); err != nil {
+		code := exitCannotExecute
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			code = exitNotFound
+		}
+		return code, fmt.Errorf("cannot run %s: %w", argv[0], unwrapExec(err))
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				cmd.Process.Signal(s) // Fails only if the program already exited.
+			case <-done:
+				return
+			}
+		}
+	}()
+	err = cmd.Wait()
+	close(done)
+	return exitStatus(cmd.ProcessState), nil
+}
+
+// exitStatus is the program's exit code, or 128+N when signal N killed it,
+// as shells report it.
+func exitStatus(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// unwrapExec drops the "exec: "prog": " prefix os/exec puts on its errors;
+// the message names the program already.
+func unwrapExec(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// recording is what the shim left in a trace directory.
+type recording struct {
+	traces   []string // Trace file names, sorted.
+	failures []string // One line per streamcheck-PID.error file, sorted by name.
+}
+
+// failureMarker matches the files the shim writes, holding the reason, when
+// it cannot record a process.
+const failureMarker = "streamcheck-*.error"
+
+func scanRecording(dir string) (recording, error) {
+	var rec recording
+	var err error
+	if rec.traces, err = traceFiles(dir); err != nil {
+		return rec, err
+	}
+	markers, err := filepath.Glob(filepath.Join(dir, failureMarker)) // Sorted.
+	if err != nil {
+		return rec, err
+	}
+	for _, m := range markers {
+		who := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "streamcheck-"), ".error")
+		b, err := os.ReadFile(m)
+		reason := strings.Join(strings.Fields(string(b)), " ") // One line.
+		if err != nil {
+			reason = err.Error()
+		}
+		if reason == "" {
+			reason = "no reason given"
+		}
+		rec.failures = append(rec.failures, fmt.Sprintf("process %s: cannot record CUDA calls: %s", who, reason))
+	}
+	return rec, nil
+}
+
+// printShimFailures prints what the shim said when it could not record.
+func (c *cli) printShimFailures(rec recording) {
+	for _, msg := range rec.failures {
+		fmt.Fprintf(c.stderr, "streamcheck: %s\n", msg)
+	}
+}

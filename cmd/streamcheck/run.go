@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+const runUsage = `
+usage: streamcheck run [flags] -- PROGRAM [ARG...]
+
+Run records PROGRAM like 'streamcheck record', into a temporary directory
+(or --keep DIR), then analyzes every trace in it (all processes of the
+tree) like 'streamcheck check'. The report goes to stderr, never stdout,
+which stays the program's; -o FILE writes it to a file instead.
+
+Exit codes, the first that applies:
+  the program's  if the program failed: its exit code (128+N if signal N
+                 killed it; 126 or 127 if it could not be started). The
+                 report is still printed: a failing program is never hidden
+  2              bad usage, the shim was not found, or a trace is unreadable
+  1              error findings
+  3              a trace was truncated or corrupt
+  4              the shim reported that it could not record (its message is
+                 printed)
+  0              otherwise
+If the program made no CUDA call at all, run prints "streamcheck: no CUDA
+activity was recorded" and exits with the program's code.
+`
+
+// cmdRun implements "streamcheck run". Its exit code is, the first that
+// applies: the program's own code when it failed (never hide a failing
+// program; the report is still printed); 2 for bad usage, a missing shim or
+// an unreadable trace; 1 for error findings; 3 for a damaged trace; 4 when
+// the shim left a streamcheck-*.error file saying it could not record; else
+// 0. With no trace written at all it prints "no CUDA activity was recorded"
+// and exits with the program's code.
+func (c *cli) cmdRun(args []string) int {
+	fs := newFlags("run")
+	var o reportOptions
+	o.register(fs, "stderr")
+	keep := fs.String("keep", "", "record into `DIR` and keep the traces (default: a temporary directory, removed)")
+	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
+	argv, code, done := c.parseFlags(fs, runUsage, args, false)
+	if done {
+		return code
+	}
+	if err := o.check(); err != nil {
+		return c.usageErrorf("run: %v", err)
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(c.stderr, "streamcheck run: no program given")
+		printUsage(c.stderr, fs, runUsage)
+		return exitUsage
+	}
+
+	dir := *keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "streamcheck-run-")
+		if err != nil {
+			return c.usageErrorf("%v", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return c.usageErrorf("%v", err)
+		}
+		// Old traces would be analyzed as if this run had written them.
+		if rec, err := scanRecording(dir); err == nil && len(rec.traces)+len(rec.failures) > 0 {
+			return c.usageErrorf("run: %s already holds traces; --keep needs an empty or new directory", dir)
+		}
+	}
+
+	progCode, err := c.record(dir, *preload, argv)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
+		return progCode
+	}
+	rec, err := scanRecording(dir)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
+		return firstNonZero(progCode, exitUsage)
+	}
+	c.printShimFailures(rec)
+	if len(rec.traces) == 0 {
+		if len(rec.failures) == 0 {
+			fmt.Fprintln(c.stderr, "streamcheck: no CUDA activity was recorded")
+			return progCode
+		}
+		return firstNonZero(progCode, exitNotRecorded)
+	}
+
+	// Traces are named by their base name, or by their path when kept, so
+	// that the report names files the user can find.
+	ins := make([]input, len(rec.traces))
+	for i, name := range rec.traces {
+		shown := name
+		if *keep != "" {
+			shown = filepath.Join(*keep, name)
+		}
+		ins[i] = fileInput(shown, filepath.Join(dir, name))
+	}
+	a := analyzeAll(ins, o.root)
+	if err := c.writeReport(a, &o, c.stderr); err != nil {
+		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
+		return firstNonZero(progCode, exitUsage)
+	}
+	code = a.exitCode()
+	if code == exitOK && len(rec.failures) > 0 {
+		code = exitNotRecorded
+	}
+	return firstNonZero(progCode, code)
+}
+
+func firstNonZero(codes ...int) int {
+	for _, c := range codes {
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}

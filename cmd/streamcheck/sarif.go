@@ -1,0 +1,214 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+
+	"github.com/streamcheck/streamcheck/checker"
+)
+
+const (
+	toolName = "streamcheck"
+	toolURI  = "https://github.com/streamcheck/streamcheck"
+	// fingerprintKey names streamcheck's partial fingerprint; bump the
+	// version if what it hashes changes, so code-scanning services do not
+	// match old results with new ones.
+	fingerprintKey = "streamcheckSites/v1"
+)
+
+// writeSARIF writes a SARIF 2.1.0 log with one run: every rule, every
+// finding, and a notification per unreadable or damaged trace. Absolute
+// paths under root (absolute) become relative URIs.
+func writeSARIF(w io.Writer, a *analysis, root string) error {
+	run := sarif.NewRunWithInformationURI(toolName, toolURI)
+	for _, r := range checker.Rules {
+		run.AddRule(r.ID).
+			WithName(ruleName(r.ID)).
+			WithDescription(r.Doc).
+			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(r.Severity)))
+	}
+	for _, res := range a.results {
+		for _, f := range res.Findings {
+			run.AddResult(sarifResult(run, f, root))
+		}
+	}
+	run.AddInvocation(sarifInvocation(a, root))
+	rep := sarif.NewReport()
+	rep.AddRun(run)
+	if err := rep.PrettyWrite(w); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result {
+	res := sarif.NewRuleResult(f.Rule).
+		WithRuleIndex(run.GetRuleIndex(f.Rule)).
+		WithLevel(sarifLevel(f.Severity)).
+		WithMessage(sarif.NewTextMessage(sarifText(f))).
+		WithOccurrenceCount(f.Count).
+		WithAnalysisTarget(sarif.NewSimpleArtifactLocation(fileURI(f.Trace, root))).
+		WithPartialFingerprints(map[string]string{fingerprintKey: fingerprint(f)})
+
+	primary := &f.Ops[0]
+	if loc := opLocation(primary, root); loc != nil {
+		res.AddLocation(loc.WithMessage(sarif.NewTextMessage(primary.Role + ": " + describeOp(primary))))
+	} else {
+		// No source location was recorded: point at the trace, so the
+		// result still has the location code-scanning services require.
+		res.AddLocation(sarif.NewLocationWithPhysicalLocation(
+			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(f.Trace, root)))).
+			WithMessage(sarif.NewTextMessage(fmt.Sprintf("%s: %s (no source location was recorded)", primary.Role, describeOp(primary)))))
+	}
+
+	// The other operation and the allocation, each once.
+	related := make([]*checker.Op, 0, len(f.Ops))
+	for i := range f.Ops[1:] {
+		related = append(related, &f.Ops[1+i])
+	}
+	if f.Alloc != nil && f.Alloc.Seq != primary.Seq && !containsSeq(related, f.Alloc.Seq) {
+		related = append(related, &f.Alloc.Op)
+	}
+	id := 1
+	for _, op := range related {
+		if loc := opLocation(op, root); loc != nil {
+			res.AddRelatedLocation(loc.WithID(id).WithMessage(sarif.NewTextMessage(op.Role + ": " + describeOp(op))))
+			id++
+		}
+	}
+	return res
+}
+
+func containsSeq(ops []*checker.Op, seq uint64) bool {
+	for _, o := range ops {
+		if o.Seq == seq {
+			return true
+		}
+	}
+	return false
+}
+
+// sarifText is the result message: what, why, and how to fix it.
+func sarifText(f *checker.Finding) string {
+	var b strings.Builder
+	b.WriteString(f.Message)
+	b.WriteString(".")
+	if f.Why != "" {
+		b.WriteString("\nWhy: " + f.Why)
+	}
+	if f.Fix != "" {
+		b.WriteString("\nFix: " + f.Fix)
+	}
+	return b.String()
+}
+
+// opLocation returns the location of an operation's innermost frame that
+// names a source file, or nil if none does.
+func opLocation(o *checker.Op, root string) *sarif.Location {
+	for _, fr := range o.Stack {
+		if fr.File == "" {
+			continue
+		}
+		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(fr.File, root)))
+		if fr.Line > 0 {
+			pl.WithRegion(sarif.NewRegion().WithStartLine(fr.Line))
+		}
+		return sarif.NewLocationWithPhysicalLocation(pl)
+	}
+	return nil
+}
+
+// fileURI turns a path into a SARIF artifact URI: relative paths stay
+// relative, absolute ones under root become relative to it, and other
+// absolute ones become file:// URIs.
+func fileURI(path, root string) string {
+	p := filepath.Clean(path)
+	if filepath.IsAbs(p) {
+		if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return escapePath(rel)
+		}
+		return "file://" + escapePath(p)
+	}
+	return escapePath(p)
+}
+
+func escapePath(p string) string {
+	return (&url.URL{Path: filepath.ToSlash(p)}).EscapedPath()
+}
+
+// fingerprint identifies a finding across runs by its rule and the call
+// sites involved, never by addresses, sequence numbers or the trace name,
+// which change from run to run.
+func fingerprint(f *checker.Finding) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", f.Rule)
+	site := func(o *checker.Op) {
+		s := o.Stream // Without a stack, the stream stands in for the site.
+		if len(o.Stack) > 0 {
+			s = o.Site()
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", o.Role, o.API, o.Kernel, s)
+	}
+	if f.Alloc != nil {
+		site(&f.Alloc.Op)
+	}
+	for i := range f.Ops {
+		site(&f.Ops[i])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func sarifLevel(s checker.Severity) string {
+	if s == checker.SeverityError {
+		return sarif.LevelError
+	}
+	return sarif.LevelWarning
+}
+
+// ruleName turns a rule id into the PascalCase name SARIF viewers show:
+// "use-before-alloc" becomes "UseBeforeAlloc".
+func ruleName(id string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(id, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// sarifInvocation records whether every input could be read, with a
+// notification for each that could not, and for each damaged trace.
+func sarifInvocation(a *analysis, root string) *sarif.Invocation {
+	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.unreadable) == 0)
+	for _, err := range a.unreadable {
+		inv.AddToolExecutionNotification(sarif.NewNotification().
+			WithLevel(sarif.LevelError).
+			WithMessage(sarif.NewTextMessage(err.Error())))
+	}
+	for _, res := range a.results {
+		trace := sarif.NewLocationWithPhysicalLocation(
+			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(res.Trace, root))))
+		if res.Damage != nil {
+			inv.AddToolExecutionNotification(sarif.NewNotification().
+				WithLevel(sarif.LevelWarning).
+				WithMessage(sarif.NewTextMessage(damageNote(res))).
+				AddLocation(trace))
+		}
+		if n := droppedNote(res); n != "" {
+			inv.AddToolExecutionNotification(sarif.NewNotification().
+				WithLevel(sarif.LevelWarning).
+				WithMessage(sarif.NewTextMessage(n)).
+				AddLocation(trace))
+		}
+	}
+	return inv
+}

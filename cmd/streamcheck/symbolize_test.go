@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// TestSymbolizedStacks: a binary trace as the shim writes it, with return
+// addresses and a module map but no source locations, is reported with
+// function, file and line read from the program's debug information.
+func TestSymbolizedStacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	// The test binary itself has no symbols or DWARF (go test strips them),
+	// so build a small program that has.
+	dir, err := filepath.EvalSymlinks(t.TempDir()) // As the compiler will see it.
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := "package main\n\n//go:noinline\nfunc target() {}\n\nfunc main() { target() }\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "prog")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", exe, ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("cannot build a test program: %v\n%s", err, out)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Skip(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var pc uint64
+	for _, s := range syms {
+		if s.Name == "main.target" {
+			pc = s.Value + 1 // A return address points after the call.
+		}
+	}
+	if pc == 0 {
+		t.Skip("main.target not in the symbol table")
+	}
+
+	tab := model.NewTables()
+	tab.Modules = append(tab.Modules, model.Module{ID: 1, Base: 0, Size: 1 << 40, Path: tab.Intern(exe)})
+	tab.Stacks = append(tab.Stacks, []model.Frame{{PC: pc, Module: 1}})
+	const s1, s2, ptr = 0x1000, 0x2000, 0x7f0000000000
+	events := []model.Event{
+		{Op: model.OpStreamCreate, Stream: s1},
+		{Op: model.OpStreamCreate, Stream: s2},
+		{Op: model.OpMallocAsync, Stream: s1, Ptr: ptr, Size: 4096},
+		{Op: model.OpLaunch, Stream: s2, Ptrs: []uint64{ptr}, Stack: 1},
+		{Op: model.OpDeviceSync},
+		{Op: model.OpFreeAsync, Stream: s1, Ptr: ptr},
+	}
+	var buf bytes.Buffer
+	w := model.NewBinaryWriter(&buf)
+	for i := range events {
+		events[i].Seq = uint64(i + 1)
+		events[i].TID = 1
+		if err := w.WriteEvent(&events[i], tab); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	a := analyzeAll([]input{{name: "shim.sctrace", open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(buf.Bytes())), nil
+	}}}, dir)
+	if len(a.unreadable) > 0 || len(a.results) != 1 || len(a.results[0].Findings) != 1 {
+		t.Fatalf("want one finding; got %d results, unreadable %v", len(a.results), a.unreadable)
+	}
+	use := a.results[0].Findings[0].Ops[0]
+	if len(use.Stack) != 1 {
+		t.Fatalf("use has %d frames", len(use.Stack))
+	}
+	fr := use.Stack[0]
+	if fr.Func != "main.target" || fr.File != "main.go" || fr.Line != 4 {
+		t.Errorf("frame = %+v, want main.target at main.go:4 (relative to the source root)", fr)
+	}
+}
