@@ -1,0 +1,153 @@
+//go:build cgo
+
+/*
+ * allocmap.c: the device allocations the shim has seen, to recognize device
+ * addresses among a launch's parameter words and to classify the sides of
+ * a unified-address copy.
+ *
+ * A sorted array of [lo, hi) ranges, searched by binary search. A freed
+ * range stays in the array, marked freed, until it falls out of a bounded
+ * ring of recent frees (RECENT_FREES), so a kernel launched with a pointer
+ * to memory freed a moment ago (a use after free, the bug this tool hunts)
+ * still has the pointer recorded. A new allocation that overlaps freed ranges
+ * replaces them (pools hand the same addresses out again).
+ *
+ * Launches only read the map (rwlock read side); allocation and free write it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define RECENT_FREES 4096
+
+typedef struct {
+    uint64_t lo, hi;
+    uint32_t freed; /* 0 live, else the generation of the free (see ring) */
+} range;
+
+static pthread_rwlock_t maplock = PTHREAD_RWLOCK_INITIALIZER;
+static range *rs;
+static size_t nrs, caprs;
+static _Atomic uint64_t minlo = UINT64_MAX, maxhi = 0; /* quick reject, may be stale-wide */
+
+/* Recent frees, oldest first out. A range freed, reallocated and freed
+ * again is in the ring twice; the generation tells the stale entry from the
+ * current one, so only the latest free's eviction forgets the range. */
+static struct {
+    uint64_t lo;
+    uint32_t gen;
+} ring[RECENT_FREES];
+static size_t ring_next, ring_len;
+static uint32_t free_gen;
+
+/* First index with rs[i].lo > addr. */
+static size_t upper(uint64_t addr) {
+    size_t a = 0, b = nrs;
+    while (a < b) {
+        size_t m = (a + b) / 2;
+        if (rs[m].lo <= addr)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+static void remove_at(size_t i) {
+    memmove(&rs[i], &rs[i + 1], (nrs - i - 1) * sizeof *rs);
+    nrs--;
+}
+
+static void remove_range(uint64_t lo, uint64_t hi, int freed_only) {
+    /* Ranges don't overlap each other, so those overlapping [lo, hi) are
+     * contiguous, starting at most one before upper(lo). */
+    size_t i = upper(lo);
+    if (i > 0 && rs[i - 1].hi > lo) i--;
+    while (i < nrs && rs[i].lo < hi) {
+        if (rs[i].hi > lo && (!freed_only || rs[i].freed))
+            remove_at(i);
+        else
+            i++;
+    }
+}
+
+void sc_alloc_add(uint64_t base, uint64_t size) {
+    if (base == 0) return;
+    if (size == 0) size = 1;
+    uint64_t hi = base + size < base ? UINT64_MAX : base + size;
+    pthread_rwlock_wrlock(&maplock);
+    /* Pools hand out the same range again and again: flip it in place. */
+    size_t i = upper(base);
+    if (i > 0 && rs[i - 1].lo == base && rs[i - 1].hi == hi) {
+        rs[i - 1].freed = 0;
+        goto out;
+    }
+    /* Whatever overlapped is stale now: the allocator handed the bytes out again. */
+    remove_range(base, hi, 0);
+    if (nrs == caprs) {
+        size_t nc = caprs ? caprs * 2 : 1024;
+        range *n = realloc(rs, nc * sizeof *n);
+        if (!n) goto out;
+        rs = n;
+        caprs = nc;
+    }
+    i = upper(base);
+    memmove(&rs[i + 1], &rs[i], (nrs - i) * sizeof *rs);
+    rs[i] = (range){base, hi, 0};
+    nrs++;
+    if (base < atomic_load(&minlo)) atomic_store(&minlo, base);
+    if (hi > atomic_load(&maxhi)) atomic_store(&maxhi, hi);
+out:
+    pthread_rwlock_unlock(&maplock);
+}
+
+void sc_alloc_free(uint64_t base) {
+    if (base == 0) return;
+    pthread_rwlock_wrlock(&maplock);
+    size_t i = upper(base);
+    if (i > 0 && rs[i - 1].lo == base && !rs[i - 1].freed) {
+        if (ring_len == RECENT_FREES) {
+            /* Forget the oldest free, unless its range was reused or freed again since. */
+            size_t old = (ring_next + RECENT_FREES - ring_len) % RECENT_FREES;
+            size_t j = upper(ring[old].lo);
+            if (j > 0 && rs[j - 1].lo == ring[old].lo && rs[j - 1].freed == ring[old].gen) remove_at(j - 1);
+            ring_len--;
+        }
+        if (++free_gen == 0) free_gen = 1; /* 0 means live */
+        i = upper(base); /* the removal may have shifted the array */
+        rs[i - 1].freed = free_gen;
+        ring[ring_next].lo = base;
+        ring[ring_next].gen = free_gen;
+        ring_next = (ring_next + 1) % RECENT_FREES;
+        ring_len++;
+    }
+    pthread_rwlock_unlock(&maplock);
+}
+
+void sc_alloc_rdlock(void) { pthread_rwlock_rdlock(&maplock); }
+void sc_alloc_rdunlock(void) { pthread_rwlock_unlock(&maplock); }
+
+int sc_alloc_contains_rdlocked(uint64_t addr) {
+    if (addr < atomic_load_explicit(&minlo, memory_order_relaxed) ||
+        addr >= atomic_load_explicit(&maxhi, memory_order_relaxed))
+        return 0;
+    size_t i = upper(addr);
+    return i > 0 && addr < rs[i - 1].hi;
+}
+
+int sc_alloc_contains(uint64_t addr) {
+    sc_alloc_rdlock();
+    int r = sc_alloc_contains_rdlocked(addr);
+    sc_alloc_rdunlock();
+    return r;
+}
+
+/* fork: hold the write side across fork so the child's copy is consistent. */
+void sc_alloc_atfork_prepare(void) { pthread_rwlock_wrlock(&maplock); }
+void sc_alloc_atfork_parent(void) { pthread_rwlock_unlock(&maplock); }
+void sc_alloc_atfork_child(void) {
+    /* The child has one thread, ours; a fresh lock is the safe way out. */
+    pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
+    memcpy(&maplock, &fresh, sizeof fresh);
+}

@@ -1,0 +1,716 @@
+//go:build cgo
+
+/*
+ * callbacks.c: the CUPTI callback and the per-function handlers that turn a
+ * driver call into an event.
+ *
+ * Only the callback ids we need are enabled; they are found once at start by
+ * name (cuptiGetCallbackName), so no CUPTI header and no numeric id is built
+ * in. Events are recorded at the exit site of DRIVER_API callbacks, where the
+ * result and the returned handles and pointers are known; every runtime call
+ * reaches the driver, so this sees runtime users, driver users, static cudart
+ * and CuPy alike. RUNTIME_API callbacks only remember, per thread, which
+ * runtime function is in progress, so the driver call inside it is recorded
+ * once, under the name the program used ("cudaMallocAsync").
+ *
+ * The path is plain C with no allocation after a thread's first call: a
+ * reentrancy flag, a few table reads, the unwind, and one locked append.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define MAXCB 4096
+
+enum {
+    H_NONE = 0,
+    H_STREAM_CREATE,
+    H_STREAM_CREATE_PRIO,
+    H_STREAM_DESTROY,
+    H_EVENT_CREATE,
+    H_EVENT_RECORD,
+    H_EVENT_DESTROY,
+    H_STREAM_WAIT,
+    H_STREAM_SYNC,
+    H_EVENT_SYNC,
+    H_CTX_SYNC,
+    H_STREAM_QUERY,
+    H_EVENT_QUERY,
+    H_MALLOC_ASYNC,
+    H_MALLOC_POOL,
+    H_MALLOC,
+    H_MALLOC_PITCH,
+    H_FREE_ASYNC,
+    H_FREE,
+    H_LAUNCH,
+    H_LAUNCH_COOP,
+    H_LAUNCH_EX,
+    H_CPY_UNIFIED,
+    H_CPY_HTOD,
+    H_CPY_DTOH,
+    H_CPY_DTOD,
+    H_CPY_PEER,
+    H_CPY_2D,
+    H_CPY_3D,
+    H_CPY_3DPEER,
+    H_SET,
+    H_SET2D,
+    H_HOST_FUNC,
+    H_CAPTURE_BEGIN,
+    H_CAPTURE_END,
+    H_GRAPH_LAUNCH,
+    H_POOL_CREATE,
+};
+
+typedef struct {
+    const char *name; /* driver function name without _ptsz/_ptds */
+    uint8_t h, async, elem;
+} drv_entry;
+
+/* Exact names, versions included: a version suffix can change the layout
+ * (cuMemAlloc v1 had 32-bit pointers), so only layouts we know are read. */
+static const drv_entry drv_table[] = {
+    {"cuStreamCreate", H_STREAM_CREATE, 0, 0},
+    {"cuStreamCreateWithPriority", H_STREAM_CREATE_PRIO, 0, 0},
+    {"cuStreamDestroy", H_STREAM_DESTROY, 0, 0},
+    {"cuStreamDestroy_v2", H_STREAM_DESTROY, 0, 0},
+    {"cuEventCreate", H_EVENT_CREATE, 0, 0},
+    {"cuEventRecord", H_EVENT_RECORD, 0, 0},
+    {"cuEventRecordWithFlags", H_EVENT_RECORD, 0, 0},
+    {"cuEventDestroy", H_EVENT_DESTROY, 0, 0},
+    {"cuEventDestroy_v2", H_EVENT_DESTROY, 0, 0},
+    {"cuStreamWaitEvent", H_STREAM_WAIT, 0, 0},
+    {"cuStreamSynchronize", H_STREAM_SYNC, 0, 0},
+    {"cuEventSynchronize", H_EVENT_SYNC, 0, 0},
+    {"cuCtxSynchronize", H_CTX_SYNC, 0, 0},
+    {"cuCtxSynchronize_v2", H_CTX_SYNC, 0, 0},
+    {"cuStreamQuery", H_STREAM_QUERY, 0, 0},
+    {"cuEventQuery", H_EVENT_QUERY, 0, 0},
+    {"cuMemAllocAsync", H_MALLOC_ASYNC, 1, 0},
+    {"cuMemAllocFromPoolAsync", H_MALLOC_POOL, 1, 0},
+    {"cuMemAlloc_v2", H_MALLOC, 0, 0},
+    {"cuMemAllocManaged", H_MALLOC, 0, 0},
+    {"cuMemAllocPitch_v2", H_MALLOC_PITCH, 0, 0},
+    {"cuMemFreeAsync", H_FREE_ASYNC, 1, 0},
+    {"cuMemFree_v2", H_FREE, 0, 0},
+    {"cuLaunchKernel", H_LAUNCH, 1, 0},
+    {"cuLaunchCooperativeKernel", H_LAUNCH_COOP, 1, 0},
+    {"cuLaunchKernelEx", H_LAUNCH_EX, 1, 0},
+    {"cuMemcpy", H_CPY_UNIFIED, 0, 0},
+    {"cuMemcpyAsync", H_CPY_UNIFIED, 1, 0},
+    {"cuMemcpyHtoD_v2", H_CPY_HTOD, 0, 0},
+    {"cuMemcpyHtoDAsync_v2", H_CPY_HTOD, 1, 0},
+    {"cuMemcpyDtoH_v2", H_CPY_DTOH, 0, 0},
+    {"cuMemcpyDtoHAsync_v2", H_CPY_DTOH, 1, 0},
+    {"cuMemcpyDtoD_v2", H_CPY_DTOD, 0, 0},
+    {"cuMemcpyDtoDAsync_v2", H_CPY_DTOD, 1, 0},
+    {"cuMemcpyPeer", H_CPY_PEER, 0, 0},
+    {"cuMemcpyPeerAsync", H_CPY_PEER, 1, 0},
+    {"cuMemcpy2D_v2", H_CPY_2D, 0, 0},
+    {"cuMemcpy2DUnaligned_v2", H_CPY_2D, 0, 0},
+    {"cuMemcpy2DAsync_v2", H_CPY_2D, 1, 0},
+    {"cuMemcpy3D_v2", H_CPY_3D, 0, 0},
+    {"cuMemcpy3DAsync_v2", H_CPY_3D, 1, 0},
+    {"cuMemcpy3DPeer", H_CPY_3DPEER, 0, 0},
+    {"cuMemcpy3DPeerAsync", H_CPY_3DPEER, 1, 0},
+    {"cuMemsetD8_v2", H_SET, 0, 1},
+    {"cuMemsetD16_v2", H_SET, 0, 2},
+    {"cuMemsetD32_v2", H_SET, 0, 4},
+    {"cuMemsetD8Async", H_SET, 1, 1},
+    {"cuMemsetD16Async", H_SET, 1, 2},
+    {"cuMemsetD32Async", H_SET, 1, 4},
+    {"cuMemsetD2D8_v2", H_SET2D, 0, 1},
+    {"cuMemsetD2D16_v2", H_SET2D, 0, 2},
+    {"cuMemsetD2D32_v2", H_SET2D, 0, 4},
+    {"cuMemsetD2D8Async", H_SET2D, 1, 1},
+    {"cuMemsetD2D16Async", H_SET2D, 1, 2},
+    {"cuMemsetD2D32Async", H_SET2D, 1, 4},
+    {"cuLaunchHostFunc", H_HOST_FUNC, 1, 0},
+    {"cuStreamAddCallback", H_HOST_FUNC, 1, 0},
+    {"cuStreamBeginCapture", H_CAPTURE_BEGIN, 1, 0},
+    {"cuStreamBeginCapture_v2", H_CAPTURE_BEGIN, 1, 0},
+    {"cuStreamBeginCaptureToGraph", H_CAPTURE_BEGIN, 1, 0},
+    {"cuStreamEndCapture", H_CAPTURE_END, 1, 0},
+    {"cuGraphLaunch", H_GRAPH_LAUNCH, 1, 0},
+    {"cuMemPoolCreate", H_POOL_CREATE, 0, 0},
+};
+
+/* Runtime functions whose name we carry onto the driver call inside them
+ * (compared after dropping version and _ptsz/_ptds suffixes). */
+static const char *rt_exact[] = {
+    "cudaMalloc", "cudaMallocAsync", "cudaMallocFromPoolAsync", "cudaMallocManaged", "cudaMallocPitch",
+    "cudaFree", "cudaFreeAsync", "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
+    "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaLaunchHostFunc", "cudaStreamAddCallback",
+    "cudaGraphLaunch", "cudaMemPoolCreate", "cudaStreamCreate", "cudaStreamCreateWithFlags",
+    "cudaStreamCreateWithPriority", "cudaStreamDestroy", "cudaStreamWaitEvent", "cudaStreamSynchronize",
+    "cudaStreamQuery", "cudaStreamBeginCapture", "cudaStreamBeginCaptureToGraph", "cudaStreamEndCapture",
+};
+static const char *rt_prefix[] = {"cudaMemcpy", "cudaMemset", "cudaEvent"};
+
+typedef struct {
+    uint8_t h, async, elem, pt;
+} drv_info;
+
+static drv_info drv[MAXCB];
+static char *drv_disp[MAXCB], *rt_disp[MAXCB];
+static _Atomic uint32_t drv_sid[MAXCB], rt_sid[MAXCB];
+_Atomic int sc_active;
+int sc_stats;
+_Atomic uint64_t sc_stat_handler_ns, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
+
+/* "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync"; "cuMemAlloc_v2" -> "cuMemAlloc". */
+const char *sc_display_name(const char *fn, char *buf, size_t n) {
+    snprintf(buf, n, "%s", fn ? fn : "");
+    for (;;) {
+        size_t len = strlen(buf);
+        if (len > 5 && (strcmp(buf + len - 5, "_ptsz") == 0 || strcmp(buf + len - 5, "_ptds") == 0)) {
+            buf[len - 5] = 0;
+            continue;
+        }
+        char *u = strrchr(buf, '_');
+        if (u && u[1] == 'v' && u[2] >= '0' && u[2] <= '9' && u != buf) {
+            char *q = u + 2;
+            while (*q >= '0' && *q <= '9') q++;
+            if (*q == 0) {
+                *u = 0;
+                continue;
+            }
+        }
+        return buf;
+    }
+}
+
+static int has_suffix(const char *s, const char *suf) {
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, const char **),
+                       CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId),
+                       CUpti_SubscriberHandle sub, char *err, size_t errlen) {
+    int ndrv = 0, nrt = 0;
+    char base[256], disp[256];
+    atomic_store(&sc_active, 1);
+    for (uint32_t cbid = 1; cbid < MAXCB; cbid++) {
+        const char *name = NULL;
+        if (get_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+        int pt = has_suffix(name, "_ptsz") || has_suffix(name, "_ptds");
+        snprintf(base, sizeof base, "%s", name);
+        if (pt) base[strlen(base) - 5] = 0;
+        for (size_t i = 0; i < sizeof drv_table / sizeof drv_table[0]; i++) {
+            if (strcmp(base, drv_table[i].name) != 0) continue;
+            drv[cbid] = (drv_info){drv_table[i].h, drv_table[i].async, drv_table[i].elem, (uint8_t)pt};
+            drv_disp[cbid] = strdup(sc_display_name(name, disp, sizeof disp));
+            if (enable(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS)
+                ndrv++;
+            else
+                drv[cbid].h = H_NONE;
+            break;
+        }
+    }
+    /* STREAMCHECK_RUNTIME_NAMES=0: no runtime callbacks (half the CUPTI
+     * callbacks per call); events then carry the driver function's name. */
+    const char *rn = getenv("STREAMCHECK_RUNTIME_NAMES");
+    int runtime_names = !(rn && strcmp(rn, "0") == 0);
+    for (uint32_t cbid = 1; runtime_names && cbid < MAXCB; cbid++) {
+        const char *name = NULL;
+        if (get_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+        sc_display_name(name, disp, sizeof disp);
+        int want = 0;
+        for (size_t i = 0; !want && i < sizeof rt_exact / sizeof rt_exact[0]; i++) want = strcmp(disp, rt_exact[i]) == 0;
+        for (size_t i = 0; !want && i < sizeof rt_prefix / sizeof rt_prefix[0]; i++)
+            want = strncmp(disp, rt_prefix[i], strlen(rt_prefix[i])) == 0;
+        if (!want) continue;
+        rt_disp[cbid] = strdup(disp);
+        if (enable(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, cbid) == CUPTI_SUCCESS) nrt++;
+    }
+    if (ndrv == 0) {
+        atomic_store(&sc_active, 0);
+        snprintf(err, errlen, "no driver API callback could be enabled (%d runtime)", nrt);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- per-thread state ---- */
+
+static pthread_key_t tkey;
+static pthread_once_t tkey_once = PTHREAD_ONCE_INIT;
+static __thread sc_tstate *tls;
+
+static void tstate_free(void *p) {
+    tls = NULL; /* a later callback in this exiting thread starts afresh */
+    sc_stack_cache_free(p);
+    free(p);
+}
+static void tkey_init(void) { pthread_key_create(&tkey, tstate_free); }
+
+sc_tstate *sc_tls(void) {
+    sc_tstate *ts = tls;
+    uint32_t gen = atomic_load_explicit(&sc_fork_gen, memory_order_relaxed);
+    if (!ts) {
+        pthread_once(&tkey_once, tkey_init);
+        ts = calloc(1, sizeof *ts);
+        if (!ts) return NULL;
+        tls = ts;
+        pthread_setspecific(tkey, ts);
+        ts->tid = (uint32_t)syscall(SYS_gettid);
+        ts->fork_gen = gen;
+    } else if (ts->fork_gen != gen) {
+        ts->tid = (uint32_t)syscall(SYS_gettid); /* we are a forked child now */
+        ts->fork_gen = gen;
+        ts->ctx_valid = 0;
+    }
+    return ts;
+}
+
+/* ---- helpers ---- */
+
+static uint64_t norm_stream(CUstream s, int pt) {
+    uintptr_t v = (uintptr_t)s;
+    if (v == 0) return pt ? 2 : 0; /* _ptsz/_ptds: 0 is the thread's per-thread stream */
+    if (v == SC_STREAM_LEGACY) return 0;
+    return v;
+}
+
+static int32_t device_of(sc_tstate *ts, CUcontext ctx) {
+    if (!ctx) return -1;
+    if (ts->ctx_valid && ts->ctx == ctx) return ts->ctx_dev;
+    CUdevice d = -1;
+    if (!sc_drv.cuCtxGetDevice || sc_drv.cuCtxGetDevice(&d) != CUDA_SUCCESS) d = -1;
+    ts->ctx = ctx;
+    ts->ctx_dev = d;
+    ts->ctx_valid = 1;
+    return d;
+}
+
+/* Host-side flags of a host pointer: pinned if the driver knows it as host
+ * memory, pageable if it does not know it at all. */
+static uint32_t host_flags(const void *p) {
+    unsigned int mt = 0;
+    if (!sc_drv.cuPointerGetAttribute) return 0;
+    if (sc_drv.cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+        return FLAG_PAGEABLE;
+    return mt == CU_MEMORYTYPE_HOST ? FLAG_PINNED : 0;
+}
+
+/* Side of a unified-address pointer: 1 device, 0 host (flags set), -1 unknown. */
+static int classify(uint64_t p, uint32_t *flags) {
+    if (sc_alloc_contains(p)) return 1;
+    unsigned int mt = 0;
+    if (!sc_drv.cuPointerGetAttribute) return -1;
+    if (sc_drv.cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS) {
+        *flags |= FLAG_PAGEABLE;
+        return 0;
+    }
+    if (mt == CU_MEMORYTYPE_DEVICE || mt == CU_MEMORYTYPE_ARRAY) return 1;
+    if (mt == CU_MEMORYTYPE_HOST) {
+        *flags |= FLAG_PINNED;
+        return 0;
+    }
+    return -1;
+}
+
+static uint32_t kind_of(int dst_dev, int src_dev) {
+    if (dst_dev < 0 || src_dev < 0) return COPY_DEFAULT;
+    if (dst_dev && src_dev) return COPY_D2D;
+    if (dst_dev) return COPY_H2D;
+    if (src_dev) return COPY_D2H;
+    return COPY_H2H;
+}
+
+/* One side of a 2D/3D copy: start address, device-ness, flags. */
+static uint64_t side(unsigned int mtype, const void *host, CUdeviceptr dev, uint64_t off, int *is_dev,
+                     uint32_t *flags) {
+    switch (mtype) {
+    case CU_MEMORYTYPE_HOST:
+        *is_dev = 0;
+        *flags |= host_flags(host);
+        return (uint64_t)(uintptr_t)host + off;
+    case CU_MEMORYTYPE_DEVICE:
+        *is_dev = 1;
+        return dev + off;
+    case CU_MEMORYTYPE_UNIFIED:
+        *is_dev = classify(dev, flags);
+        return dev + off;
+    default: /* CUDA array: no linear address */
+        *is_dev = 1;
+        return 0;
+    }
+}
+
+/* Bytes from the first to the last byte a pitched copy touches. */
+static uint64_t span(uint64_t pitch, uint64_t rows_per_slice, uint64_t width, uint64_t height, uint64_t depth) {
+    if (width == 0 || height == 0 || depth == 0) return 0;
+    if (pitch < width) pitch = width;
+    if (rows_per_slice < height) rows_per_slice = height;
+    return pitch * rows_per_slice * (depth - 1) + pitch * (height - 1) + width;
+}
+
+/* ---- the callback ---- */
+
+static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
+    drv_info in = drv[cbid];
+    const void *pp = cb->functionParams;
+    if (in.h == H_NONE || (!pp && in.h != H_CTX_SYNC)) return; /* cuCtxSynchronize has no parameters */
+    sc_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.result = cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue : 0;
+    int ok = ev.result == CUDA_SUCCESS;
+    int pt = in.pt;
+    int64_t alloc_add = -1; /* ptr to add to the allocation map after recording */
+    uint64_t alloc_free = 0;
+
+    switch (in.h) {
+    case H_STREAM_CREATE: {
+        const p_cuStreamCreate *p = pp;
+        ev.op = OP_STREAM_CREATE;
+        if (ok && p->phStream) ev.stream = (uint64_t)(uintptr_t)*p->phStream;
+        if (p->Flags & CU_STREAM_NON_BLOCKING) ev.flags |= FLAG_NON_BLOCKING;
+        break;
+    }
+    case H_STREAM_CREATE_PRIO: {
+        const p_cuStreamCreateWithPriority *p = pp;
+        ev.op = OP_STREAM_CREATE;
+        if (ok && p->phStream) ev.stream = (uint64_t)(uintptr_t)*p->phStream;
+        if (p->flags & CU_STREAM_NON_BLOCKING) ev.flags |= FLAG_NON_BLOCKING;
+        ev.prio = p->priority;
+        break;
+    }
+    case H_STREAM_DESTROY:
+        ev.op = OP_STREAM_DESTROY;
+        ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
+        break;
+    case H_STREAM_SYNC:
+        ev.op = OP_STREAM_SYNC;
+        ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
+        break;
+    case H_STREAM_QUERY:
+        ev.op = OP_STREAM_QUERY;
+        ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
+        break;
+    case H_CAPTURE_BEGIN:
+        ev.op = OP_CAPTURE_BEGIN;
+        ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
+        break;
+    case H_CAPTURE_END:
+        ev.op = OP_CAPTURE_END;
+        ev.stream = norm_stream(((const p_cuStreamEndCapture *)pp)->hStream, pt);
+        break;
+    case H_HOST_FUNC:
+        ev.op = OP_HOST_FUNC;
+        ev.stream = norm_stream(((const p_cuLaunchHostFunc *)pp)->hStream, pt);
+        break;
+    case H_GRAPH_LAUNCH:
+        ev.op = OP_GRAPH_LAUNCH;
+        ev.stream = norm_stream(((const p_cuGraphLaunch *)pp)->hStream, pt);
+        break;
+    case H_EVENT_CREATE: {
+        const p_cuEventCreate *p = pp;
+        ev.op = OP_EVENT_CREATE;
+        if (ok && p->phEvent) ev.event = (uint64_t)(uintptr_t) * (CUevent *)p->phEvent;
+        break;
+    }
+    case H_EVENT_RECORD: {
+        const p_cuEventRecord *p = pp;
+        ev.op = OP_EVENT_RECORD;
+        ev.event = (uint64_t)(uintptr_t)p->hEvent;
+        ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_EVENT_DESTROY:
+        ev.op = OP_EVENT_DESTROY;
+        ev.event = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent;
+        break;
+    case H_EVENT_SYNC:
+        ev.op = OP_EVENT_SYNC;
+        ev.event = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent;
+        break;
+    case H_EVENT_QUERY:
+        ev.op = OP_EVENT_QUERY;
+        ev.event = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent;
+        break;
+    case H_STREAM_WAIT: {
+        const p_cuStreamWaitEvent *p = pp;
+        ev.op = OP_STREAM_WAIT;
+        ev.stream = norm_stream(p->hStream, pt);
+        ev.event = (uint64_t)(uintptr_t)p->hEvent;
+        break;
+    }
+    case H_CTX_SYNC:
+        ev.op = OP_DEVICE_SYNC;
+        break;
+    case H_MALLOC_ASYNC: {
+        const p_cuMemAllocAsync *p = pp;
+        ev.op = OP_MALLOC_ASYNC;
+        ev.size = p->bytesize;
+        ev.stream = norm_stream(p->hStream, pt);
+        if (ok && p->dptr) alloc_add = (int64_t)(ev.ptr = *p->dptr);
+        break;
+    }
+    case H_MALLOC_POOL: {
+        const p_cuMemAllocFromPoolAsync *p = pp;
+        ev.op = OP_MALLOC_ASYNC;
+        ev.size = p->bytesize;
+        ev.pool = (uint64_t)(uintptr_t)p->pool;
+        ev.stream = norm_stream(p->hStream, pt);
+        if (ok && p->dptr) alloc_add = (int64_t)(ev.ptr = *p->dptr);
+        break;
+    }
+    case H_MALLOC: {
+        const p_cuMemAlloc *p = pp;
+        ev.op = OP_MALLOC;
+        ev.size = p->bytesize;
+        if (ok && p->dptr) alloc_add = (int64_t)(ev.ptr = *p->dptr);
+        break;
+    }
+    case H_MALLOC_PITCH: {
+        const p_cuMemAllocPitch *p = pp;
+        ev.op = OP_MALLOC;
+        ev.size = (uint64_t)p->WidthInBytes * p->Height;
+        if (ok && p->pPitch) ev.size = (uint64_t)*p->pPitch * p->Height;
+        if (ok && p->dptr) alloc_add = (int64_t)(ev.ptr = *p->dptr);
+        break;
+    }
+    case H_FREE_ASYNC: {
+        const p_cuMemFreeAsync *p = pp;
+        ev.op = OP_FREE_ASYNC;
+        ev.ptr = p->dptr;
+        ev.stream = norm_stream(p->hStream, pt);
+        if (ok) alloc_free = p->dptr;
+        break;
+    }
+    case H_FREE:
+        ev.op = OP_FREE;
+        ev.ptr = ((const p_cuMemFree *)pp)->dptr;
+        if (ok) alloc_free = ev.ptr;
+        break;
+    case H_LAUNCH: {
+        const p_cuLaunchKernel *p = pp;
+        ev.op = OP_LAUNCH;
+        ev.stream = norm_stream(p->hStream, pt);
+        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, p->extra, &ev.kernel);
+        break;
+    }
+    case H_LAUNCH_COOP: {
+        const p_cuLaunchCooperativeKernel *p = pp;
+        ev.op = OP_LAUNCH;
+        ev.stream = norm_stream(p->hStream, pt);
+        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, NULL, &ev.kernel);
+        break;
+    }
+    case H_LAUNCH_EX: {
+        const p_cuLaunchKernelEx *p = pp;
+        ev.op = OP_LAUNCH;
+        ev.stream = norm_stream(p->config ? p->config->hStream : NULL, pt);
+        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, p->extra, &ev.kernel);
+        break;
+    }
+    case H_CPY_UNIFIED: {
+        const p_cuMemcpy *p = pp;
+        ev.ptr = p->dst;
+        ev.src = p->src;
+        ev.size = p->ByteCount;
+        int d = classify(p->dst, &ev.flags), s = classify(p->src, &ev.flags);
+        ev.kind = kind_of(d, s);
+        if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_HTOD: {
+        const p_cuMemcpyHtoD *p = pp;
+        ev.ptr = p->dstDevice;
+        ev.src = (uint64_t)(uintptr_t)p->srcHost;
+        ev.size = p->ByteCount;
+        ev.kind = COPY_H2D;
+        ev.flags = host_flags(p->srcHost);
+        if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_DTOH: {
+        const p_cuMemcpyDtoH *p = pp;
+        ev.ptr = (uint64_t)(uintptr_t)p->dstHost;
+        ev.src = p->srcDevice;
+        ev.size = p->ByteCount;
+        ev.kind = COPY_D2H;
+        ev.flags = host_flags(p->dstHost);
+        if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_DTOD: {
+        const p_cuMemcpy *p = pp;
+        ev.ptr = p->dst;
+        ev.src = p->src;
+        ev.size = p->ByteCount;
+        ev.kind = COPY_D2D;
+        if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_PEER: {
+        const p_cuMemcpyPeer *p = pp;
+        ev.ptr = p->dstDevice;
+        ev.src = p->srcDevice;
+        ev.size = p->ByteCount;
+        ev.kind = COPY_D2D;
+        if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_2D: {
+        const p_cuMemcpy2D *p = pp;
+        const sc_CUDA_MEMCPY2D *c = p->pCopy;
+        if (!c) break;
+        int dd, sd;
+        ev.ptr = side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstY * c->dstPitch + c->dstXInBytes, &dd, &ev.flags);
+        ev.src = side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcY * c->srcPitch + c->srcXInBytes, &sd, &ev.flags);
+        uint64_t a = span(c->dstPitch, c->Height, c->WidthInBytes, c->Height, 1);
+        uint64_t b = span(c->srcPitch, c->Height, c->WidthInBytes, c->Height, 1);
+        ev.size = a > b ? a : b;
+        ev.kind = kind_of(dd, sd);
+        if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_3D: {
+        const p_cuMemcpy3D *p = pp;
+        const sc_CUDA_MEMCPY3D *c = p->pCopy;
+        if (!c) break;
+        int dd, sd;
+        uint64_t dh = c->dstHeight ? c->dstHeight : c->Height, sh = c->srcHeight ? c->srcHeight : c->Height;
+        ev.ptr = side(c->dstMemoryType, c->dstHost, c->dstDevice,
+                      (c->dstZ * dh + c->dstY) * c->dstPitch + c->dstXInBytes, &dd, &ev.flags);
+        ev.src = side(c->srcMemoryType, c->srcHost, c->srcDevice,
+                      (c->srcZ * sh + c->srcY) * c->srcPitch + c->srcXInBytes, &sd, &ev.flags);
+        uint64_t a = span(c->dstPitch, dh, c->WidthInBytes, c->Height, c->Depth);
+        uint64_t b = span(c->srcPitch, sh, c->WidthInBytes, c->Height, c->Depth);
+        ev.size = a > b ? a : b;
+        ev.kind = kind_of(dd, sd);
+        if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_3DPEER: {
+        const p_cuMemcpy3DPeer *p = pp;
+        const sc_CUDA_MEMCPY3D_PEER *c = p->pCopy;
+        if (!c) break;
+        int dd, sd;
+        uint64_t dh = c->dstHeight ? c->dstHeight : c->Height, sh = c->srcHeight ? c->srcHeight : c->Height;
+        ev.ptr = side(c->dstMemoryType, c->dstHost, c->dstDevice,
+                      (c->dstZ * dh + c->dstY) * c->dstPitch + c->dstXInBytes, &dd, &ev.flags);
+        ev.src = side(c->srcMemoryType, c->srcHost, c->srcDevice,
+                      (c->srcZ * sh + c->srcY) * c->srcPitch + c->srcXInBytes, &sd, &ev.flags);
+        uint64_t a = span(c->dstPitch, dh, c->WidthInBytes, c->Height, c->Depth);
+        uint64_t b = span(c->srcPitch, sh, c->WidthInBytes, c->Height, c->Depth);
+        ev.size = a > b ? a : b;
+        ev.kind = kind_of(dd, sd);
+        if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_SET: {
+        /* D8/D16/D32 differ only in the value's type, which we skip; read
+         * each layout as declared so the offsets of N and hStream are right. */
+        if (in.elem == 1) {
+            const p_cuMemsetD8 *p = pp;
+            ev.ptr = p->dstDevice;
+            ev.size = p->N;
+            if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        } else if (in.elem == 2) {
+            const p_cuMemsetD16 *p = pp;
+            ev.ptr = p->dstDevice;
+            ev.size = (uint64_t)p->N * 2;
+            if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        } else {
+            const p_cuMemsetD32 *p = pp;
+            ev.ptr = p->dstDevice;
+            ev.size = (uint64_t)p->N * 4;
+            if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        }
+        break;
+    }
+    case H_SET2D: {
+        uint64_t pitch, w, h;
+        if (in.elem == 1) {
+            const p_cuMemsetD2D8 *p = pp;
+            ev.ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width, h = p->Height;
+            if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        } else if (in.elem == 2) {
+            const p_cuMemsetD2D16 *p = pp;
+            ev.ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width * 2, h = p->Height;
+            if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        } else {
+            const p_cuMemsetD2D32 *p = pp;
+            ev.ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width * 4, h = p->Height;
+            if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        }
+        ev.size = span(pitch, h, w, h, 1);
+        break;
+    }
+    case H_POOL_CREATE: {
+        const p_cuMemPoolCreate *p = pp;
+        ev.op = OP_POOL_CREATE;
+        if (ok && p->pool) ev.pool = (uint64_t)(uintptr_t)*p->pool;
+        break;
+    }
+    }
+    switch (in.h) { /* ops that depend on sync/async */
+    case H_CPY_UNIFIED: case H_CPY_HTOD: case H_CPY_DTOH: case H_CPY_DTOD: case H_CPY_PEER:
+    case H_CPY_2D: case H_CPY_3D: case H_CPY_3DPEER:
+        ev.op = in.async ? OP_MEMCPY_ASYNC : OP_MEMCPY;
+        if (!in.async) ev.stream = pt ? 2 : 0; /* the stream a synchronous copy runs on */
+        break;
+    case H_SET: case H_SET2D:
+        ev.op = in.async ? OP_MEMSET_ASYNC : OP_MEMSET;
+        if (!in.async) ev.stream = pt ? 2 : 0;
+        break;
+    }
+    if (!ev.op) return;
+
+    ev.device = device_of(ts, cb->context);
+    /* API name: the runtime function in progress on this thread, if any. */
+    uint32_t sid;
+    if (ts->rt_depth > 0 && ts->rt_cbid < MAXCB && rt_disp[ts->rt_cbid]) {
+        sid = atomic_load_explicit(&rt_sid[ts->rt_cbid], memory_order_relaxed);
+        if (!sid) atomic_store(&rt_sid[ts->rt_cbid], sid = sc_intern(rt_disp[ts->rt_cbid]));
+    } else {
+        sid = atomic_load_explicit(&drv_sid[cbid], memory_order_relaxed);
+        if (!sid) atomic_store(&drv_sid[cbid], sid = sc_intern(drv_disp[cbid]));
+    }
+    ev.api = sid;
+    ev.ptrs = ts->ptrs;
+    ev.stack = sc_stack_capture(ts);
+    sc_emit(ts, &ev);
+    if (alloc_add >= 0) sc_alloc_add((uint64_t)alloc_add, ev.size);
+    if (alloc_free) sc_alloc_free(alloc_free);
+}
+
+void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {
+    (void)userdata;
+    if (!atomic_load_explicit(&sc_active, memory_order_relaxed) || !cbdata || cbid >= MAXCB) return;
+    const sc_CUpti_CallbackData *cb = cbdata;
+    int driver_exit = domain == CUPTI_CB_DOMAIN_DRIVER_API && cb->callbackSite == CUPTI_API_EXIT;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (!driver_exit || drv[cbid].h == H_NONE)) return;
+    if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+    int saved = errno; /* the program must never see ours */
+    sc_tstate *ts = sc_tls();
+    if (ts && !ts->busy) {
+        if (driver_exit) {
+            ts->busy = 1; /* the driver calls we make re-enter this callback */
+            if (sc_stats) {
+                int64_t t0 = sc_now_ns();
+                handle_driver(ts, cbid, cb);
+                atomic_fetch_add_explicit(&sc_stat_handler_ns, (uint64_t)(sc_now_ns() - t0), memory_order_relaxed);
+                atomic_fetch_add_explicit(&sc_stat_handled, 1, memory_order_relaxed);
+            } else {
+                handle_driver(ts, cbid, cb);
+            }
+            ts->busy = 0;
+        } else if (cb->callbackSite == CUPTI_API_ENTER) {
+            if (ts->rt_depth++ == 0) ts->rt_cbid = cbid;
+        } else if (ts->rt_depth > 0) {
+            ts->rt_depth--;
+        }
+    }
+    errno = saved;
+}

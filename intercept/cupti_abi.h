@@ -1,0 +1,234 @@
+/*
+ * cupti_abi.h: our own declarations of the parts of the CUPTI callback API
+ * and of the CUDA driver API that the shim uses. No CUDA header exists where
+ * the shim is built, and the shim must not depend on one: every type here is
+ * declared from the documented C ABI (x86-64 / aarch64 LP64), and every
+ * library entry point is reached through dlsym.
+ *
+ * The layouts were checked against public copies of cupti_callbacks.h,
+ * cuda.h and generated_cuda_meta.h. The CUPTI parameter structs
+ * ("cuX_params") are plain C structs whose members are the driver function's
+ * parameters in order, with their C types, so natural C alignment gives the
+ * layout CUPTI uses.
+ */
+#ifndef STREAMCHECK_CUPTI_ABI_H
+#define STREAMCHECK_CUPTI_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- CUDA driver types ---- */
+
+typedef int CUresult; /* enum cudaError_enum */
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr; /* 64-bit since CUDA 3.2 (_v2 API) */
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUkern_st *CUkernel;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUarray_st *CUarray;
+
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_NOT_READY 600
+
+#define CU_STREAM_NON_BLOCKING 0x1u
+/* Special stream handles (cuda.h: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD). */
+#define SC_STREAM_LEGACY ((uintptr_t)0x1)
+#define SC_STREAM_PER_THREAD ((uintptr_t)0x2)
+
+/* cuLaunchKernel "extra" keys (cuda.h: CU_LAUNCH_PARAM_*). */
+#define SC_LAUNCH_PARAM_END ((uintptr_t)0x00)
+#define SC_LAUNCH_PARAM_BUFFER_POINTER ((uintptr_t)0x01)
+#define SC_LAUNCH_PARAM_BUFFER_SIZE ((uintptr_t)0x02)
+
+/* CUmemorytype and CUpointer_attribute values used with cuPointerGetAttribute. */
+#define CU_MEMORYTYPE_HOST 1u
+#define CU_MEMORYTYPE_DEVICE 2u
+#define CU_MEMORYTYPE_ARRAY 3u
+#define CU_MEMORYTYPE_UNIFIED 4u
+#define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
+
+typedef struct {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    void *attrs; /* CUlaunchAttribute* */
+    unsigned int numAttrs;
+} sc_CUlaunchConfig;
+
+/* CUDA_MEMCPY2D (the _v2 layout, size_t fields). */
+typedef struct {
+    size_t srcXInBytes, srcY;
+    unsigned int srcMemoryType; /* CUmemorytype */
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    unsigned int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} sc_CUDA_MEMCPY2D;
+
+/* CUDA_MEMCPY3D (the _v2 layout). */
+typedef struct {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    unsigned int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    void *reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    unsigned int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    void *reserved1;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} sc_CUDA_MEMCPY3D;
+
+/* CUDA_MEMCPY3D_PEER: like CUDA_MEMCPY3D with contexts instead of reserved. */
+typedef struct {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    unsigned int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    CUcontext srcContext;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    unsigned int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    CUcontext dstContext;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} sc_CUDA_MEMCPY3D_PEER;
+
+/* ---- CUPTI callback API (cupti_callbacks.h) ---- */
+
+typedef int CUptiResult;
+#define CUPTI_SUCCESS 0
+
+typedef int CUpti_CallbackDomain;
+#define CUPTI_CB_DOMAIN_DRIVER_API 1
+#define CUPTI_CB_DOMAIN_RUNTIME_API 2
+
+typedef uint32_t CUpti_CallbackId;
+typedef struct CUpti_Subscriber_st *CUpti_SubscriberHandle;
+
+#define CUPTI_API_ENTER 0
+#define CUPTI_API_EXIT 1
+
+typedef struct {
+    int callbackSite; /* CUpti_ApiCallbackSite: CUPTI_API_ENTER / EXIT */
+    const char *functionName;
+    const void *functionParams;
+    void *functionReturnValue; /* CUresult* (driver) or cudaError_t* (runtime) */
+    const char *symbolName;    /* kernel name, launches only */
+    CUcontext context;
+    uint32_t contextUid;
+    uint64_t *correlationData;
+    uint32_t correlationId;
+} sc_CUpti_CallbackData;
+
+typedef void (*sc_CUpti_CallbackFunc)(void *userdata, CUpti_CallbackDomain domain,
+                                      CUpti_CallbackId cbid, const void *cbdata);
+
+/* ---- CUPTI parameter structs for the driver functions the shim records ----
+ * One struct per distinct layout; a comment names the functions using it.
+ * _ptsz/_ptds variants have the same layout as the plain function. */
+
+/* cuStreamCreate */
+typedef struct { CUstream *phStream; unsigned int Flags; } p_cuStreamCreate;
+/* cuStreamCreateWithPriority */
+typedef struct { CUstream *phStream; unsigned int flags; int priority; } p_cuStreamCreateWithPriority;
+/* cuStreamDestroy(_v2), cuStreamSynchronize, cuStreamQuery, cuStreamBeginCapture
+ * (v1), and any function whose first parameter is the stream: the stream is
+ * read through this. */
+typedef struct { CUstream hStream; } p_stream_first;
+/* cuEventCreate */
+typedef struct { void *phEvent; unsigned int Flags; } p_cuEventCreate;
+/* cuEventRecord, cuEventRecordWithFlags */
+typedef struct { CUevent hEvent; CUstream hStream; } p_cuEventRecord;
+/* cuEventDestroy(_v2), cuEventSynchronize, cuEventQuery */
+typedef struct { CUevent hEvent; } p_event_first;
+/* cuStreamWaitEvent */
+typedef struct { CUstream hStream; CUevent hEvent; unsigned int Flags; } p_cuStreamWaitEvent;
+/* cuMemAllocAsync */
+typedef struct { CUdeviceptr *dptr; size_t bytesize; CUstream hStream; } p_cuMemAllocAsync;
+/* cuMemAllocFromPoolAsync */
+typedef struct { CUdeviceptr *dptr; size_t bytesize; CUmemoryPool pool; CUstream hStream; } p_cuMemAllocFromPoolAsync;
+/* cuMemAlloc_v2, cuMemAllocManaged (one more unsigned after) */
+typedef struct { CUdeviceptr *dptr; size_t bytesize; } p_cuMemAlloc;
+/* cuMemAllocPitch_v2 */
+typedef struct { CUdeviceptr *dptr; size_t *pPitch; size_t WidthInBytes; size_t Height; unsigned int ElementSizeBytes; } p_cuMemAllocPitch;
+/* cuMemFreeAsync */
+typedef struct { CUdeviceptr dptr; CUstream hStream; } p_cuMemFreeAsync;
+/* cuMemFree_v2 */
+typedef struct { CUdeviceptr dptr; } p_cuMemFree;
+/* cuLaunchKernel */
+typedef struct {
+    CUfunction f;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    void **kernelParams;
+    void **extra;
+} p_cuLaunchKernel;
+/* cuLaunchCooperativeKernel: cuLaunchKernel without extra. */
+typedef struct {
+    CUfunction f;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    void **kernelParams;
+} p_cuLaunchCooperativeKernel;
+/* cuLaunchKernelEx */
+typedef struct { const sc_CUlaunchConfig *config; CUfunction f; void **kernelParams; void **extra; } p_cuLaunchKernelEx;
+/* cuMemcpy, cuMemcpyDtoD_v2 (dst, src, n); + hStream for the Async forms */
+typedef struct { CUdeviceptr dst; CUdeviceptr src; size_t ByteCount; CUstream hStream; } p_cuMemcpy;
+/* cuMemcpyHtoD_v2(+Async) */
+typedef struct { CUdeviceptr dstDevice; const void *srcHost; size_t ByteCount; CUstream hStream; } p_cuMemcpyHtoD;
+/* cuMemcpyDtoH_v2(+Async) */
+typedef struct { void *dstHost; CUdeviceptr srcDevice; size_t ByteCount; CUstream hStream; } p_cuMemcpyDtoH;
+/* cuMemcpyPeer(+Async) */
+typedef struct { CUdeviceptr dstDevice; CUcontext dstContext; CUdeviceptr srcDevice; CUcontext srcContext; size_t ByteCount; CUstream hStream; } p_cuMemcpyPeer;
+/* cuMemcpy2D_v2, cuMemcpy2DUnaligned_v2, cuMemcpy2DAsync_v2 */
+typedef struct { const sc_CUDA_MEMCPY2D *pCopy; CUstream hStream; } p_cuMemcpy2D;
+/* cuMemcpy3D_v2, cuMemcpy3DAsync_v2 */
+typedef struct { const sc_CUDA_MEMCPY3D *pCopy; CUstream hStream; } p_cuMemcpy3D;
+/* cuMemcpy3DPeer, cuMemcpy3DPeerAsync */
+typedef struct { const sc_CUDA_MEMCPY3D_PEER *pCopy; CUstream hStream; } p_cuMemcpy3DPeer;
+/* cuMemsetD8_v2 (+Async) */
+typedef struct { CUdeviceptr dstDevice; unsigned char uc; size_t N; CUstream hStream; } p_cuMemsetD8;
+/* cuMemsetD16_v2 (+Async) */
+typedef struct { CUdeviceptr dstDevice; unsigned short us; size_t N; CUstream hStream; } p_cuMemsetD16;
+/* cuMemsetD32_v2 (+Async) */
+typedef struct { CUdeviceptr dstDevice; unsigned int ui; size_t N; CUstream hStream; } p_cuMemsetD32;
+/* cuMemsetD2D8_v2 (+Async) */
+typedef struct { CUdeviceptr dstDevice; size_t dstPitch; unsigned char uc; size_t Width; size_t Height; CUstream hStream; } p_cuMemsetD2D8;
+/* cuMemsetD2D16_v2 (+Async) */
+typedef struct { CUdeviceptr dstDevice; size_t dstPitch; unsigned short us; size_t Width; size_t Height; CUstream hStream; } p_cuMemsetD2D16;
+/* cuMemsetD2D32_v2 (+Async) */
+typedef struct { CUdeviceptr dstDevice; size_t dstPitch; unsigned int ui; size_t Width; size_t Height; CUstream hStream; } p_cuMemsetD2D32;
+/* cuLaunchHostFunc(hStream, fn, userData), cuStreamAddCallback(hStream, cb, userData, flags) */
+typedef struct { CUstream hStream; void *fn; void *userData; } p_cuLaunchHostFunc;
+/* cuStreamEndCapture */
+typedef struct { CUstream hStream; CUgraph *phGraph; } p_cuStreamEndCapture;
+/* cuGraphLaunch */
+typedef struct { CUgraphExec hGraphExec; CUstream hStream; } p_cuGraphLaunch;
+/* cuMemPoolCreate */
+typedef struct { CUmemoryPool *pool; const void *poolProps; } p_cuMemPoolCreate;
+
+#endif

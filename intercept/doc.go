@@ -1,0 +1,72 @@
+// Command intercept is the recording shim: a shared library that records
+// the CUDA calls of a process into a binary trace (docs/trace-format.md).
+//
+// Build it with
+//
+//	go build -buildmode=c-shared -o intercept/libstreamcheck.so ./intercept
+//
+// (cgo and a C compiler are needed; no CUDA headers or libraries are needed
+// at build time). The build also writes intercept/libstreamcheck.h, which
+// nothing uses.
+//
+// # Loading
+//
+// The library is loaded into the traced program in one of two ways:
+//
+//   - CUDA_INJECTION64_PATH=/path/libstreamcheck.so (preferred): the CUDA
+//     driver loads it at cuInit and calls its InitializeInjection.
+//   - LD_PRELOAD=/path/libstreamcheck.so with STREAMCHECK_PRELOAD=1: the
+//     library's constructor starts recording when the program is loaded.
+//     Without STREAMCHECK_PRELOAD=1 a preloaded copy does nothing.
+//
+// Package launch (intercept/launch) finds the library and builds that
+// environment for `streamcheck run`.
+//
+// It subscribes to CUPTI callbacks (libcupti is loaded at run time) and
+// records, at the exit of each driver call, the stream-ordered operations
+// the analyzer needs: stream and event lifetimes, records, waits and
+// synchronizations, allocations and frees (stream-ordered and not), kernel
+// launches with the device addresses found in their parameters, copies,
+// memsets, host functions, graph capture and launch, and pool creation. A
+// runtime call and the driver call inside it are one event, named after the
+// runtime function. Every event carries a host stack (deduplicated) and the
+// trace carries the module map needed to symbolize it offline.
+//
+// # Environment
+//
+//	STREAMCHECK_DIR          directory for traces and error markers (default ".")
+//	STREAMCHECK_PRELOAD=1    start from the constructor (LD_PRELOAD use)
+//	STREAMCHECK_STACK_DEPTH  host frames kept per event (default 32, 0 = no stacks, at most 128)
+//	STREAMCHECK_RUNTIME_NAMES=0  skip the runtime-API callbacks (cheaper; events are
+//	                         then named after the driver function, e.g. cuMemAllocAsync)
+//	STREAMCHECK_STATS=1      at exit, print on stderr how many calls were recorded,
+//	                         the shim's own time per call and the stack cache's hits
+//	STREAMCHECK_CUPTI        path of libcupti to use (else searched: libcupti.so,
+//	                         libcupti.so.13, libcupti.so.12, $CUDA_HOME/lib64,
+//	                         $CUDA_PATH/lib64, /usr/local/cuda/lib64,
+//	                         /usr/local/cuda/extras/CUPTI/lib64, the directory of
+//	                         a loaded libcudart and its ../../cuda_cupti/lib)
+//	STREAMCHECK_LIBCUDA      path of the driver library for the shim's own
+//	                         queries (default libcuda.so.1)
+//
+// # Output
+//
+// Each process writes <dir>/streamcheck-<pid>.sctrace (a -N suffix is added
+// if the name is taken), mode 0600. A forked child that makes CUDA calls
+// writes its own file; a child that execs loads the shim again through the
+// inherited environment. Under LD_PRELOAD a process that never makes a
+// recorded CUDA call leaves no file. The file is complete once the process
+// exits normally (End record); a process killed or crashed leaves every event
+// recorded before that point, and readers report the trace as truncated.
+//
+// If CUPTI cannot be loaded or subscribed (another profiler may hold it),
+// the shim prints one line, "streamcheck: cannot record CUDA calls:
+// <reason>", on stderr and writes the reason to <dir>/streamcheck-<pid>.error;
+// the program runs on unchanged. The shim never changes the program's
+// results, exit status or errno.
+package main
+
+// main is empty: the library's work starts in its C constructor or in
+// InitializeInjection, never in Go. (Without cgo the package builds to an
+// empty program, so `go build ./...` works everywhere.)
+func main() {}

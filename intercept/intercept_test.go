@@ -1,0 +1,756 @@
+package main
+
+// These tests build the shim as CI would, run a fake CUDA program
+// (testdata/fakeapp.c) on a fake CUPTI library (testdata/fakecupti.c) that
+// delivers callbacks with CUPTI's data layout, and read the traces back with
+// the model package's reader. No GPU or CUDA installation is involved.
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+type built struct {
+	dir, shim, fake, app string
+	err                  error
+	skip                 string
+}
+
+var (
+	buildOnce sync.Once
+	artifacts built
+)
+
+// build compiles the shim, the fake CUPTI library and the fake app once per
+// test binary.
+func build(t *testing.T) built {
+	t.Helper()
+	buildOnce.Do(func() {
+		gobin, err := exec.LookPath("go")
+		if err != nil {
+			gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+			if _, err := os.Stat(gobin); err != nil {
+				artifacts.skip = "no go command"
+				return
+			}
+		}
+		cc := os.Getenv("CC")
+		if cc == "" {
+			cc = "cc"
+		}
+		if _, err := exec.LookPath(cc); err != nil {
+			artifacts.skip = "no C compiler (" + cc + ")"
+			return
+		}
+		dir, err := os.MkdirTemp("", "streamcheck-intercept-test-")
+		if err != nil {
+			artifacts.err = err
+			return
+		}
+		artifacts.dir = dir
+		artifacts.shim = filepath.Join(dir, "libstreamcheck.so")
+		artifacts.fake = filepath.Join(dir, "libfakecupti.so")
+		artifacts.app = filepath.Join(dir, "fakeapp")
+		steps := [][]string{
+			{gobin, "build", "-buildmode=c-shared", "-o", artifacts.shim, "."},
+			{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", artifacts.fake, "testdata/fakecupti.c", "-lpthread"},
+			{cc, "-O1", "-g", "-Wall", "-o", artifacts.app, "testdata/fakeapp.c", "-L" + dir, "-lfakecupti",
+				"-Wl,-rpath," + dir, "-ldl", "-lpthread"},
+		}
+		for _, s := range steps {
+			cmd := exec.Command(s[0], s[1:]...)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				artifacts.err = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
+				return
+			}
+		}
+	})
+	if artifacts.skip != "" {
+		t.Skip(artifacts.skip)
+	}
+	if artifacts.err != nil {
+		t.Fatal(artifacts.err)
+	}
+	return artifacts
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if artifacts.dir != "" {
+		os.RemoveAll(artifacts.dir)
+	}
+	os.Exit(code)
+}
+
+type how int
+
+const (
+	noShim  how = iota
+	inject      // what the driver does for CUDA_INJECTION64_PATH
+	preload     // LD_PRELOAD with STREAMCHECK_PRELOAD=1
+)
+
+type result struct {
+	dir            string // STREAMCHECK_DIR
+	stdout, stderr string
+	state          *os.ProcessState
+	log            map[string]uint64 // FAKE_LOG values
+}
+
+// run runs the fake app in mode, loading the shim as h says.
+func run(t *testing.T, b built, mode string, h how, extraEnv ...string) result {
+	t.Helper()
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "fakeapp.log")
+	cmd := exec.Command(b.app, mode)
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "STREAMCHECK_") || k == "LD_PRELOAD" ||
+			k == "CUDA_INJECTION64_PATH" || strings.HasPrefix(k, "FAKE") || k == "CUDA_HOME" || k == "CUDA_PATH" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env,
+		"STREAMCHECK_DIR="+dir,
+		"STREAMCHECK_CUPTI="+b.fake,
+		"STREAMCHECK_LIBCUDA="+b.fake,
+		"FAKE_LOG="+logPath,
+	)
+	switch h {
+	case inject:
+		env = append(env, "FAKE_INJECT="+b.shim)
+	case preload:
+		env = append(env, "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1")
+	}
+	cmd.Env = append(env, extraEnv...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("run fakeapp %s: %v", mode, err)
+	}
+	r := result{dir: dir, stdout: so.String(), stderr: se.String(), state: cmd.ProcessState, log: map[string]uint64{}}
+	if f, err := os.Open(logPath); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, ok := strings.Cut(sc.Text(), " ")
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseUint(v, 0, 64)
+			if err != nil {
+				t.Fatalf("bad log line %q", sc.Text())
+			}
+			r.log[k] = n
+		}
+		f.Close()
+	}
+	return r
+}
+
+func (r result) traces(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(r.dir, "streamcheck-*.sctrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(m)
+	return m
+}
+
+type trace struct {
+	path   string
+	events []model.Event
+	err    error // what ended reading: nil for a complete trace
+	tab    *model.Tables
+}
+
+func readTrace(t *testing.T, path string) trace {
+	t.Helper()
+	r, c, err := model.Open(path)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer c.Close()
+	evs, err := model.Collect(r)
+	return trace{path: path, events: evs, err: err, tab: r.Tables()}
+}
+
+// exitDesc says how a process ended, to compare runs with and without the shim.
+func exitDesc(s *os.ProcessState) string {
+	ws := s.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return "signal " + ws.Signal().String()
+	}
+	return "exit " + strconv.Itoa(ws.ExitStatus())
+}
+
+// ---- expected events ----
+
+type want struct {
+	op                 model.Op
+	api                string
+	res                int32
+	stream, event, ptr uint64
+	size, src          uint64
+	kind               model.MemcpyKind
+	flags              uint32
+	pool               uint64
+	kernel             string
+	prio               int32
+	ptrs               []uint64
+	dev                int32
+}
+
+func basicWant(l map[string]uint64) []want {
+	s1, s2, s3 := l["s1"], l["s2"], l["s3"]
+	p, p2, p3, p4, p5, p6 := l["p"], l["p2"], l["p3"], l["p4"], l["p5"], l["p6"]
+	e, pool, host, pinned := l["e"], l["pool"], l["host"], l["pinned"]
+	const k1 = "_Z6kernelPfS_4pairiPcd"
+	return []want{
+		{op: model.OpStreamCreate, api: "cudaStreamCreateWithFlags", stream: s1, flags: model.FlagNonBlocking},
+		{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: s2},
+		{op: model.OpStreamCreate, api: "cuStreamCreateWithPriority", stream: s3, prio: -2},
+		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s1, ptr: p, size: 1024},
+		{op: model.OpMalloc, api: "cudaMalloc", ptr: p2, size: 4096},
+		{op: model.OpEventCreate, api: "cudaEventCreate", event: e},
+		{op: model.OpEventRecord, api: "cudaEventRecord", event: e, stream: s1},
+		{op: model.OpStreamWait, api: "cudaStreamWaitEvent", stream: s2, event: e},
+		// base pointer, interior pointer, pointer inside a 16-byte struct
+		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s2, kernel: k1, ptrs: []uint64{p, p + 256, p2 + 8}},
+		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: s2, ptr: p},
+		// use after free: the freed range is still recognized
+		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s2, kernel: k1, ptrs: []uint64{p, p + 256, p2 + 8}},
+		{op: model.OpStreamSync, api: "cudaStreamSynchronize", stream: s2},
+		{op: model.OpStreamQuery, api: "cudaStreamQuery", stream: s1, res: model.ResultNotReady},
+		{op: model.OpEventQuery, api: "cudaEventQuery", event: e},
+		{op: model.OpEventSync, api: "cudaEventSynchronize", event: e},
+		{op: model.OpDeviceSync, api: "cudaDeviceSynchronize"},
+		{op: model.OpMemcpy, api: "cudaMemcpy", ptr: p2, src: host, size: 64, kind: model.CopyH2D, flags: model.FlagPageable},
+		{op: model.OpMemcpyAsync, api: "cudaMemcpyAsync", stream: s1, ptr: pinned, src: p2, size: 64, kind: model.CopyD2H, flags: model.FlagPinned},
+		{op: model.OpMemcpy, api: "cuMemcpy", ptr: p2 + 128, src: pinned, size: 32, kind: model.CopyH2D, flags: model.FlagPinned},
+		{op: model.OpMemset, api: "cudaMemset", ptr: p2, size: 100},
+		{op: model.OpMemsetAsync, api: "cudaMemsetAsync", stream: s1, ptr: p2, size: 64},
+		// 3 rows of 100 bytes, pitch 256: bytes 0 .. 2*256+100
+		{op: model.OpMemcpyAsync, api: "cudaMemcpy2DAsync", stream: s1, ptr: p2, src: p2 + 2048, size: 612, kind: model.CopyD2D},
+		{op: model.OpHostFunc, api: "cudaLaunchHostFunc", stream: s1},
+		{op: model.OpCaptureBegin, api: "cudaStreamBeginCapture", stream: s1},
+		{op: model.OpCaptureEnd, api: "cudaStreamEndCapture", stream: s1},
+		{op: model.OpGraphLaunch, api: "cudaGraphLaunch", stream: s2},
+		{op: model.OpPoolCreate, api: "cudaMemPoolCreate", pool: pool},
+		{op: model.OpMallocAsync, api: "cudaMallocFromPoolAsync", stream: s1, ptr: p3, size: 512, pool: pool},
+		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s1, size: 1 << 41, res: 2}, // failed
+		{op: model.OpMallocAsync, api: "cuMemAllocAsync", stream: s3, ptr: p4, size: 256},    // driver API user
+		{op: model.OpLaunch, api: "cuLaunchKernelEx", stream: s3, kernel: "k2", ptrs: []uint64{p3 + 16, p4}},
+		{op: model.OpStreamCreate, stream: 0xdead00, flags: model.FlagImplicit | model.FlagNonBlocking, prio: 3},
+		{op: model.OpLaunch, api: "cuLaunchKernel", stream: 0xdead00, kernel: k1, ptrs: []uint64{p2 + 8, p3, p3 + 256}},
+		{op: model.OpStreamSync, api: "cudaStreamSynchronize", stream: 0}, // 0x1 is the legacy stream
+		{op: model.OpStreamSync, api: "cudaStreamSynchronize", stream: 0},
+		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: model.StreamPerThread, ptr: p5, size: 128},
+		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: model.StreamPerThread, kernel: k1, ptrs: []uint64{p2 + 8, p5}},
+		{op: model.OpStreamSync, api: "cuStreamSynchronize", stream: 0}, // _ptsz with 0x1: still legacy
+		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: model.StreamPerThread, ptr: p5},
+		{op: model.OpMemcpy, api: "cuMemcpyHtoD", stream: model.StreamPerThread, ptr: p2, src: host, size: 16, kind: model.CopyH2D, flags: model.FlagPageable},
+		{op: model.OpMalloc, api: "cudaMalloc", ptr: p6, size: 64, dev: 1},
+		{op: model.OpStreamDestroy, api: "cudaStreamDestroy", stream: s2},
+		{op: model.OpEventDestroy, api: "cudaEventDestroy", event: e},
+		{op: model.OpFree, api: "cudaFree", ptr: p2},
+	}
+}
+
+func got(tab *model.Tables, ev *model.Event) want {
+	ptrs := ev.Ptrs
+	if len(ptrs) == 0 {
+		ptrs = nil
+	}
+	return want{op: ev.Op, api: tab.String(ev.API), res: ev.Result, stream: ev.Stream, event: ev.Event,
+		ptr: ev.Ptr, size: ev.Size, src: ev.Src, kind: ev.Kind, flags: ev.Flags, pool: ev.Pool,
+		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, dev: ev.Device}
+}
+
+func (w want) String() string {
+	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d}",
+		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev)
+}
+
+func checkEvents(t *testing.T, tr trace, ws []want) {
+	t.Helper()
+	n := min(len(ws), len(tr.events))
+	for i := 0; i < n; i++ {
+		if g := got(tr.tab, &tr.events[i]); !reflect.DeepEqual(g, ws[i]) {
+			t.Errorf("event %d:\n got %v\nwant %v", i+1, g, ws[i])
+		}
+	}
+	if len(tr.events) != len(ws) {
+		t.Errorf("%d events, want %d", len(tr.events), len(ws))
+		for i := n; i < len(tr.events); i++ {
+			t.Errorf("extra event %d: %v", i+1, got(tr.tab, &tr.events[i]))
+		}
+	}
+}
+
+// checkCommon checks what every event of one process's trace must satisfy.
+func checkCommon(t *testing.T, tr trace, pid uint64) {
+	t.Helper()
+	if tr.tab.Process.PID != uint32(pid) {
+		t.Errorf("process pid %d, want %d", tr.tab.Process.PID, pid)
+	}
+	if v := tr.tab.String(tr.tab.Process.Version); !strings.HasPrefix(v, "streamcheck-intercept ") {
+		t.Errorf("process version %q", v)
+	}
+	if exe := tr.tab.String(tr.tab.Process.Exe); filepath.Base(exe) != "fakeapp" {
+		t.Errorf("process exe %q", exe)
+	}
+	var last model.Event
+	for i, ev := range tr.events {
+		if ev.Seq != uint64(i+1) {
+			t.Errorf("event %d has seq %d", i+1, ev.Seq)
+		}
+		if i > 0 && ev.Time < last.Time {
+			t.Errorf("event %d: time %d before %d", i+1, ev.Time, last.Time)
+		}
+		if ev.TID == 0 {
+			t.Errorf("event %d: no tid", i+1)
+		}
+		implicit := ev.Op == model.OpStreamCreate && ev.Flags&model.FlagImplicit != 0
+		if !implicit && len(tr.tab.Stack(ev.Stack)) == 0 {
+			t.Errorf("event %d (%v): no stack", i+1, ev.Op)
+		}
+		last = ev
+	}
+	fi, err := os.Stat(tr.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v, want 0600", tr.path, fi.Mode().Perm())
+	}
+}
+
+func TestBasicInjection(t *testing.T) { testBasic(t, inject) }
+func TestBasicPreload(t *testing.T)   { testBasic(t, preload) }
+
+func testBasic(t *testing.T, h how) {
+	b := build(t)
+	base := run(t, b, "basic", noShim)
+	r := run(t, b, "basic", h)
+	if r.stdout != base.stdout || exitDesc(r.state) != exitDesc(base.state) {
+		t.Errorf("program changed by the shim: stdout %q, %s; without: %q, %s", r.stdout, exitDesc(r.state), base.stdout, exitDesc(base.state))
+	}
+	if exitDesc(r.state) != "exit 7" || r.stdout != "fakeapp: basic done, errno kept\n" {
+		t.Errorf("fakeapp: %s, stdout %q", exitDesc(r.state), r.stdout)
+	}
+	if !strings.Contains(r.stderr, "enabled: cuMemAlloc=0 cudaGetDevice=0 cuLaunchKernel=1 cudaMallocAsync=1") {
+		t.Errorf("callbacks enabled wrongly: stderr %q", r.stderr)
+	}
+	if strings.Contains(r.stderr, "streamcheck:") {
+		t.Errorf("shim complained: %q", r.stderr)
+	}
+	files := r.traces(t)
+	if len(files) != 1 {
+		t.Fatalf("traces %v, want one", files)
+	}
+	tr := readTrace(t, files[0])
+	if tr.err != nil {
+		t.Fatalf("trace incomplete: %v", tr.err)
+	}
+	if tr.tab.Events != uint64(len(tr.events)) || tr.tab.Dropped != 0 {
+		t.Errorf("end record: %d events, %d dropped; read %d", tr.tab.Events, tr.tab.Dropped, len(tr.events))
+	}
+	checkEvents(t, tr, basicWant(r.log))
+	checkCommon(t, tr, r.log["pid"])
+	for i, ev := range tr.events {
+		if ev.TID != uint32(r.log["pid"]) {
+			t.Errorf("event %d: tid %d, want the main thread %d", i+1, ev.TID, r.log["pid"])
+		}
+	}
+	checkStacks(t, b, tr)
+}
+
+// checkStacks checks that stacks start in the program (the shim, CUPTI and
+// driver frames are trimmed) and that the module records map a pc to the
+// right ELF symbol the way docs/trace-format.md says.
+func checkStacks(t *testing.T, b built, tr trace) {
+	t.Helper()
+	f, err := elf.Open(b.app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	symbolize := func(vaddr uint64) string {
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && vaddr >= s.Value && vaddr < s.Value+s.Size {
+				return s.Name
+			}
+		}
+		return ""
+	}
+	appPath, _ := filepath.EvalSymlinks(b.app)
+	for i, ev := range tr.events {
+		st := tr.tab.Stack(ev.Stack)
+		if len(st) == 0 {
+			continue
+		}
+		m := tr.tab.Module(st[0].Module)
+		path := tr.tab.String(m.Path)
+		if p, _ := filepath.EvalSymlinks(path); p != appPath {
+			t.Errorf("event %d (%v): innermost frame %#x in %q, want the program", i+1, ev.Op, st[0].PC, path)
+			continue
+		}
+		if st[0].PC < m.Base || st[0].PC >= m.Base+m.Size {
+			t.Errorf("event %d: pc %#x outside module [%#x, +%#x)", i+1, st[0].PC, m.Base, m.Size)
+		}
+		// The pc is a return address: look up pc-1.
+		fn := symbolize(st[0].PC - 1 - m.Base)
+		if ev.Op == model.OpLaunch && fn != "d_launch" && fn != "basic" {
+			t.Errorf("event %d (launch): innermost frame symbolizes to %q", i+1, fn)
+		}
+		if fn == "" {
+			t.Errorf("event %d: pc %#x (vaddr %#x) is in no function of the program", i+1, st[0].PC, st[0].PC-1-m.Base)
+		}
+	}
+}
+
+func TestPreloadInertWithoutFlag(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "basic", noShim, "LD_PRELOAD="+b.shim)
+	if exitDesc(r.state) != "exit 7" || len(r.traces(t)) != 0 || strings.Contains(r.stderr, "streamcheck:") {
+		t.Errorf("preloaded without STREAMCHECK_PRELOAD=1: %s, traces %v, stderr %q", exitDesc(r.state), r.traces(t), r.stderr)
+	}
+}
+
+func TestThreads(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "threads", inject)
+	if exitDesc(r.state) != "exit 0" || r.stdout != "fakeapp: threads done\n" {
+		t.Fatalf("fakeapp: %s, %q, %q", exitDesc(r.state), r.stdout, r.stderr)
+	}
+	files := r.traces(t)
+	if len(files) != 1 {
+		t.Fatalf("traces %v", files)
+	}
+	tr := readTrace(t, files[0])
+	if tr.err != nil {
+		t.Fatal(tr.err)
+	}
+	checkCommon(t, tr, r.log["pid"])
+	const threads, iters = 8, 200
+	if want := threads * (1 + iters*5); len(tr.events) != want {
+		t.Fatalf("%d events, want %d", len(tr.events), want)
+	}
+	type tstate struct {
+		stream, ptr, ptPtr uint64
+		n                  int
+	}
+	per := map[uint32]*tstate{}
+	for i, ev := range tr.events {
+		ts := per[ev.TID]
+		if ts == nil {
+			ts = &tstate{}
+			per[ev.TID] = ts
+		}
+		ts.n++
+		where := fmt.Sprintf("event %d (tid %d, %v)", i+1, ev.TID, ev.Op)
+		switch ev.Op {
+		case model.OpStreamCreate:
+			ts.stream = ev.Stream
+		case model.OpMallocAsync:
+			if ev.Stream == model.StreamPerThread {
+				ts.ptPtr = ev.Ptr
+			} else if ev.Stream != ts.stream {
+				t.Errorf("%s: stream %#x, want the thread's %#x", where, ev.Stream, ts.stream)
+			} else {
+				ts.ptr = ev.Ptr
+			}
+		case model.OpLaunch:
+			// This thread's two live buffers, whatever the others do.
+			if ev.Stream != ts.stream || !contains(ev.Ptrs, ts.ptr) || !contains(ev.Ptrs, ts.ptPtr+8) {
+				t.Errorf("%s: stream %#x ptrs %#x, want stream %#x with %#x and %#x", where, ev.Stream, ev.Ptrs, ts.stream, ts.ptr, ts.ptPtr+8)
+			}
+		case model.OpFreeAsync:
+			if ev.Ptr != ts.ptr && ev.Ptr != ts.ptPtr {
+				t.Errorf("%s: frees %#x, not this thread's", where, ev.Ptr)
+			}
+		}
+		if tr.tab.String(ev.API) == "" {
+			t.Errorf("%s: no api name", where)
+		}
+	}
+	if len(per) != threads {
+		t.Errorf("%d threads recorded, want %d", len(per), threads)
+	}
+	for tid, ts := range per {
+		if ts.n != 1+iters*5 {
+			t.Errorf("tid %d: %d events", tid, ts.n)
+		}
+	}
+}
+
+func contains(v []uint64, x uint64) bool {
+	for _, y := range v {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFork(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "fork", inject)
+	if exitDesc(r.state) != "exit 0" || r.stdout != "fakeapp: fork done, child ok\n" {
+		t.Fatalf("fakeapp: %s, %q, %q", exitDesc(r.state), r.stdout, r.stderr)
+	}
+	files := r.traces(t)
+	if len(files) != 2 {
+		t.Fatalf("traces %v, want the parent's and the child's", files)
+	}
+	byPID := map[uint32]trace{}
+	for _, f := range files {
+		tr := readTrace(t, f)
+		if tr.err != nil {
+			t.Fatalf("%s: %v", f, tr.err)
+		}
+		byPID[tr.tab.Process.PID] = tr
+	}
+	parent, ok1 := byPID[uint32(r.log["parent"])]
+	child, ok2 := byPID[uint32(r.log["child"])]
+	if !ok1 || !ok2 {
+		t.Fatalf("traces for pids %v, want parent %d and child %d", keys(byPID), r.log["parent"], r.log["child"])
+	}
+	s1, p, c := uint64(0x710000), r.log["p"], r.log["c"]
+	const k1 = "_Z6kernelPfS_4pairiPcd"
+	checkEvents(t, parent, []want{
+		{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: s1},
+		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s1, ptr: p, size: 1024},
+		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: s1, ptr: p},
+	})
+	checkCommon(t, parent, r.log["parent"])
+	// The child's trace stands alone: the stream its parent created is
+	// implicit there, and the names defined before the fork still resolve.
+	checkEvents(t, child, []want{
+		{op: model.OpStreamCreate, stream: s1, flags: model.FlagImplicit},
+		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s1, ptr: c, size: 64},
+		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s1, kernel: k1, ptrs: []uint64{p + 8, c}},
+		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: s1, ptr: c},
+	})
+	checkCommon(t, child, r.log["child"])
+	if child.tab.Process.PPID != uint32(r.log["parent"]) {
+		t.Errorf("child's ppid %d, want %d", child.tab.Process.PPID, r.log["parent"])
+	}
+	checkStacks(t, b, child)
+}
+
+func keys(m map[uint32]trace) []uint32 {
+	var k []uint32
+	for x := range m {
+		k = append(k, x)
+	}
+	return k
+}
+
+func TestCrashKeepsEvents(t *testing.T) {
+	for _, mode := range []string{"abort", "kill"} {
+		t.Run(mode, func(t *testing.T) {
+			b := build(t)
+			base := run(t, b, mode, noShim)
+			r := run(t, b, mode, inject)
+			if exitDesc(r.state) != exitDesc(base.state) || r.stdout != base.stdout {
+				t.Errorf("program changed: %s %q, without the shim %s %q", exitDesc(r.state), r.stdout, exitDesc(base.state), base.stdout)
+			}
+			files := r.traces(t)
+			if len(files) != 1 {
+				t.Fatalf("traces %v", files)
+			}
+			tr := readTrace(t, files[0])
+			if !errors.Is(tr.err, model.ErrTruncated) {
+				t.Errorf("reading ended with %v, want a truncated trace", tr.err)
+			}
+			const k1 = "_Z6kernelPfS_4pairiPcd"
+			p := r.log["p"]
+			checkEvents(t, tr, []want{
+				{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: 0x810000},
+				{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: 0x810000, ptr: p, size: 1024},
+				{op: model.OpLaunch, api: "cudaLaunchKernel", stream: 0x810000, kernel: k1, ptrs: []uint64{p, p + 8, p + 256}},
+			})
+			checkCommon(t, tr, r.log["pid"])
+		})
+	}
+}
+
+// TestMoreEntryPoints covers the driver entry points the basic scenario
+// does not: pitched allocation, 3D copy, 2D memset, cooperative launch,
+// stream callback, peer copy.
+func TestMoreEntryPoints(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "more", inject)
+	if exitDesc(r.state) != "exit 0" {
+		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
+	}
+	files := r.traces(t)
+	if len(files) != 1 {
+		t.Fatalf("traces %v", files)
+	}
+	tr := readTrace(t, files[0])
+	if tr.err != nil {
+		t.Fatal(tr.err)
+	}
+	s, d, pd, pinned := uint64(0xc10000), r.log["d"], r.log["pd"], r.log["pinned"]
+	checkEvents(t, tr, []want{
+		{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: s},
+		{op: model.OpMalloc, api: "cuMemAllocPitch", ptr: pd, size: 128 * 10},
+		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s, ptr: d, size: 1 << 16},
+		// starts at (z*5 + y)*256 + x; spans 3 slices of 5 rows, 2 rows, 100 bytes
+		{op: model.OpMemcpyAsync, api: "cuMemcpy3DAsync", stream: s, ptr: d + (2*5+1)*256 + 8, src: pinned,
+			size: 256*5*3 + 256*2 + 100, kind: model.CopyH2D, flags: model.FlagPinned},
+		{op: model.OpMemsetAsync, api: "cuMemsetD2D32Async", stream: s, ptr: pd, size: 128*9 + 100},
+		{op: model.OpLaunch, api: "cuLaunchCooperativeKernel", stream: s, kernel: "_Z6kernelPfS_4pairiPcd", ptrs: []uint64{d + 4096}},
+		{op: model.OpHostFunc, api: "cuStreamAddCallback", stream: s},
+		{op: model.OpMemcpyAsync, api: "cuMemcpyPeerAsync", stream: s, ptr: pd, src: d, size: 64, kind: model.CopyD2D},
+	})
+	checkCommon(t, tr, r.log["pid"])
+}
+
+// TestRecentFrees checks the bounded memory of freed ranges: pointers into
+// memory freed a moment ago are still recognized, old ones are forgotten,
+// and a range freed, reused and freed again is remembered from its last free.
+func TestRecentFrees(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "churn", inject)
+	if exitDesc(r.state) != "exit 0" {
+		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
+	}
+	files := r.traces(t)
+	if len(files) != 1 {
+		t.Fatalf("traces %v", files)
+	}
+	tr := readTrace(t, files[0])
+	if tr.err != nil {
+		t.Fatal(tr.err)
+	}
+	var launches [][]uint64
+	for _, ev := range tr.events {
+		if ev.Op == model.OpLaunch {
+			launches = append(launches, ev.Ptrs)
+		}
+	}
+	const base, x = 0x7e0000000000, 0x7d0000000000
+	want := [][]uint64{{base + 5999*0x1000}, {x + 8}, nil}
+	if len(launches) != len(want) {
+		t.Fatalf("%d launches", len(launches))
+	}
+	for i := range want {
+		if len(launches[i]) != len(want[i]) || (len(want[i]) > 0 && !reflect.DeepEqual(launches[i], want[i])) {
+			t.Errorf("launch %d: ptrs %#x, want %#x", i+1, launches[i], want[i])
+		}
+	}
+}
+
+// cuptiFindable reports whether a real libcupti could be found by the
+// shim's search, which would make the "cannot load" test meaningless here.
+func cuptiFindable() bool {
+	for _, d := range []string{"/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64"} {
+		if m, _ := filepath.Glob(filepath.Join(d, "libcupti.so*")); len(m) > 0 {
+			return true
+		}
+	}
+	out, _ := exec.Command("/sbin/ldconfig", "-p").Output()
+	return bytes.Contains(out, []byte("libcupti.so"))
+}
+
+func TestCannotRecord(t *testing.T) {
+	b := build(t)
+	base := run(t, b, "basic", noShim)
+	cases := []struct {
+		name, env, reason string
+	}{
+		{"cupti missing", "STREAMCHECK_CUPTI=/nonexistent/libcupti.so", "libcupti not found"},
+		{"subscriber taken", "FAKECUPTI_BUSY=1", "cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "cupti missing" && cuptiFindable() {
+				t.Skip("a real libcupti is installed here")
+			}
+			for _, h := range []how{inject, preload} {
+				r := run(t, b, "basic", h, c.env)
+				if r.stdout != base.stdout || exitDesc(r.state) != exitDesc(base.state) {
+					t.Errorf("program changed: %q %s", r.stdout, exitDesc(r.state))
+				}
+				var lines []string
+				for _, l := range strings.Split(r.stderr, "\n") {
+					if strings.HasPrefix(l, "streamcheck:") {
+						lines = append(lines, l)
+					}
+				}
+				if len(lines) != 1 || !strings.HasPrefix(lines[0], "streamcheck: cannot record CUDA calls: "+c.reason) {
+					t.Errorf("stderr lines %q, want one saying %q", lines, c.reason)
+				}
+				marker := filepath.Join(r.dir, fmt.Sprintf("streamcheck-%d.error", r.log["pid"]))
+				data, err := os.ReadFile(marker)
+				if err != nil || !strings.HasPrefix(string(data), c.reason) {
+					t.Errorf("marker %s: %q, %v", marker, data, err)
+				}
+				if f := r.traces(t); len(f) != 0 {
+					t.Errorf("traces written: %v", f)
+				}
+			}
+		})
+	}
+}
+
+func TestUnwritableDir(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "basic", inject, "STREAMCHECK_DIR=/nonexistent/streamcheck")
+	if exitDesc(r.state) != "exit 7" || r.stdout != "fakeapp: basic done, errno kept\n" {
+		t.Errorf("fakeapp: %s, %q", exitDesc(r.state), r.stdout)
+	}
+	n := strings.Count(r.stderr, "streamcheck: cannot create trace file /nonexistent/streamcheck/streamcheck-")
+	if n != 1 || strings.Count(r.stderr, "streamcheck:") != 1 {
+		t.Errorf("stderr %q: want one line about the trace file", r.stderr)
+	}
+}
+
+// TestOverhead runs the launch-bound loop with and without the shim and
+// logs the cost per recorded launch. It checks only that it works: timing
+// on a shared CI machine is not a pass/fail matter.
+func TestOverhead(t *testing.T) {
+	b := build(t)
+	for _, c := range []struct {
+		name string
+		h    how
+		env  []string
+	}{
+		{"native", noShim, nil},
+		{"no stacks", inject, []string{"STREAMCHECK_STACK_DEPTH=0"}},
+		{"stacks", inject, nil},
+	} {
+		r := run(t, b, "bench", c.h, append(c.env, "FAKE_ITERS=20000")...)
+		if exitDesc(r.state) != "exit 0" {
+			t.Fatalf("%s: %s %q", c.name, exitDesc(r.state), r.stderr)
+		}
+		t.Logf("%s: %s", c.name, strings.TrimSpace(r.stderr))
+	}
+}

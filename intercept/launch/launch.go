@@ -1,0 +1,107 @@
+// Package launch finds the recording shim (libstreamcheck.so, built from
+// package intercept) and builds the environment that loads it into a
+// program, for `streamcheck run`.
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ShimName is the file name of the recording shim.
+const ShimName = "libstreamcheck.so"
+
+// BuildHint says how to build the shim; errors from FindShim include it.
+const BuildHint = "build it with: go build -buildmode=c-shared -o intercept/libstreamcheck.so ./intercept " +
+	"(then put it next to the streamcheck binary, in ../lib/ relative to it, or name it in $STREAMCHECK_SHIM)"
+
+// FindShim returns the path of the shim: $STREAMCHECK_SHIM if set (it must
+// exist), else libstreamcheck.so next to the running executable, else
+// ../lib/libstreamcheck.so relative to it.
+func FindShim() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	} else if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return findShim(os.Getenv("STREAMCHECK_SHIM"), exe)
+}
+
+func findShim(env, exe string) (string, error) {
+	if env != "" {
+		if err := isFile(env); err != nil {
+			return "", fmt.Errorf("STREAMCHECK_SHIM=%s: %w", env, err)
+		}
+		return filepath.Abs(env)
+	}
+	var tried []string
+	if exe != "" {
+		dir := filepath.Dir(exe)
+		for _, p := range []string{
+			filepath.Join(dir, ShimName),
+			filepath.Join(dir, "..", "lib", ShimName),
+		} {
+			if isFile(p) == nil {
+				return filepath.Abs(p)
+			}
+			tried = append(tried, p)
+		}
+	}
+	return "", fmt.Errorf("recording shim %s not found (looked at $STREAMCHECK_SHIM, %s); %s",
+		ShimName, strings.Join(tried, ", "), BuildHint)
+}
+
+func isFile(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	return nil
+}
+
+// Env returns base with the variables that make a CUDA program load the
+// shim at shimPath and write its traces into traceDir:
+//
+//   - by default CUDA_INJECTION64_PATH=shimPath (the CUDA driver loads it
+//     at cuInit);
+//   - with preload, shimPath is appended to LD_PRELOAD and
+//     STREAMCHECK_PRELOAD=1 is set (the shim starts when the program loads).
+//
+// STREAMCHECK_DIR=traceDir is set in both cases. Earlier settings of these
+// variables in base are replaced (LD_PRELOAD is extended, not replaced).
+// base is not modified.
+func Env(base []string, shimPath, traceDir string, preload bool) []string {
+	out := make([]string, 0, len(base)+3)
+	ldPreload := ""
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "STREAMCHECK_DIR", "CUDA_INJECTION64_PATH", "STREAMCHECK_PRELOAD":
+			continue
+		case "LD_PRELOAD":
+			if preload {
+				ldPreload = v
+				continue
+			}
+		}
+		out = append(out, kv)
+	}
+	out = append(out, "STREAMCHECK_DIR="+traceDir)
+	if preload {
+		// ld.so takes LD_PRELOAD entries separated by spaces or colons.
+		if ldPreload = strings.TrimSpace(ldPreload); ldPreload != "" {
+			ldPreload += ":"
+		}
+		out = append(out, "LD_PRELOAD="+ldPreload+shimPath, "STREAMCHECK_PRELOAD=1")
+	} else {
+		out = append(out, "CUDA_INJECTION64_PATH="+shimPath)
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+//go:build cgo
+
+/*
+ * lfmap.c: a u64 -> u64 open-addressing hash map whose lookups take no lock.
+ *
+ * Used for the lookups on every recorded call (stack hash -> stack id, stream
+ * handle -> known, function handle -> parameter layout), so a launch never
+ * waits for another thread. Writers hold sc_lock. A writer fills the value
+ * and then publishes the key with a release store; a reader that sees the
+ * key (acquire) sees the value. Growing copies the live entries into a new
+ * table that is published with one pointer store; the old table is leaked
+ * (never freed) because a reader may still be probing it. Growth doubles, so
+ * the leak is at most the size of the current table.
+ *
+ * Keys 0 (empty slot) and ~0 (deleted slot) are reserved; callers map them
+ * away. A reader may miss a key that a concurrent writer is adding: callers
+ * treat a miss as "check again under sc_lock".
+ */
+#include <stdlib.h>
+
+#include "shim.h"
+
+#define K_EMPTY 0ull
+#define K_DEAD (~0ull)
+
+struct lftab {
+    uint32_t cap;  /* power of two */
+    uint32_t used; /* live + dead slots */
+    uint32_t live;
+    _Atomic uint64_t *keys;
+    _Atomic uint64_t *vals;
+};
+
+static uint64_t mix(uint64_t x) {
+    /* splitmix64 finalizer: handles, hashes and pointers all spread well. */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+static lftab *tab_new(uint32_t cap) {
+    lftab *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->cap = cap;
+    t->keys = calloc(cap, sizeof *t->keys);
+    t->vals = calloc(cap, sizeof *t->vals);
+    if (!t->keys || !t->vals) {
+        free((void *)t->keys);
+        free((void *)t->vals);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int lfmap_get(lfmap *m, uint64_t key, uint64_t *val) {
+    lftab *t = atomic_load_explicit(&m->tab, memory_order_acquire);
+    if (!t) return 0;
+    uint32_t mask = t->cap - 1;
+    for (uint32_t i = (uint32_t)mix(key) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
+        uint64_t k = atomic_load_explicit(&t->keys[i], memory_order_acquire);
+        if (k == key) {
+            *val = atomic_load_explicit(&t->vals[i], memory_order_relaxed);
+            return 1;
+        }
+        if (k == K_EMPTY) return 0;
+    }
+    return 0;
+}
+
+/* Insert into t, which has room; no publication ordering concerns for a
+ * table not yet visible, but the same stores are correct for a visible one. */
+static void tab_insert(lftab *t, uint64_t key, uint64_t val) {
+    uint32_t mask = t->cap - 1;
+    uint32_t i = (uint32_t)mix(key) & mask;
+    for (;;) {
+        uint64_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+        if (k == key) {
+            atomic_store_explicit(&t->vals[i], val, memory_order_relaxed);
+            return;
+        }
+        if (k == K_EMPTY) break;
+        i = (i + 1) & mask;
+    }
+    /* Dead slots are not reused: a reader probing past one must still find
+     * keys beyond it. They are dropped when the table is rebuilt. */
+    atomic_store_explicit(&t->vals[i], val, memory_order_relaxed);
+    atomic_store_explicit(&t->keys[i], key, memory_order_release);
+    t->used++;
+    t->live++;
+}
+
+int lfmap_put_locked(lfmap *m, uint64_t key, uint64_t val) {
+    if (key == K_EMPTY || key == K_DEAD) return 0;
+    lftab *t = atomic_load_explicit(&m->tab, memory_order_relaxed);
+    uint64_t old;
+    if (t && lfmap_get(m, key, &old)) {
+        tab_insert(t, key, val); /* updates in place */
+        return 1;
+    }
+    if (!t || (uint64_t)(t->used + 1) * 10 > (uint64_t)t->cap * 7) {
+        uint32_t cap = t ? t->cap : 256;
+        while ((uint64_t)((t ? t->live : 0) + 1) * 10 > (uint64_t)cap * 4) cap *= 2;
+        lftab *nt = tab_new(cap);
+        if (!nt) return 0;
+        if (t) {
+            for (uint32_t i = 0; i < t->cap; i++) {
+                uint64_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+                if (k != K_EMPTY && k != K_DEAD)
+                    tab_insert(nt, k, atomic_load_explicit(&t->vals[i], memory_order_relaxed));
+            }
+        }
+        atomic_store_explicit(&m->tab, nt, memory_order_release);
+        t = nt; /* the old table stays allocated: readers may be in it */
+    }
+    tab_insert(t, key, val);
+    return 1;
+}
+
+void lfmap_del_locked(lfmap *m, uint64_t key) {
+    lftab *t = atomic_load_explicit(&m->tab, memory_order_relaxed);
+    if (!t || key == K_EMPTY || key == K_DEAD) return;
+    uint32_t mask = t->cap - 1;
+    for (uint32_t i = (uint32_t)mix(key) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
+        uint64_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+        if (k == key) {
+            atomic_store_explicit(&t->keys[i], K_DEAD, memory_order_release);
+            t->live--;
+            return;
+        }
+        if (k == K_EMPTY) return;
+    }
+}

@@ -1,0 +1,257 @@
+//go:build cgo
+
+/*
+ * loader.c: how the shim starts, finds CUPTI and the driver, and stops.
+ *
+ * Two ways in:
+ *  - CUDA_INJECTION64_PATH=libstreamcheck.so: the driver dlopens us during
+ *    cuInit and calls InitializeInjection (primary path).
+ *  - LD_PRELOAD=libstreamcheck.so with STREAMCHECK_PRELOAD=1: the library
+ *    constructor subscribes at load (for programs where the injection
+ *    variable is unwelcome). Without STREAMCHECK_PRELOAD=1 the constructor
+ *    does nothing, so the library is inert when preloaded by accident.
+ * Both may happen in one process; the second is a no-op.
+ *
+ * Nothing here may change the program's behaviour: no abort, no exit, no
+ * visible errno change, no CUDA result altered. When CUPTI cannot be loaded
+ * or subscribed we say so in one line on stderr and leave a marker file
+ * <dir>/streamcheck-<pid>.error holding the reason, for `streamcheck run`.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+sc_driver_fns sc_drv;
+
+static struct {
+    CUptiResult (*subscribe)(CUpti_SubscriberHandle *, sc_CUpti_CallbackFunc, void *);
+    CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
+    CUptiResult (*get_callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
+    CUptiResult (*get_result_string)(CUptiResult, const char **);
+} cupti;
+
+static _Atomic int started;
+static CUpti_SubscriberHandle subscriber;
+static char cupti_path[PATH_MAX];
+
+static void report_error(const char *reason) {
+    dprintf(2, "streamcheck: cannot record CUDA calls: %s\n", reason);
+    const char *d = getenv("STREAMCHECK_DIR");
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/streamcheck-%d.error", d && *d ? d : ".", (int)getpid());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        dprintf(fd, "%s\n", reason);
+        close(fd);
+    }
+}
+
+/* ---- finding libcupti ---- */
+
+static int try_cupti(const char *path) {
+    if (!path || !*path) return 0;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return 0;
+    void *sub = dlsym(h, "cuptiSubscribe");
+    void *en = dlsym(h, "cuptiEnableCallback");
+    void *nm = dlsym(h, "cuptiGetCallbackName");
+    if (!sub || !en || !nm) {
+        dlclose(h);
+        return 0;
+    }
+    cupti.subscribe = (CUptiResult(*)(CUpti_SubscriberHandle *, sc_CUpti_CallbackFunc, void *))sub;
+    cupti.enable_callback =
+        (CUptiResult(*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId))en;
+    cupti.get_callback_name = (CUptiResult(*)(CUpti_CallbackDomain, uint32_t, const char **))nm;
+    cupti.get_result_string = (CUptiResult(*)(CUptiResult, const char **))dlsym(h, "cuptiGetResultString");
+    snprintf(cupti_path, sizeof cupti_path, "%s", path);
+    return 1;
+}
+
+static const char *const cupti_names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12"};
+
+static int try_cupti_dir(const char *dir) {
+    if (!dir || !*dir) return 0;
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof cupti_names / sizeof cupti_names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, cupti_names[i]);
+        if (try_cupti(p)) return 1;
+    }
+    return 0;
+}
+
+static int find_cudart(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    const char *n = info->dlpi_name;
+    if (n && strstr(n, "/libcudart.so")) {
+        snprintf(data, PATH_MAX, "%s", n);
+        return 1;
+    }
+    return 0;
+}
+
+static int find_loaded_cupti(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    const char *n = info->dlpi_name;
+    if (n && strstr(n, "/libcupti.so")) {
+        snprintf(data, PATH_MAX, "%s", n);
+        return 1;
+    }
+    return 0;
+}
+
+static int load_cupti(char *err, size_t errlen) {
+    if (try_cupti(getenv("STREAMCHECK_CUPTI"))) return 1;
+    /* A libcupti the program already loaded (PyTorch's, say) comes first:
+     * two copies of CUPTI in one process would fight over the driver. */
+    char loaded[PATH_MAX] = "";
+    dl_iterate_phdr(find_loaded_cupti, loaded);
+    if (loaded[0] && try_cupti(loaded)) return 1;
+    for (size_t i = 0; i < sizeof cupti_names / sizeof cupti_names[0]; i++)
+        if (try_cupti(cupti_names[i])) return 1;
+    char dir[PATH_MAX];
+    const char *env[] = {"CUDA_HOME", "CUDA_PATH"};
+    for (int i = 0; i < 2; i++) {
+        const char *e = getenv(env[i]);
+        if (e && *e) {
+            snprintf(dir, sizeof dir, "%s/lib64", e);
+            if (try_cupti_dir(dir)) return 1;
+        }
+    }
+    if (try_cupti_dir("/usr/local/cuda/lib64") || try_cupti_dir("/usr/local/cuda/extras/CUPTI/lib64")) return 1;
+    /* Beside an already loaded libcudart (pip wheels: nvidia/cu13/lib, or
+     * nvidia/cuda_runtime/lib with CUPTI in nvidia/cuda_cupti/lib). */
+    char rt[PATH_MAX] = "";
+    dl_iterate_phdr(find_cudart, rt);
+    if (rt[0]) {
+        char *slash = strrchr(rt, '/');
+        if (slash) {
+            *slash = 0;
+            if (try_cupti_dir(rt)) return 1;
+            snprintf(dir, sizeof dir, "%s/../../cuda_cupti/lib", rt);
+            if (try_cupti_dir(dir)) return 1;
+        }
+    }
+    const char *e = dlerror();
+    snprintf(err, errlen,
+             "libcupti not found (set STREAMCHECK_CUPTI to its path; tried libcupti.so, libcupti.so.13, "
+             "libcupti.so.12, $CUDA_HOME/lib64, $CUDA_PATH/lib64, /usr/local/cuda, and beside libcudart)%s%s",
+             e ? ": " : "", e ? e : "");
+    return 0;
+}
+
+/* ---- libcuda entry points for our own queries ---- */
+
+static void load_driver(void) {
+    const char *path = getenv("STREAMCHECK_LIBCUDA");
+    if (!path || !*path) path = "libcuda.so.1";
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    sc_drv.cuKernelGetParamInfo = (CUresult(*)(CUkernel, size_t, size_t *, size_t *))dlsym(h, "cuKernelGetParamInfo");
+    sc_drv.cuFuncGetParamInfo = (CUresult(*)(CUfunction, size_t, size_t *, size_t *))dlsym(h, "cuFuncGetParamInfo");
+    sc_drv.cuCtxGetDevice = (CUresult(*)(CUdevice *))dlsym(h, "cuCtxGetDevice");
+    sc_drv.cuStreamGetFlags = (CUresult(*)(CUstream, unsigned int *))dlsym(h, "cuStreamGetFlags");
+    sc_drv.cuStreamGetPriority = (CUresult(*)(CUstream, int *))dlsym(h, "cuStreamGetPriority");
+    sc_drv.cuPointerGetAttribute = (CUresult(*)(void *, int, CUdeviceptr))dlsym(h, "cuPointerGetAttribute");
+}
+
+/* Frames in these objects are the machinery between the program and us. */
+static void add_trim(const void *addr) {
+    if (!addr) return;
+    uint64_t lo, hi;
+    sc_module_range_of(addr, &lo, &hi, NULL, 0);
+    sc_stacks_add_trim_range(lo, hi);
+}
+
+static int trim_cudart(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    (void)data;
+    const char *n = info->dlpi_name;
+    if (n && strstr(n, "/libcudart.so") && info->dlpi_phnum > 0) {
+        for (int i = 0; i < info->dlpi_phnum; i++)
+            if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+                add_trim((const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr));
+                break;
+            }
+    }
+    return 0;
+}
+
+/* ---- start and stop ---- */
+
+static void start(int eager_file) {
+    if (atomic_exchange(&started, 1)) return;
+    int saved = errno;
+    char err[1024];
+    sc_stacks_init();
+    const char *st = getenv("STREAMCHECK_STATS");
+    sc_stats = st && strcmp(st, "1") == 0;
+    load_driver();
+    if (!load_cupti(err, sizeof err)) {
+        report_error(err);
+        goto out;
+    }
+    CUptiResult r = cupti.subscribe(&subscriber, sc_callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        const char *s = NULL;
+        if (cupti.get_result_string) cupti.get_result_string(r, &s);
+        snprintf(err, sizeof err, "cuptiSubscribe failed: %s (error %d; is another profiler or CUPTI tool attached?)",
+                 s ? s : "unknown error", r);
+        report_error(err);
+        goto out;
+    }
+    add_trim((const void *)sc_callback);
+    add_trim((const void *)cupti.subscribe);
+    add_trim((const void *)sc_drv.cuCtxGetDevice);
+    dl_iterate_phdr(trim_cudart, NULL);
+    sc_trace_setup(eager_file);
+    static int atfork_done;
+    if (!atfork_done) {
+        atfork_done = 1;
+        pthread_atfork(sc_atfork_prepare, sc_atfork_parent, sc_atfork_child);
+    }
+    if (!sc_callbacks_setup(cupti.get_callback_name, cupti.enable_callback, subscriber, err, sizeof err))
+        report_error(err);
+out:
+    errno = saved;
+}
+
+/* Called by the CUDA driver when CUDA_INJECTION64_PATH names this library.
+ * Returns 1: the driver goes on either way, and we never fail the program. */
+SC_EXPORT int InitializeInjection(void) {
+    start(1);
+    return 1;
+}
+
+__attribute__((constructor)) static void sc_ctor(void) {
+    const char *p = getenv("STREAMCHECK_PRELOAD");
+    if (p && strcmp(p, "1") == 0) start(0);
+}
+
+/* A destructor rather than atexit: it runs after the program's own atexit
+ * handlers and static destructors (and cudart's teardown), so their CUDA
+ * calls are recorded before the End record. */
+__attribute__((destructor)) static void sc_dtor(void) {
+    if (atomic_load(&started)) {
+        int saved = errno;
+        sc_trace_finish();
+        if (sc_stats) {
+            uint64_t n = atomic_load(&sc_stat_handled);
+            dprintf(2, "streamcheck: stats: %llu driver calls handled, %.0f ns each in the shim; stacks: %llu cache hits, %llu unwinds\n",
+                    (unsigned long long)n, n ? (double)atomic_load(&sc_stat_handler_ns) / n : 0.0,
+                    (unsigned long long)atomic_load(&sc_stat_stack_hits),
+                    (unsigned long long)atomic_load(&sc_stat_stack_unwinds));
+        }
+        errno = saved;
+    }
+}

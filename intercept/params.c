@@ -1,0 +1,189 @@
+//go:build cgo
+
+/*
+ * params.c: device addresses in a kernel launch's parameters.
+ *
+ * The driver tells us each parameter's offset and size
+ * (cuKernelGetParamInfo for CUkernel handles, which is what <<<>>> launches
+ * pass; cuFuncGetParamInfo for CUfunction handles, e.g. CuPy's). We ask once
+ * per function handle and keep the answer, with the kernel's name id, in a
+ * lock-free map. Each 8-byte word of each parameter (aligned within the
+ * parameter; a parameter or tail shorter than 8 bytes is read as far as it
+ * goes) is looked up in the allocation map; matches go to Ptrs, sorted and
+ * deduplicated, at most SC_MAX_PTRS.
+ *
+ * kernelParams[i] points at parameter i. With kernelParams NULL, the
+ * parameters are one packed buffer passed in "extra"
+ * (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE); with no layout we then scan every
+ * aligned word of that buffer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define MAX_PARAMS 8192
+
+typedef struct {
+    char *name;        /* our copy of symbolName, to notice a reused handle */
+    const char *symbol_ptr; /* the symbolName pointer last seen, for a quick check */
+    uint32_t name_sid; /* kernel name string id */
+    int known;         /* layout known (else we cannot read kernelParams) */
+    uint32_t n;
+    uint32_t *off, *size;
+} layout;
+
+static lfmap layouts;
+
+static int probe(CUfunction f, uint32_t *off, uint32_t *size, uint32_t *n) {
+    /* Returns 1 with the layout when one of the two queries works. */
+    for (int which = 0; which < 2; which++) {
+        CUresult (*q)(void *, size_t, size_t *, size_t *) =
+            which == 0 ? (CUresult(*)(void *, size_t, size_t *, size_t *))sc_drv.cuKernelGetParamInfo
+                       : (CUresult(*)(void *, size_t, size_t *, size_t *))sc_drv.cuFuncGetParamInfo;
+        if (!q) continue;
+        uint32_t i = 0;
+        CUresult r = CUDA_SUCCESS;
+        for (; i < MAX_PARAMS; i++) {
+            size_t o = 0, s = 0;
+            r = q((void *)f, i, &o, &s);
+            if (r != CUDA_SUCCESS) break;
+            off[i] = (uint32_t)o;
+            size[i] = (uint32_t)s;
+        }
+        /* A kernel with no parameters answers INVALID_VALUE for index 0;
+         * a handle of the wrong kind answers something else (or INVALID_VALUE
+         * too, in which case the other query decides). */
+        if (i > 0 || (r == CUDA_ERROR_INVALID_VALUE && which == 1)) {
+            *n = i;
+            return 1;
+        }
+    }
+    *n = 0;
+    return 0;
+}
+
+static layout *lookup_layout(CUfunction f, const char *symbol) {
+    uint64_t key = (uint64_t)(uintptr_t)f, v;
+    if (key == 0 || key == ~0ull) return NULL;
+    if (lfmap_get(&layouts, key, &v)) {
+        layout *l = (layout *)(uintptr_t)v;
+        if (symbol == l->symbol_ptr) return l; /* CUPTI hands the same string each time */
+        const char *a = l->name ? l->name : "", *b = symbol ? symbol : "";
+        if (strcmp(a, b) == 0) return l;
+        /* The handle now names another kernel (module unloaded, handle reused). */
+    }
+    /* First launch of this function: ask the driver, outside sc_lock. */
+    uint32_t *off = malloc(2 * MAX_PARAMS * sizeof *off), *size = off + MAX_PARAMS;
+    layout *l = calloc(1, sizeof *l);
+    if (!off || !l) {
+        free(off);
+        free(l);
+        return NULL;
+    }
+    uint32_t n = 0;
+    int known = probe(f, off, size, &n);
+    l->known = known;
+    l->n = n;
+    if (n) {
+        l->off = malloc(n * sizeof *l->off);
+        l->size = malloc(n * sizeof *l->size);
+        if (!l->off || !l->size) {
+            free(l->off);
+            free(l->size);
+            l->n = 0;
+            l->known = 0;
+        } else {
+            memcpy(l->off, off, n * sizeof *off);
+            memcpy(l->size, size, n * sizeof *size);
+        }
+    }
+    free(off);
+    if (symbol) l->name = strdup(symbol);
+    l->symbol_ptr = symbol;
+    sc_lock_acquire();
+    l->name_sid = symbol ? sc_intern_locked(symbol, strlen(symbol)) : 0;
+    lfmap_put_locked(&layouts, key, (uint64_t)(uintptr_t)l);
+    sc_lock_release();
+    return l;
+}
+
+typedef struct {
+    uint64_t *out;
+    uint32_t n;
+} found;
+
+static inline void check_word(found *fd, uint64_t w) {
+    if (fd->n < SC_MAX_PTRS && sc_alloc_contains_rdlocked(w)) fd->out[fd->n++] = w;
+}
+
+static void scan_bytes(found *fd, const uint8_t *p, size_t len) {
+    for (size_t o = 0; o < len; o += 8) {
+        uint64_t w = 0;
+        memcpy(&w, p + o, len - o < 8 ? len - o : 8); /* little endian: low bytes */
+        check_word(fd, w);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void sort_u64(uint64_t *v, uint32_t n) {
+    if (n > 32) {
+        qsort(v, n, sizeof *v, cmp_u64);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) { /* the common case: a handful */
+        uint64_t x = v[i];
+        uint32_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* Fills ts->ptrs; returns how many. *kernel_sid gets the name's string id. */
+uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
+                        uint32_t *kernel_sid) {
+    layout *l = lookup_layout(f, symbol);
+    *kernel_sid = l ? l->name_sid : 0;
+    if (!l && symbol) *kernel_sid = sc_intern(symbol);
+
+    found fd = {.out = ts->ptrs};
+    const uint8_t *buf = NULL;
+    size_t buflen = 0;
+    if (!kernelParams && extra) {
+        for (int i = 0; i < 64 && (uintptr_t)extra[i] != SC_LAUNCH_PARAM_END; i += 2) {
+            if ((uintptr_t)extra[i] == SC_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
+            else if ((uintptr_t)extra[i] == SC_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+                buflen = *(const size_t *)extra[i + 1];
+            /* unknown keys: skip their value too, as the driver does */
+        }
+    }
+    sc_alloc_rdlock();
+    if (kernelParams && l && l->known) {
+        for (uint32_t i = 0; i < l->n && fd.n < SC_MAX_PTRS; i++)
+            if (kernelParams[i]) scan_bytes(&fd, kernelParams[i], l->size[i]);
+    } else if (buf && buflen) {
+        if (l && l->known) {
+            for (uint32_t i = 0; i < l->n && fd.n < SC_MAX_PTRS; i++)
+                if ((size_t)l->off[i] + l->size[i] <= buflen) scan_bytes(&fd, buf + l->off[i], l->size[i]);
+        } else {
+            for (size_t o = 0; o + 8 <= buflen && fd.n < SC_MAX_PTRS; o += 8) {
+                uint64_t w;
+                memcpy(&w, buf + o, 8);
+                check_word(&fd, w);
+            }
+        }
+    }
+    sc_alloc_rdunlock();
+    if (fd.n > 1) {
+        sort_u64(fd.out, fd.n);
+        uint32_t k = 1;
+        for (uint32_t i = 1; i < fd.n; i++)
+            if (fd.out[i] != fd.out[k - 1]) fd.out[k++] = fd.out[i];
+        fd.n = k;
+    }
+    return fd.n;
+}

@@ -1,0 +1,223 @@
+/*
+ * shim.h: internal interface between the C files of the recording shim.
+ *
+ * Threading model. One process-wide mutex (sc_lock) serializes everything
+ * that writes the trace file or changes a definition table; it is held only
+ * for table updates and the copy of a record into the mapped file, never
+ * across a call into the CUDA driver, CUPTI or the dynamic loader's locks
+ * that user code can hold. The hot lookups (stack ids, known streams, kernel
+ * parameter layouts, API name ids) are lock-free reads of tables that are
+ * only changed under sc_lock. The allocation map has its own rwlock.
+ */
+#ifndef STREAMCHECK_SHIM_H
+#define STREAMCHECK_SHIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cupti_abi.h"
+
+#define SC_VERSION "streamcheck-intercept 0.1.0 (trace format 1)"
+#define SC_EXPORT __attribute__((visibility("default")))
+#define SC_HIDDEN __attribute__((visibility("hidden")))
+
+/* model.Op values (model/event.go): never renumber. */
+enum {
+    OP_STREAM_CREATE = 1,
+    OP_STREAM_DESTROY,
+    OP_EVENT_CREATE,
+    OP_EVENT_RECORD,
+    OP_EVENT_DESTROY,
+    OP_STREAM_WAIT,
+    OP_STREAM_SYNC,
+    OP_EVENT_SYNC,
+    OP_DEVICE_SYNC,
+    OP_STREAM_QUERY,
+    OP_EVENT_QUERY,
+    OP_MALLOC_ASYNC,
+    OP_MALLOC,
+    OP_FREE_ASYNC,
+    OP_FREE,
+    OP_LAUNCH,
+    OP_MEMCPY_ASYNC,
+    OP_MEMCPY,
+    OP_MEMSET_ASYNC,
+    OP_MEMSET,
+    OP_HOST_FUNC,
+    OP_CAPTURE_BEGIN,
+    OP_CAPTURE_END,
+    OP_GRAPH_LAUNCH,
+    OP_POOL_CREATE,
+};
+
+/* model.MemcpyKind */
+enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
+
+/* model.Flag* */
+#define FLAG_NON_BLOCKING (1u << 0)
+#define FLAG_PAGEABLE (1u << 1)
+#define FLAG_IMPLICIT (1u << 2)
+#define FLAG_PINNED (1u << 3)
+
+/* Record kinds (docs/trace-format.md). */
+enum {
+    REC_END = 1,
+    REC_STRING = 2,
+    REC_STACK = 3,
+    REC_MODULE = 4,
+    REC_PROCESS = 5,
+    REC_NAME = 6,
+    REC_EVENT = 16,
+};
+
+#define SC_MAX_PTRS 4096       /* device addresses kept per launch */
+#define SC_MAX_STACK 128       /* hard cap on STREAMCHECK_STACK_DEPTH */
+#define SC_MAX_STRING 65536    /* longer strings (kernel names) are cut */
+#define SC_PAYLOAD_MAX (256 + SC_MAX_PTRS * 10)
+
+/* One event as the handlers fill it; the trace writer adds seq and time. */
+typedef struct {
+    uint32_t op;
+    int32_t device;
+    uint32_t api;   /* string id */
+    uint32_t stack; /* stack id */
+    int32_t result;
+    uint64_t stream, event, ptr, size, src;
+    uint32_t kind, flags;
+    uint64_t pool;
+    uint32_t kernel; /* string id */
+    int32_t prio;
+    uint32_t nptrs;
+    const uint64_t *ptrs;
+} sc_event;
+
+/* Per-thread state, allocated on a thread's first callback. */
+typedef struct sc_stackcache sc_stackcache;
+typedef struct {
+    int busy;          /* reentrancy guard: inside our callback */
+    uint32_t fork_gen; /* sc_fork_gen when tid was read */
+    uint32_t tid;
+    int rt_depth;      /* runtime API calls in progress on this thread */
+    uint32_t rt_cbid;  /* outermost one's callback id */
+    CUcontext ctx;     /* single-entry context -> device cache */
+    int32_t ctx_dev;
+    int ctx_valid;
+    sc_stackcache *stackcache; /* stacks.c */
+    uint64_t ptrs[SC_MAX_PTRS];
+    uint8_t payload[SC_PAYLOAD_MAX];
+} sc_tstate;
+
+/* ---- lfmap.c: u64 -> u64 hash map, lock-free get, writes under sc_lock ---- */
+typedef struct lftab lftab;
+typedef struct {
+    _Atomic(lftab *) tab;
+} lfmap;
+SC_HIDDEN int lfmap_get(lfmap *m, uint64_t key, uint64_t *val);
+SC_HIDDEN int lfmap_put_locked(lfmap *m, uint64_t key, uint64_t val);
+SC_HIDDEN void lfmap_del_locked(lfmap *m, uint64_t key);
+
+/* ---- tracefile.c ---- */
+extern pthread_mutex_t sc_lock;
+extern _Atomic uint32_t sc_fork_gen;
+SC_HIDDEN void sc_lock_acquire(void);
+SC_HIDDEN void sc_lock_release(void);
+SC_HIDDEN int sc_trace_setup(int eager); /* eager: create the file now, else on first use */
+extern _Atomic int sc_active; /* callbacks should record */
+SC_HIDDEN void sc_trace_finish(void);
+SC_HIDDEN int sc_trace_writable_locked(void); /* opens the child's file lazily */
+SC_HIDDEN int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+SC_HIDDEN void sc_emit(sc_tstate *ts, sc_event *ev);
+SC_HIDDEN const char *sc_trace_dir(void);
+SC_HIDDEN void sc_atfork_prepare(void);
+SC_HIDDEN void sc_atfork_parent(void);
+SC_HIDDEN void sc_atfork_child(void);
+SC_HIDDEN int64_t sc_now_ns(void); /* CLOCK_MONOTONIC */
+
+/* ---- tables.c: strings, known streams ---- */
+SC_HIDDEN uint32_t sc_intern_locked(const char *s, size_t n);
+SC_HIDDEN uint32_t sc_intern(const char *s);
+SC_HIDDEN int sc_replay_strings_locked(void);
+SC_HIDDEN int sc_stream_known(uint64_t h);
+SC_HIDDEN int sc_stream_known_locked(uint64_t h);
+SC_HIDDEN void sc_stream_add_locked(uint64_t h);
+SC_HIDDEN void sc_stream_del_locked(uint64_t h);
+SC_HIDDEN void sc_streams_forget(void);
+
+/* ---- modules.c ---- */
+SC_HIDDEN void sc_modules_init_locked(void);
+SC_HIDDEN uint32_t sc_module_of_locked(uint64_t pc);
+SC_HIDDEN int sc_replay_modules_locked(void);
+SC_HIDDEN void sc_module_range_of(const void *addr, uint64_t *lo, uint64_t *hi, char *path, size_t pathlen);
+
+/* ---- stacks.c ---- */
+extern int sc_stack_depth;
+SC_HIDDEN void sc_stacks_init(void);
+SC_HIDDEN void sc_stacks_add_trim_range(uint64_t lo, uint64_t hi);
+SC_HIDDEN uint32_t sc_stack_capture(sc_tstate *ts);
+SC_HIDDEN void sc_stack_cache_free(sc_tstate *ts);
+SC_HIDDEN int sc_replay_stacks_locked(void);
+
+/* ---- allocmap.c ---- */
+SC_HIDDEN void sc_alloc_add(uint64_t base, uint64_t size);
+SC_HIDDEN void sc_alloc_free(uint64_t base);
+SC_HIDDEN int sc_alloc_contains(uint64_t addr); /* live or recently freed */
+SC_HIDDEN void sc_alloc_rdlock(void);
+SC_HIDDEN void sc_alloc_rdunlock(void);
+SC_HIDDEN int sc_alloc_contains_rdlocked(uint64_t addr);
+SC_HIDDEN void sc_alloc_atfork_prepare(void);
+SC_HIDDEN void sc_alloc_atfork_parent(void);
+SC_HIDDEN void sc_alloc_atfork_child(void);
+
+/* ---- params.c ---- */
+SC_HIDDEN uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol,
+                                  void **kernelParams, void **extra, uint32_t *kernel_sid);
+
+/* ---- loader.c: driver entry points looked up in libcuda (may be NULL) ---- */
+typedef struct {
+    CUresult (*cuKernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
+    CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+    CUresult (*cuCtxGetDevice)(CUdevice *);
+    CUresult (*cuStreamGetFlags)(CUstream, unsigned int *);
+    CUresult (*cuStreamGetPriority)(CUstream, int *);
+    CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+} sc_driver_fns;
+extern sc_driver_fns sc_drv;
+
+/* ---- callbacks.c ---- */
+/* STREAMCHECK_STATS=1: count and time our own work, print at exit. */
+extern int sc_stats;
+extern _Atomic uint64_t sc_stat_handler_ns, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
+SC_HIDDEN void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata);
+SC_HIDDEN int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, const char **),
+                                 CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId),
+                                 CUpti_SubscriberHandle sub, char *err, size_t errlen);
+SC_HIDDEN sc_tstate *sc_tls(void);
+SC_HIDDEN const char *sc_display_name(const char *fn, char *buf, size_t n);
+
+/* ---- varint encoding (docs/trace-format.md: uvarint = LEB128, svarint = zig-zag) ---- */
+static inline size_t sc_put_uvarint(uint8_t *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+static inline size_t sc_put_svarint(uint8_t *p, int64_t v) {
+    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    return sc_put_uvarint(p, u);
+}
+static inline size_t sc_uvarint_len(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+#endif

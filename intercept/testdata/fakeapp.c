@@ -1,0 +1,614 @@
+/*
+ * fakeapp.c: a "CUDA program" that runs on the fake CUPTI library, for the
+ * shim's tests. Each fake API function below does what the CUDA runtime and
+ * driver do as seen through CUPTI: runtime enter, driver enter, the work
+ * (filling output parameters), driver exit, runtime exit.
+ *
+ * usage: fakeapp basic|threads|fork|abort|kill
+ *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
+ *                     as the driver does for CUDA_INJECTION64_PATH
+ *   FAKE_LOG=path     write "name value" lines (addresses, handles, pids)
+ *                     for the test to compare the trace against
+ * stdout gets one line per scenario; the exit status is 7 (basic) so the
+ * test can see that neither was changed by the shim.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fakecuda.h"
+
+int fk_enabled(int domain, const char *name);
+
+static FILE *logf_;
+static void logv(const char *name, unsigned long long v) {
+    if (logf_) {
+        fprintf(logf_, "%s 0x%llx\n", name, v);
+        fflush(logf_);
+    }
+}
+
+/* ---- fake driver functions: enter, work, exit ---- */
+
+static CUresult d_stream_create(const char *name, CUstream *ph, unsigned flags, CUstream value) {
+    cuStreamCreate_params p = {ph, flags};
+    fk_driver_enter(name, &p, NULL);
+    *ph = value;
+    fk_driver_exit(name, &p, 0, NULL);
+    return 0;
+}
+static CUresult d_stream_create_prio(CUstream *ph, unsigned flags, int prio, CUstream value) {
+    cuStreamCreateWithPriority_params p = {ph, flags, prio};
+    fk_driver_enter("cuStreamCreateWithPriority", &p, NULL);
+    *ph = value;
+    fk_driver_exit("cuStreamCreateWithPriority", &p, 0, NULL);
+    return 0;
+}
+static CUresult d_stream1(const char *name, CUstream s, CUresult r) { /* any (hStream) function */
+    cuStreamSynchronize_params p = {s};
+    fk_driver_enter(name, &p, NULL);
+    fk_driver_exit(name, &p, r, NULL);
+    return r;
+}
+static CUresult d_event1(const char *name, CUevent e, CUresult r) {
+    cuEventQuery_params p = {e};
+    fk_driver_enter(name, &p, NULL);
+    fk_driver_exit(name, &p, r, NULL);
+    return r;
+}
+static CUresult d_malloc_async(const char *name, CUdeviceptr *dp, size_t n, CUstream s) {
+    cuMemAllocAsync_params p = {dp, n, s};
+    fk_driver_enter(name, &p, NULL);
+    CUresult r = n > (1ull << 40) ? 2 /* CUDA_ERROR_OUT_OF_MEMORY */ : 0;
+    if (r == 0) *dp = fk_device_alloc(n);
+    fk_driver_exit(name, &p, r, NULL);
+    return r;
+}
+static CUresult d_free_async(const char *name, CUdeviceptr d, CUstream s) {
+    cuMemFreeAsync_params p = {d, s};
+    fk_driver_enter(name, &p, NULL);
+    fk_driver_exit(name, &p, 0, NULL);
+    return 0;
+}
+static CUresult d_launch(const char *name, CUfunction f, const char *sym, CUstream s, void **args) {
+    cuLaunchKernel_params p = {f, 1, 1, 1, 32, 1, 1, 0, s, args, NULL};
+    fk_driver_enter(name, &p, sym);
+    fk_driver_exit(name, &p, 0, sym);
+    return 0;
+}
+
+/* ---- fake runtime functions ---- */
+
+#define RT(name, call)                  \
+    do {                                \
+        fk_runtime_enter(name);         \
+        CUresult r_ = (call);           \
+        fk_runtime_exit(name, r_);      \
+    } while (0)
+
+static CUfunction K1 = (CUfunction)0x4b1000; /* a CUkernel handle, as <<<>>> passes */
+static CUfunction K2 = (CUfunction)0x4b2000; /* a CUfunction handle, as CuPy passes */
+static const char *K1NAME = "_Z6kernelPfS_4pairiPcd";
+
+struct pair {
+    int n;
+    void *q; /* at offset 8: the struct is 16 bytes */
+};
+
+static void launch_k1(const char *rt, const char *drv, CUstream s, CUdeviceptr p, CUdeviceptr p2, char *host) {
+    float *a = (float *)(uintptr_t)p, *b = (float *)(uintptr_t)(p + 256);
+    struct pair pr = {3, (void *)(uintptr_t)(p2 + 8)};
+    int seven = 7;
+    double d = 3.5;
+    void *args[] = {&a, &b, &pr, &seven, &host, &d};
+    if (rt)
+        RT(rt, d_launch(drv, K1, K1NAME, s, args));
+    else
+        d_launch(drv, K1, K1NAME, s, args);
+}
+
+static void register_kernels(void) {
+    static const size_t k1[] = {8, 8, 16, 4, 8, 8};
+    fk_register_kernel(K1, 0, 6, k1);
+    static const size_t k2[] = {8, 4, 8};
+    fk_register_kernel(K2, 1, 3, k2);
+}
+
+/* ---- scenarios ---- */
+
+static int basic(void) {
+    CUstream s1, s2, s3;
+    CUdeviceptr p, p2, p3, p4, p5, p6, px = 0;
+    CUevent e;
+    char *host = malloc(4096);
+    memset(host, 1, 4096);
+    char *pinned = calloc(1, 4096);
+    fk_register_pinned(pinned, 4096);
+
+    RT("cudaStreamCreateWithFlags_v5000", d_stream_create("cuStreamCreate", &s1, 1, (CUstream)0x510000));
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s2, 0, (CUstream)0x520000));
+    d_stream_create_prio(&s3, 0, -2, (CUstream)0x530000);
+    RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &p, 1024, s1));
+    {
+        cuMemAlloc_v2_params a = {&p2, 4096};
+        fk_runtime_enter("cudaMalloc_v3020");
+        fk_driver_enter("cuMemAlloc_v2", &a, NULL);
+        p2 = fk_device_alloc(4096);
+        fk_driver_exit("cuMemAlloc_v2", &a, 0, NULL);
+        fk_runtime_exit("cudaMalloc_v3020", 0);
+    }
+    logv("s1", (uintptr_t)s1);
+    logv("s2", (uintptr_t)s2);
+    logv("s3", (uintptr_t)s3);
+    logv("p", p);
+    logv("p2", p2);
+    logv("host", (uintptr_t)host);
+    logv("pinned", (uintptr_t)pinned);
+    {
+        cuEventCreate_params a = {&e, 0};
+        fk_runtime_enter("cudaEventCreate_v3020");
+        fk_driver_enter("cuEventCreate", &a, NULL);
+        e = (CUevent)0xe10000;
+        fk_driver_exit("cuEventCreate", &a, 0, NULL);
+        fk_runtime_exit("cudaEventCreate_v3020", 0);
+        logv("e", (uintptr_t)e);
+    }
+    {
+        cuEventRecord_params a = {e, s1};
+        fk_runtime_enter("cudaEventRecord_v3020");
+        fk_driver_enter("cuEventRecord", &a, NULL);
+        fk_driver_exit("cuEventRecord", &a, 0, NULL);
+        fk_runtime_exit("cudaEventRecord_v3020", 0);
+    }
+    {
+        cuStreamWaitEvent_params a = {s2, e, 0};
+        fk_runtime_enter("cudaStreamWaitEvent_v3020");
+        fk_driver_enter("cuStreamWaitEvent", &a, NULL);
+        fk_driver_exit("cuStreamWaitEvent", &a, 0, NULL);
+        fk_runtime_exit("cudaStreamWaitEvent_v3020", 0);
+    }
+    launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s2, p, p2, host);
+    RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", p, s2));
+    launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s2, p, p2, host); /* use after free */
+    RT("cudaStreamSynchronize_v3020", d_stream1("cuStreamSynchronize", s2, 0));
+    RT("cudaStreamQuery_v3020", d_stream1("cuStreamQuery", s1, 600));
+    RT("cudaEventQuery_v3020", d_event1("cuEventQuery", e, 0));
+    RT("cudaEventSynchronize_v3020", d_event1("cuEventSynchronize", e, 0));
+    {
+        fk_runtime_enter("cudaDeviceSynchronize_v3020");
+        fk_driver_enter("cuCtxSynchronize", NULL, NULL); /* no parameters */
+        fk_driver_exit("cuCtxSynchronize", NULL, 0, NULL);
+        fk_runtime_exit("cudaDeviceSynchronize_v3020", 0);
+    }
+    {
+        cuMemcpyHtoD_v2_params a = {p2, host, 64};
+        fk_runtime_enter("cudaMemcpy_v3020");
+        fk_driver_enter("cuMemcpyHtoD_v2", &a, NULL);
+        fk_driver_exit("cuMemcpyHtoD_v2", &a, 0, NULL);
+        fk_runtime_exit("cudaMemcpy_v3020", 0);
+    }
+    {
+        cuMemcpyDtoHAsync_v2_params a = {pinned, p2, 64, s1};
+        fk_runtime_enter("cudaMemcpyAsync_v3020");
+        fk_driver_enter("cuMemcpyDtoHAsync_v2", &a, NULL);
+        fk_driver_exit("cuMemcpyDtoHAsync_v2", &a, 0, NULL);
+        fk_runtime_exit("cudaMemcpyAsync_v3020", 0);
+    }
+    {
+        cuMemcpy_params a = {p2 + 128, (CUdeviceptr)(uintptr_t)pinned, 32};
+        fk_driver_enter("cuMemcpy", &a, NULL);
+        fk_driver_exit("cuMemcpy", &a, 0, NULL);
+    }
+    {
+        cuMemsetD8_v2_params a = {p2, 0, 100};
+        fk_runtime_enter("cudaMemset_v3020");
+        fk_driver_enter("cuMemsetD8_v2", &a, NULL);
+        fk_driver_exit("cuMemsetD8_v2", &a, 0, NULL);
+        fk_runtime_exit("cudaMemset_v3020", 0);
+    }
+    {
+        cuMemsetD32Async_params a = {p2, 0, 16, s1};
+        fk_runtime_enter("cudaMemsetAsync_v3020");
+        fk_driver_enter("cuMemsetD32Async", &a, NULL);
+        fk_driver_exit("cuMemsetD32Async", &a, 0, NULL);
+        fk_runtime_exit("cudaMemsetAsync_v3020", 0);
+    }
+    {
+        CUDA_MEMCPY2D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = p2 + 2048;
+        c.srcPitch = 256;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = p2;
+        c.dstPitch = 256;
+        c.WidthInBytes = 100;
+        c.Height = 3;
+        cuMemcpy2DAsync_v2_params a = {&c, s1};
+        fk_runtime_enter("cudaMemcpy2DAsync_v3020");
+        fk_driver_enter("cuMemcpy2DAsync_v2", &a, NULL);
+        fk_driver_exit("cuMemcpy2DAsync_v2", &a, 0, NULL);
+        fk_runtime_exit("cudaMemcpy2DAsync_v3020", 0);
+    }
+    {
+        cuLaunchHostFunc_params a = {s1, NULL, NULL};
+        fk_runtime_enter("cudaLaunchHostFunc_v10000");
+        fk_driver_enter("cuLaunchHostFunc", &a, NULL);
+        fk_driver_exit("cuLaunchHostFunc", &a, 0, NULL);
+        fk_runtime_exit("cudaLaunchHostFunc_v10000", 0);
+    }
+    {
+        cuStreamBeginCapture_v2_params a = {s1, 0};
+        fk_runtime_enter("cudaStreamBeginCapture_v10000");
+        fk_driver_enter("cuStreamBeginCapture_v2", &a, NULL);
+        fk_driver_exit("cuStreamBeginCapture_v2", &a, 0, NULL);
+        fk_runtime_exit("cudaStreamBeginCapture_v10000", 0);
+        CUgraph g;
+        cuStreamEndCapture_params b = {s1, &g};
+        fk_runtime_enter("cudaStreamEndCapture_v10000");
+        fk_driver_enter("cuStreamEndCapture", &b, NULL);
+        g = (CUgraph)0x9a0000;
+        fk_driver_exit("cuStreamEndCapture", &b, 0, NULL);
+        fk_runtime_exit("cudaStreamEndCapture_v10000", 0);
+        cuGraphLaunch_params c = {(CUgraphExec)0x9b0000, s2};
+        fk_runtime_enter("cudaGraphLaunch_v10000");
+        fk_driver_enter("cuGraphLaunch", &c, NULL);
+        fk_driver_exit("cuGraphLaunch", &c, 0, NULL);
+        fk_runtime_exit("cudaGraphLaunch_v10000", 0);
+    }
+    {
+        CUmemoryPool pool;
+        cuMemPoolCreate_params a = {&pool, NULL};
+        fk_runtime_enter("cudaMemPoolCreate_v11020");
+        fk_driver_enter("cuMemPoolCreate", &a, NULL);
+        pool = (CUmemoryPool)0xb0010000;
+        fk_driver_exit("cuMemPoolCreate", &a, 0, NULL);
+        fk_runtime_exit("cudaMemPoolCreate_v11020", 0);
+        logv("pool", (uintptr_t)pool);
+        cuMemAllocFromPoolAsync_params b = {&p3, 512, pool, s1};
+        fk_runtime_enter("cudaMallocFromPoolAsync_v11020");
+        fk_driver_enter("cuMemAllocFromPoolAsync", &b, NULL);
+        p3 = fk_device_alloc(512);
+        fk_driver_exit("cuMemAllocFromPoolAsync", &b, 0, NULL);
+        fk_runtime_exit("cudaMallocFromPoolAsync_v11020", 0);
+        logv("p3", p3);
+    }
+    RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &px, 1ull << 41, s1)); /* fails */
+    d_malloc_async("cuMemAllocAsync", &p4, 256, s3); /* a driver API user */
+    logv("p4", p4);
+    {
+        /* cuLaunchKernelEx, CUfunction handle, parameters packed in "extra". */
+        unsigned char buf[24];
+        memset(buf, 0, sizeof buf);
+        CUdeviceptr q = p3 + 16;
+        int five = 5;
+        memcpy(buf, &p4, 8);
+        memcpy(buf + 8, &five, 4);
+        memcpy(buf + 16, &q, 8);
+        size_t len = sizeof buf;
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &len, CU_LAUNCH_PARAM_END};
+        CUlaunchConfig cfg = {1, 1, 1, 64, 1, 1, 0, s3, NULL, 0};
+        cuLaunchKernelEx_params a = {&cfg, K2, NULL, extra};
+        fk_driver_enter("cuLaunchKernelEx", &a, "k2");
+        fk_driver_exit("cuLaunchKernelEx", &a, 0, "k2");
+    }
+    /* A stream created before recording began: an implicit create first. */
+    fk_set_stream_flags((CUstream)0xdead00, 1, 3);
+    launch_k1(NULL, "cuLaunchKernel", (CUstream)0xdead00, p3, p2, host);
+    /* Legacy stream spelled 0x1 and 0. */
+    RT("cudaStreamSynchronize_v3020", d_stream1("cuStreamSynchronize", (CUstream)0x1, 0));
+    RT("cudaStreamSynchronize_v3020", d_stream1("cuStreamSynchronize", (CUstream)0x0, 0));
+    /* Per-thread default stream (--default-stream per-thread): _ptsz/_ptds. */
+    RT("cudaMallocAsync_ptsz_v11020", d_malloc_async("cuMemAllocAsync_ptsz", &p5, 128, 0));
+    logv("p5", p5);
+    launch_k1("cudaLaunchKernel_ptsz_v7000", "cuLaunchKernel_ptsz", 0, p5, p2, host);
+    d_stream1("cuStreamSynchronize_ptsz", (CUstream)0x1, 0);
+    RT("cudaFreeAsync_ptsz_v11020", d_free_async("cuMemFreeAsync_ptsz", p5, 0));
+    {
+        cuMemcpyHtoD_v2_params a = {p2, host, 16};
+        fk_driver_enter("cuMemcpyHtoD_v2_ptds", &a, NULL);
+        fk_driver_exit("cuMemcpyHtoD_v2_ptds", &a, 0, NULL);
+    }
+    /* Another device. */
+    fk_set_device(1);
+    {
+        cuMemAlloc_v2_params a = {&p6, 64};
+        fk_runtime_enter("cudaMalloc_v3020");
+        fk_driver_enter("cuMemAlloc_v2", &a, NULL);
+        p6 = fk_device_alloc(64);
+        fk_driver_exit("cuMemAlloc_v2", &a, 0, NULL);
+        fk_runtime_exit("cudaMalloc_v3020", 0);
+        logv("p6", p6);
+    }
+    fk_set_device(0);
+    /* errno must come back as the program left it. */
+    errno = 4242;
+    RT("cudaStreamDestroy_v5050", d_stream1("cuStreamDestroy_v2", s2, 0));
+    int e1 = errno;
+    RT("cudaEventDestroy_v3020", d_event1("cuEventDestroy_v2", e, 0));
+    {
+        cuMemFree_v2_params a = {p2};
+        fk_runtime_enter("cudaFree_v3020");
+        fk_driver_enter("cuMemFree_v2", &a, NULL);
+        fk_driver_exit("cuMemFree_v2", &a, 0, NULL);
+        fk_runtime_exit("cudaFree_v3020", 0);
+    }
+    fprintf(stderr, "enabled: cuMemAlloc=%d cudaGetDevice=%d cuLaunchKernel=%d cudaMallocAsync=%d\n",
+            fk_enabled(1, "cuMemAlloc"), fk_enabled(2, "cudaGetDevice_v3020"), fk_enabled(1, "cuLaunchKernel"),
+            fk_enabled(2, "cudaMallocAsync_v11020"));
+    printf("fakeapp: basic done, errno %s\n", e1 == 4242 ? "kept" : "CHANGED");
+    return 7;
+}
+
+/* ---- the less common entry points: driver API, no runtime names ---- */
+
+static int more(void) {
+    CUstream s = (CUstream)0xc10000;
+    CUdeviceptr d, pd;
+    size_t pitch;
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, s));
+    {
+        cuMemAllocPitch_v2_params a = {&pd, &pitch, 100, 10, 4};
+        fk_driver_enter("cuMemAllocPitch_v2", &a, NULL);
+        pitch = 128;
+        pd = fk_device_alloc(128 * 10);
+        fk_driver_exit("cuMemAllocPitch_v2", &a, 0, NULL);
+    }
+    RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &d, 1 << 16, s));
+    logv("d", d);
+    logv("pd", pd);
+    char *pinned = calloc(1, 1 << 16);
+    fk_register_pinned(pinned, 1 << 16);
+    logv("pinned", (uintptr_t)pinned);
+    {
+        /* 3D: 4 slices of 3 rows of 100 bytes, pitch 256, 5 rows a slice on
+         * the device side; starting at x=8, y=1, z=2. */
+        CUDA_MEMCPY3D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = pinned;
+        c.srcPitch = 100;
+        c.srcHeight = 3;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = d;
+        c.dstXInBytes = 8;
+        c.dstY = 1;
+        c.dstZ = 2;
+        c.dstPitch = 256;
+        c.dstHeight = 5;
+        c.WidthInBytes = 100;
+        c.Height = 3;
+        c.Depth = 4;
+        cuMemcpy3DAsync_v2_params a = {&c, s};
+        fk_driver_enter("cuMemcpy3DAsync_v2", &a, NULL);
+        fk_driver_exit("cuMemcpy3DAsync_v2", &a, 0, NULL);
+    }
+    {
+        cuMemsetD2D32Async_params a = {pd, 128, 0, 25, 10, s}; /* 25 words = 100 bytes a row */
+        fk_driver_enter("cuMemsetD2D32Async", &a, NULL);
+        fk_driver_exit("cuMemsetD2D32Async", &a, 0, NULL);
+    }
+    {
+        float *x = (float *)(uintptr_t)(d + 4096);
+        struct pair pr = {0, NULL};
+        int n = 0;
+        double z = 0;
+        char *h = NULL;
+        void *args[] = {&x, &x, &pr, &n, &h, &z};
+        cuLaunchCooperativeKernel_params a = {K1, 1, 1, 1, 1, 1, 1, 0, s, args};
+        fk_driver_enter("cuLaunchCooperativeKernel", &a, K1NAME);
+        fk_driver_exit("cuLaunchCooperativeKernel", &a, 0, K1NAME);
+    }
+    {
+        cuStreamAddCallback_params a = {s, NULL, NULL, 0};
+        fk_driver_enter("cuStreamAddCallback", &a, NULL);
+        fk_driver_exit("cuStreamAddCallback", &a, 0, NULL);
+    }
+    {
+        cuMemcpyPeerAsync_params a = {pd, (CUcontext)0x1001, d, (CUcontext)0x1000, 64, s};
+        fk_driver_enter("cuMemcpyPeerAsync", &a, NULL);
+        fk_driver_exit("cuMemcpyPeerAsync", &a, 0, NULL);
+    }
+    printf("fakeapp: more done\n");
+    return 0;
+}
+
+/* ---- many threads ---- */
+
+#define NTHREADS 8
+#define ITERS 200
+
+static void *worker(void *arg) {
+    int t = (int)(intptr_t)arg;
+    CUstream s;
+    char host[8];
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, (CUstream)(uintptr_t)(0x600000 + t * 0x100)));
+    for (int i = 0; i < ITERS; i++) {
+        CUdeviceptr p, p2;
+        RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &p, 256, s));
+        RT("cudaMallocAsync_ptsz_v11020", d_malloc_async("cuMemAllocAsync_ptsz", &p2, 64, 0));
+        launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s, p, p2, host);
+        RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", p, s));
+        RT("cudaFreeAsync_ptsz_v11020", d_free_async("cuMemFreeAsync_ptsz", p2, 0));
+    }
+    return NULL;
+}
+
+static int threads(void) {
+    pthread_t th[NTHREADS];
+    for (int t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+    for (int t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
+    printf("fakeapp: threads done\n");
+    return 0;
+}
+
+/* ---- fork: the child records into its own trace ---- */
+
+static int forking(void) {
+    CUstream s1;
+    CUdeviceptr p, c;
+    char host[8];
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s1, 0, (CUstream)0x710000));
+    RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &p, 1024, s1));
+    logv("parent", (unsigned long long)getpid());
+    logv("p", p);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &c, 64, s1));
+        logv("c", c);
+        launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s1, c, p, host);
+        RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", c, s1));
+        exit(0);
+    }
+    logv("child", (unsigned long long)pid);
+    int st;
+    waitpid(pid, &st, 0);
+    RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", p, s1));
+    printf("fakeapp: fork done, child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "FAILED");
+    return 0;
+}
+
+/* ---- many frees: the recently-freed ring of the shim's allocation map ---- */
+
+static void alloc_at(CUdeviceptr addr, size_t n, CUstream s) {
+    CUdeviceptr p;
+    cuMemAllocAsync_params a = {&p, n, s};
+    fk_runtime_enter("cudaMallocAsync_v11020");
+    fk_driver_enter("cuMemAllocAsync", &a, NULL);
+    p = addr; /* a pool handing out an address it chose */
+    fk_driver_exit("cuMemAllocAsync", &a, 0, NULL);
+    fk_runtime_exit("cudaMallocAsync_v11020", 0);
+}
+
+static void launch2(CUstream s, CUdeviceptr x, CUdeviceptr y) {
+    void *px = (void *)(uintptr_t)x, *py = (void *)(uintptr_t)y;
+    unsigned char buf[16];
+    memcpy(buf, &px, 8);
+    memcpy(buf + 8, &py, 8);
+    size_t len = sizeof buf;
+    /* no layout for this handle: the whole "extra" buffer is scanned */
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &len, CU_LAUNCH_PARAM_END};
+    cuLaunchKernel_params p = {(CUfunction)0x4b3000, 1, 1, 1, 1, 1, 1, 0, s, NULL, extra};
+    fk_driver_enter("cuLaunchKernel", &p, "k3");
+    fk_driver_exit("cuLaunchKernel", &p, 0, "k3");
+}
+
+static int churn(void) {
+    CUstream s;
+    const CUdeviceptr base = 0x7e0000000000ull, x = 0x7d0000000000ull;
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, (CUstream)0xa10000));
+    for (int i = 0; i < 6000; i++) {
+        alloc_at(base + (CUdeviceptr)i * 0x1000, 0x1000, s);
+        RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", base + (CUdeviceptr)i * 0x1000, s));
+    }
+    launch2(s, base, base + 5999 * 0x1000ull); /* the first free is forgotten, the last is not */
+    for (int k = 0; k < 2; k++) { /* one range freed twice */
+        alloc_at(x, 0x1000, s);
+        RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", x, s));
+    }
+    for (int i = 0; i < 4094; i++) {
+        alloc_at(base + (CUdeviceptr)(6000 + i) * 0x1000, 0x1000, s);
+        RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", base + (CUdeviceptr)(6000 + i) * 0x1000, s));
+    }
+    launch2(s, x + 8, 0); /* x's first free has left the ring, its second not */
+    for (int i = 0; i < 10; i++) {
+        alloc_at(base + (CUdeviceptr)(20000 + i) * 0x1000, 0x1000, s);
+        RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", base + (CUdeviceptr)(20000 + i) * 0x1000, s));
+    }
+    launch2(s, x + 8, 0); /* now x is forgotten too */
+    printf("fakeapp: churn done\n");
+    return 0;
+}
+
+/* ---- a crash in the middle ---- */
+
+static int crash(int sig) {
+    CUstream s1;
+    CUdeviceptr p;
+    char host[8];
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s1, 0, (CUstream)0x810000));
+    RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &p, 1024, s1));
+    logv("p", p);
+    launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s1, p, p, host);
+    printf("fakeapp: about to die\n");
+    fflush(stdout);
+    if (sig == SIGABRT) abort();
+    raise(sig);
+    return 0;
+}
+
+/* ---- cost per recorded call: a launch-bound loop ---- */
+
+static double now_s(void) { /* thread CPU time: steady on a loaded machine */
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline)) static void bench_level(int depth, int iters, CUstream s, CUdeviceptr p, char *host) {
+    if (depth > 0) {
+        bench_level(depth - 1, iters, s, p, host);
+        __asm__ volatile("" ::: "memory"); /* keep the frame: no tail call */
+        return;
+    }
+    for (int i = 0; i < iters; i++) launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s, p, p, host);
+}
+
+static int bench(void) {
+    CUstream s;
+    CUdeviceptr p;
+    char host[8];
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, (CUstream)0x910000));
+    for (int i = 0; i < 1000; i++) { /* a realistic allocation map */
+        CUdeviceptr q;
+        RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &q, 4096, s));
+    }
+    RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &p, 4096, s));
+    const char *it = getenv("FAKE_ITERS");
+    int iters = it ? atoi(it) : 200000;
+    bench_level(20, 1000, s, p, host); /* warm up */
+    double t0 = now_s();
+    bench_level(20, iters, s, p, host); /* ~25 frames below the call, like a real program */
+    double dt = now_s() - t0;
+    fprintf(stderr, "bench: %.0f ns (CPU) per launch\n", dt / iters * 1e9);
+    printf("fakeapp: bench done\n");
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *log = getenv("FAKE_LOG");
+    if (log && *log) logf_ = fopen(log, "w");
+    logv("pid", (unsigned long long)getpid());
+    const char *inject = getenv("FAKE_INJECT");
+    if (inject && *inject) {
+        /* What the driver does at cuInit for CUDA_INJECTION64_PATH. */
+        void *h = dlopen(inject, RTLD_NOW);
+        int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+        if (!init) {
+            fprintf(stderr, "fakeapp: cannot load %s: %s\n", inject, dlerror());
+            return 99;
+        }
+        if (init() != 1) fprintf(stderr, "fakeapp: InitializeInjection did not return 1\n");
+    }
+    register_kernels();
+    const char *mode = argc > 1 ? argv[1] : "basic";
+    if (strcmp(mode, "basic") == 0) return basic();
+    if (strcmp(mode, "threads") == 0) return threads();
+    if (strcmp(mode, "fork") == 0) return forking();
+    if (strcmp(mode, "abort") == 0) return crash(SIGABRT);
+    if (strcmp(mode, "kill") == 0) return crash(SIGKILL);
+    if (strcmp(mode, "bench") == 0) return bench();
+    if (strcmp(mode, "churn") == 0) return churn();
+    if (strcmp(mode, "more") == 0) return more();
+    fprintf(stderr, "fakeapp: unknown mode %s\n", mode);
+    return 98;
+}

@@ -1,0 +1,141 @@
+/*
+ * fakecuda.h: what the test's fake CUPTI library (fakecupti.c) and fake
+ * application (fakeapp.c) share. The CUPTI types and the driver's "_params"
+ * structs are declared here from the public headers' layouts, independently
+ * of intercept/cupti_abi.h, so the test checks that the shim reads what CUPTI
+ * lays out.
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUcontext, *CUstream, *CUevent, *CUfunction, *CUmemoryPool, *CUgraph, *CUgraphExec, *CUarray;
+
+/* cupti_callbacks.h */
+typedef enum { CUPTI_API_ENTER = 0, CUPTI_API_EXIT = 1 } CUpti_ApiCallbackSite;
+typedef enum { CUPTI_CB_DOMAIN_DRIVER_API = 1, CUPTI_CB_DOMAIN_RUNTIME_API = 2 } CUpti_CallbackDomain;
+typedef uint32_t CUpti_CallbackId;
+typedef struct {
+    CUpti_ApiCallbackSite callbackSite;
+    const char *functionName;
+    const void *functionParams;
+    void *functionReturnValue;
+    const char *symbolName;
+    CUcontext context;
+    uint32_t contextUid;
+    uint64_t *correlationData;
+    uint32_t correlationId;
+} CUpti_CallbackData;
+typedef void (*CUpti_CallbackFunc)(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+
+/* generated_cuda_meta.h: one struct per driver function, members = params. */
+typedef struct { CUstream *phStream; unsigned int Flags; } cuStreamCreate_params;
+typedef struct { CUstream *phStream; unsigned int flags; int priority; } cuStreamCreateWithPriority_params;
+typedef struct { CUstream hStream; } cuStreamDestroy_v2_params, cuStreamSynchronize_params, cuStreamQuery_params;
+typedef struct { CUstream hStream; int mode; } cuStreamBeginCapture_v2_params;
+typedef struct { CUstream hStream; CUgraph *phGraph; } cuStreamEndCapture_params;
+typedef struct { CUevent *phEvent; unsigned int Flags; } cuEventCreate_params;
+typedef struct { CUevent hEvent; CUstream hStream; } cuEventRecord_params;
+typedef struct { CUevent hEvent; } cuEventDestroy_v2_params, cuEventSynchronize_params, cuEventQuery_params;
+typedef struct { CUstream hStream; CUevent hEvent; unsigned int Flags; } cuStreamWaitEvent_params;
+typedef struct { CUdeviceptr *dptr; size_t bytesize; CUstream hStream; } cuMemAllocAsync_params;
+typedef struct { CUdeviceptr *dptr; size_t bytesize; CUmemoryPool pool; CUstream hStream; } cuMemAllocFromPoolAsync_params;
+typedef struct { CUdeviceptr *dptr; size_t bytesize; } cuMemAlloc_v2_params;
+typedef struct { CUdeviceptr dptr; CUstream hStream; } cuMemFreeAsync_params;
+typedef struct { CUdeviceptr dptr; } cuMemFree_v2_params;
+typedef struct {
+    CUfunction f;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    void **kernelParams;
+    void **extra;
+} cuLaunchKernel_params;
+typedef struct {
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    void *attrs;
+    unsigned int numAttrs;
+} CUlaunchConfig;
+typedef struct { const CUlaunchConfig *config; CUfunction f; void **kernelParams; void **extra; } cuLaunchKernelEx_params;
+typedef struct { CUdeviceptr dstDevice; const void *srcHost; size_t ByteCount; } cuMemcpyHtoD_v2_params;
+typedef struct { void *dstHost; CUdeviceptr srcDevice; size_t ByteCount; CUstream hStream; } cuMemcpyDtoHAsync_v2_params;
+typedef struct { CUdeviceptr dst; CUdeviceptr src; size_t ByteCount; } cuMemcpy_params;
+typedef struct {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
+typedef struct { const CUDA_MEMCPY2D *pCopy; CUstream hStream; } cuMemcpy2DAsync_v2_params;
+typedef struct {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    void *reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    void *reserved1;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} CUDA_MEMCPY3D;
+typedef struct { const CUDA_MEMCPY3D *pCopy; CUstream hStream; } cuMemcpy3DAsync_v2_params;
+typedef struct {
+    CUfunction f;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUstream hStream;
+    void **kernelParams;
+} cuLaunchCooperativeKernel_params;
+typedef struct { CUdeviceptr dstDevice; size_t dstPitch; unsigned int ui; size_t Width; size_t Height; CUstream hStream; } cuMemsetD2D32Async_params;
+typedef struct { CUstream hStream; void *callback; void *userData; unsigned int flags; } cuStreamAddCallback_params;
+typedef struct { CUdeviceptr dstDevice; CUcontext dstContext; CUdeviceptr srcDevice; CUcontext srcContext; size_t ByteCount; CUstream hStream; } cuMemcpyPeerAsync_params;
+typedef struct { CUdeviceptr *dptr; size_t *pPitch; size_t WidthInBytes; size_t Height; unsigned int ElementSizeBytes; } cuMemAllocPitch_v2_params;
+typedef struct { CUdeviceptr dstDevice; unsigned char uc; size_t N; } cuMemsetD8_v2_params;
+typedef struct { CUdeviceptr dstDevice; unsigned int ui; size_t N; CUstream hStream; } cuMemsetD32Async_params;
+typedef struct { CUstream hStream; void (*fn)(void *); void *userData; } cuLaunchHostFunc_params;
+typedef struct { CUgraphExec hGraphExec; CUstream hStream; } cuGraphLaunch_params;
+typedef struct { CUmemoryPool *pool; const void *poolProps; } cuMemPoolCreate_params;
+
+#define CU_LAUNCH_PARAM_END ((void *)0x00)
+#define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+#define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
+#define CU_MEMORYTYPE_HOST 1
+#define CU_MEMORYTYPE_DEVICE 2
+
+/* ---- the fake's controls, called by the fake application ---- */
+
+/* Fire the callbacks CUPTI would: runtime enter/exit around driver
+ * enter/exit. The app fills output parameters between driver enter and exit. */
+void fk_runtime_enter(const char *name);
+void fk_runtime_exit(const char *name, int result);
+void fk_driver_enter(const char *name, void *params, const char *symbol);
+void fk_driver_exit(const char *name, void *params, CUresult result, const char *symbol);
+
+/* Fake device memory: addresses handed out from a range no host memory uses. */
+CUdeviceptr fk_device_alloc(size_t n);
+/* Fake driver knowledge used by the shim's own queries. */
+void fk_register_kernel(void *handle, int is_cufunction, int nparams, const size_t *sizes);
+void fk_register_pinned(const void *p, size_t n);
+void fk_set_stream_flags(CUstream s, unsigned int flags, int prio);
+void fk_set_device(int dev);
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * fakecupti.c: a stand-in for libcupti and for the few libcuda functions the
+ * shim calls itself, for tests on machines without a GPU.
+ *
+ * It implements the CUPTI subscriber calls the shim uses and delivers
+ * callbacks the way CUPTI does: CUpti_CallbackData with functionParams
+ * pointing at the driver function's "_params" struct, an enter and an exit
+ * callback per call, runtime-domain callbacks around the driver ones. The
+ * fake application (fakeapp.c) drives it through the fk_* functions.
+ *
+ * Set FAKECUPTI_BUSY=1 to make cuptiSubscribe fail as it does when another
+ * tool holds the subscriber.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakecuda.h"
+
+typedef int CUptiResult;
+typedef void *CUpti_SubscriberHandle;
+#define CUPTI_SUCCESS 0
+#define CUPTI_ERROR_INVALID_PARAMETER 1
+#define CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED 39
+#define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_INVALID_HANDLE 400
+
+/* Callback names by id. Ids start at 1 and have gaps, like CUPTI's. */
+static const char *driver_names[] = {
+    [1] = "cuInit",
+    [2] = "cuMemAlloc", /* v1 layout: must not be enabled */
+    [3] = "cuStreamCreate",
+    [4] = "cuStreamCreateWithPriority",
+    [5] = "cuStreamDestroy_v2",
+    [6] = "cuStreamSynchronize",
+    [7] = "cuStreamSynchronize_ptsz",
+    [8] = "cuStreamQuery",
+    [9] = "cuStreamQuery_ptsz",
+    /* 10..19: a gap */
+    [20] = "cuEventCreate",
+    [21] = "cuEventRecord",
+    [22] = "cuEventRecord_ptsz",
+    [23] = "cuEventDestroy_v2",
+    [24] = "cuEventSynchronize",
+    [25] = "cuEventQuery",
+    [26] = "cuStreamWaitEvent",
+    [27] = "cuStreamWaitEvent_ptsz",
+    [28] = "cuCtxSynchronize",
+    [29] = "cuMemAllocAsync",
+    [30] = "cuMemAllocAsync_ptsz",
+    [31] = "cuMemAllocFromPoolAsync",
+    [32] = "cuMemAlloc_v2",
+    [33] = "cuMemFreeAsync",
+    [34] = "cuMemFreeAsync_ptsz",
+    [35] = "cuMemFree_v2",
+    [36] = "cuLaunchKernel",
+    [37] = "cuLaunchKernel_ptsz",
+    [38] = "cuLaunchKernelEx",
+    [39] = "cuMemcpyHtoD_v2",
+    [40] = "cuMemcpyHtoD_v2_ptds",
+    [41] = "cuMemcpyDtoHAsync_v2",
+    [42] = "cuMemcpy",
+    [43] = "cuMemcpy2DAsync_v2",
+    [44] = "cuMemsetD8_v2",
+    [45] = "cuMemsetD32Async",
+    [46] = "cuLaunchHostFunc",
+    [47] = "cuStreamBeginCapture_v2",
+    [48] = "cuStreamEndCapture",
+    [49] = "cuGraphLaunch",
+    [50] = "cuMemPoolCreate",
+    [51] = "cuCtxGetDevice",
+    [52] = "cuPointerGetAttribute",
+    [53] = "cuLaunchCooperativeKernel",
+    [54] = "cuMemcpy3DAsync_v2",
+    [55] = "cuMemsetD2D32Async",
+    [56] = "cuStreamAddCallback",
+    [57] = "cuMemcpyPeerAsync",
+    [58] = "cuMemAllocPitch_v2",
+};
+static const char *runtime_names[] = {
+    [1] = "cudaMalloc_v3020",
+    [2] = "cudaFree_v3020",
+    [3] = "cudaMallocAsync_v11020",
+    [4] = "cudaMallocAsync_ptsz_v11020",
+    [5] = "cudaFreeAsync_v11020",
+    [6] = "cudaFreeAsync_ptsz_v11020",
+    [7] = "cudaStreamCreate_v3020",
+    [8] = "cudaStreamCreateWithFlags_v5000",
+    [9] = "cudaStreamDestroy_v5050",
+    [10] = "cudaEventCreate_v3020",
+    [11] = "cudaEventRecord_v3020",
+    [12] = "cudaEventDestroy_v3020",
+    [13] = "cudaEventQuery_v3020",
+    [14] = "cudaEventSynchronize_v3020",
+    [15] = "cudaStreamWaitEvent_v3020",
+    [16] = "cudaStreamSynchronize_v3020",
+    [17] = "cudaStreamQuery_v3020",
+    [18] = "cudaDeviceSynchronize_v3020",
+    [19] = "cudaLaunchKernel_v7000",
+    [20] = "cudaLaunchKernel_ptsz_v7000",
+    [21] = "cudaMemcpy_v3020",
+    [22] = "cudaMemcpyAsync_v3020",
+    [23] = "cudaMemset_v3020",
+    [24] = "cudaMemsetAsync_v3020",
+    [25] = "cudaLaunchHostFunc_v10000",
+    [26] = "cudaStreamBeginCapture_v10000",
+    [27] = "cudaStreamEndCapture_v10000",
+    [28] = "cudaGraphLaunch_v10000",
+    [29] = "cudaMemPoolCreate_v11020",
+    [30] = "cudaMallocFromPoolAsync_v11020",
+    [31] = "cudaGetDevice_v3020", /* not wanted by the shim */
+    [32] = "cudaMemcpy2DAsync_v3020",
+};
+#define NDRV (sizeof driver_names / sizeof driver_names[0])
+#define NRT (sizeof runtime_names / sizeof runtime_names[0])
+
+static CUpti_CallbackFunc sub_cb;
+static void *sub_ud;
+static int subscribed;
+static unsigned char enabled_drv[NDRV], enabled_rt[NRT];
+static _Atomic uint32_t correlation;
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud) {
+    const char *busy = getenv("FAKECUPTI_BUSY");
+    if (busy && strcmp(busy, "1") == 0) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    if (subscribed) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    subscribed = 1;
+    sub_cb = cb;
+    sub_ud = ud;
+    *h = (CUpti_SubscriberHandle)&sub_cb;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h) {
+    (void)h;
+    subscribed = 0;
+    sub_cb = NULL;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle h, CUpti_CallbackDomain d, CUpti_CallbackId id) {
+    (void)h;
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < NDRV && driver_names[id]) {
+        enabled_drv[id] = (unsigned char)enable;
+        return CUPTI_SUCCESS;
+    }
+    if (d == CUPTI_CB_DOMAIN_RUNTIME_API && id < NRT && runtime_names[id]) {
+        enabled_rt[id] = (unsigned char)enable;
+        return CUPTI_SUCCESS;
+    }
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle h, CUpti_CallbackDomain d) {
+    (void)h;
+    for (size_t i = 0; i < NDRV; i++)
+        if (d == CUPTI_CB_DOMAIN_DRIVER_API && driver_names[i]) enabled_drv[i] = (unsigned char)enable;
+    for (size_t i = 0; i < NRT; i++)
+        if (d == CUPTI_CB_DOMAIN_RUNTIME_API && runtime_names[i]) enabled_rt[i] = (unsigned char)enable;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t id, const char **name) {
+    if (!name) return CUPTI_ERROR_INVALID_PARAMETER;
+    *name = NULL;
+    if (d == CUPTI_CB_DOMAIN_DRIVER_API && id < NDRV) *name = driver_names[id];
+    if (d == CUPTI_CB_DOMAIN_RUNTIME_API && id < NRT) *name = runtime_names[id];
+    return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult cuptiGetResultString(CUptiResult r, const char **s) {
+    *s = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
+                                                             : "CUPTI_ERROR_UNKNOWN";
+    return CUPTI_SUCCESS;
+}
+
+/* ---- callback delivery ---- */
+
+static __thread int cur_device;
+static __thread uint64_t rt_corr_data, drv_corr_data;
+static __thread uint32_t rt_corr, drv_corr;
+
+static uint32_t id_of(const char **names, size_t n, const char *name) {
+    for (size_t i = 1; i < n; i++)
+        if (names[i] && strcmp(names[i], name) == 0) return (uint32_t)i;
+    abort(); /* a scenario names a function this fake does not know */
+}
+
+static void deliver(CUpti_CallbackDomain d, uint32_t id, const char *name, int site, const void *params, void *ret,
+                    const char *symbol, uint64_t *corr_data, uint32_t corr) {
+    int on = d == CUPTI_CB_DOMAIN_DRIVER_API ? enabled_drv[id] : enabled_rt[id];
+    if (!subscribed || !sub_cb || !on) return;
+    CUpti_CallbackData cb = {
+        .callbackSite = site,
+        .functionName = name,
+        .functionParams = params,
+        .functionReturnValue = ret,
+        .symbolName = symbol,
+        .context = (CUcontext)(uintptr_t)(0x1000 + cur_device),
+        .contextUid = (uint32_t)cur_device + 1,
+        .correlationData = corr_data,
+        .correlationId = corr,
+    };
+    sub_cb(sub_ud, d, id, &cb);
+}
+
+static __thread int rt_result;
+static __thread char rt_params[64]; /* runtime params: the shim does not read them */
+
+void fk_runtime_enter(const char *name) {
+    uint32_t id = id_of(runtime_names, NRT, name);
+    rt_corr = atomic_fetch_add(&correlation, 1) + 1;
+    deliver(CUPTI_CB_DOMAIN_RUNTIME_API, id, name, CUPTI_API_ENTER, rt_params, NULL, NULL, &rt_corr_data, rt_corr);
+}
+
+void fk_runtime_exit(const char *name, int result) {
+    uint32_t id = id_of(runtime_names, NRT, name);
+    rt_result = result;
+    deliver(CUPTI_CB_DOMAIN_RUNTIME_API, id, name, CUPTI_API_EXIT, rt_params, &rt_result, NULL, &rt_corr_data, rt_corr);
+}
+
+void fk_driver_enter(const char *name, void *params, const char *symbol) {
+    uint32_t id = id_of(driver_names, NDRV, name);
+    drv_corr = atomic_fetch_add(&correlation, 1) + 1;
+    deliver(CUPTI_CB_DOMAIN_DRIVER_API, id, name, CUPTI_API_ENTER, params, NULL, symbol, &drv_corr_data, drv_corr);
+}
+
+void fk_driver_exit(const char *name, void *params, CUresult result, const char *symbol) {
+    uint32_t id = id_of(driver_names, NDRV, name);
+    CUresult r = result;
+    deliver(CUPTI_CB_DOMAIN_DRIVER_API, id, name, CUPTI_API_EXIT, params, &r, symbol, &drv_corr_data, drv_corr);
+}
+
+/* ---- fake driver state ---- */
+
+#define DEV_BASE 0x7f3000000000ull
+#define DEV_SIZE 0x1000000000ull
+static _Atomic uint64_t dev_next = DEV_BASE;
+
+CUdeviceptr fk_device_alloc(size_t n) {
+    uint64_t a = (n + 255) & ~255ull;
+    return atomic_fetch_add(&dev_next, a ? a : 256);
+}
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+    void *h;
+    int fn;
+    int n;
+    size_t off[32], size[32];
+} kernels[64];
+static int nkernels;
+
+void fk_register_kernel(void *handle, int is_cufunction, int nparams, const size_t *sizes) {
+    pthread_mutex_lock(&mu);
+    int k = nkernels++;
+    kernels[k].h = handle;
+    kernels[k].fn = is_cufunction;
+    kernels[k].n = nparams;
+    size_t off = 0;
+    for (int i = 0; i < nparams; i++) {
+        size_t a = sizes[i] >= 8 ? 8 : sizes[i]; /* natural alignment */
+        off = (off + a - 1) / a * a;
+        kernels[k].off[i] = off;
+        kernels[k].size[i] = sizes[i];
+        off += sizes[i];
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+static CUresult param_info(void *h, int want_fn, size_t i, size_t *off, size_t *size) {
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&mu);
+    for (int k = 0; k < nkernels; k++) {
+        if (kernels[k].h != h) continue;
+        if (kernels[k].fn != want_fn) break; /* the wrong query for this kind of handle */
+        if (i >= (size_t)kernels[k].n) {
+            r = CUDA_ERROR_INVALID_VALUE;
+            break;
+        }
+        *off = kernels[k].off[i];
+        *size = kernels[k].size[i];
+        r = 0;
+        break;
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+CUresult cuKernelGetParamInfo(void *kernel, size_t i, size_t *off, size_t *size) {
+    return param_info(kernel, 0, i, off, size);
+}
+CUresult cuFuncGetParamInfo(void *func, size_t i, size_t *off, size_t *size) { return param_info(func, 1, i, off, size); }
+
+void fk_set_device(int dev) { cur_device = dev; }
+CUresult cuCtxGetDevice(CUdevice *d) {
+    *d = cur_device;
+    return 0;
+}
+
+static struct {
+    const char *p;
+    size_t n;
+} pinned[64];
+static int npinned;
+
+void fk_register_pinned(const void *p, size_t n) {
+    pthread_mutex_lock(&mu);
+    pinned[npinned].p = p;
+    pinned[npinned].n = n;
+    npinned++;
+    pthread_mutex_unlock(&mu);
+}
+
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr) {
+    if (attr != 2 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */) return CUDA_ERROR_INVALID_VALUE;
+    if (ptr >= DEV_BASE && ptr < DEV_BASE + DEV_SIZE) {
+        *(unsigned int *)data = CU_MEMORYTYPE_DEVICE;
+        return 0;
+    }
+    CUresult r = CUDA_ERROR_INVALID_VALUE; /* pageable memory: unknown to the driver */
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < npinned; i++)
+        if ((const char *)(uintptr_t)ptr >= pinned[i].p && (const char *)(uintptr_t)ptr < pinned[i].p + pinned[i].n) {
+            *(unsigned int *)data = CU_MEMORYTYPE_HOST;
+            r = 0;
+        }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+static struct {
+    CUstream s;
+    unsigned int flags;
+    int prio;
+} sflags[64];
+static int nsflags;
+
+void fk_set_stream_flags(CUstream s, unsigned int flags, int prio) {
+    pthread_mutex_lock(&mu);
+    sflags[nsflags].s = s;
+    sflags[nsflags].flags = flags;
+    sflags[nsflags].prio = prio;
+    nsflags++;
+    pthread_mutex_unlock(&mu);
+}
+
+CUresult cuStreamGetFlags(CUstream s, unsigned int *flags) {
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < nsflags; i++)
+        if (sflags[i].s == s) {
+            *flags = sflags[i].flags;
+            r = 0;
+        }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+CUresult cuStreamGetPriority(CUstream s, int *prio) {
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < nsflags; i++)
+        if (sflags[i].s == s) {
+            *prio = sflags[i].prio;
+            r = 0;
+        }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+/* For the app's own checks. */
+int fk_enabled(int domain, const char *name) {
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return enabled_drv[id_of(driver_names, NDRV, name)];
+    return enabled_rt[id_of(runtime_names, NRT, name)];
+}

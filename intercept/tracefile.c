@@ -1,0 +1,335 @@
+//go:build cgo
+
+/*
+ * tracefile.c: the per-process trace file (docs/trace-format.md, binary v1).
+ *
+ * The file is written through a MAP_SHARED mapping that grows in steps
+ * (fallocate, so a full disk is an error here rather than a SIGBUS later, then
+ * mremap). Records are appended under sc_lock, and each record's kind byte is
+ * stored last, with release ordering, over the zeros the file was extended
+ * with: if the process dies at any instant (SIGKILL, abort, a segfault) the
+ * page cache holds every complete record and a zero where the next one would
+ * start, so a reader stops cleanly and calls the trace truncated. At a normal
+ * exit the library destructor appends the End record and cuts the file to
+ * its used length.
+ *
+ * After fork the child must not write into the parent's mapping: the child
+ * handler drops it, and the child's first event creates the child's own file,
+ * whose top repeats every definition (strings, modules, stacks) with the
+ * same ids so that every cached id stays valid.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
+_Atomic uint32_t sc_fork_gen;
+
+/* TF_PENDING: the file is created by the first record (a process that never
+ * records leaves no file; a forked child writes its own). */
+enum { TF_NONE, TF_PENDING, TF_OPEN, TF_FAILED, TF_CLOSED };
+
+static int tf_state = TF_NONE;
+static int tf_fd = -1;
+static uint8_t *tf_map;
+static size_t tf_mapsize, tf_used;
+static uint64_t tf_seq, tf_events, tf_dropped;
+static int64_t tf_t0;
+static char tf_dir[PATH_MAX] = ".";
+static int tf_warned;
+
+#define INITIAL_SIZE ((size_t)1 << 20)
+#define MAX_STEP ((size_t)256 << 20)
+
+void sc_lock_acquire(void) { pthread_mutex_lock(&sc_lock); }
+void sc_lock_release(void) { pthread_mutex_unlock(&sc_lock); }
+
+int64_t sc_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+const char *sc_trace_dir(void) { return tf_dir; }
+
+/* Make the file at least want bytes long and map all of it. */
+static int grow(size_t want) {
+    if (want <= tf_mapsize) return 1;
+    size_t size = tf_mapsize ? tf_mapsize : INITIAL_SIZE;
+    while (size < want) size += size < MAX_STEP ? size : MAX_STEP;
+    int r;
+    do {
+        r = fallocate(tf_fd, 0, (off_t)tf_mapsize, (off_t)(size - tf_mapsize));
+    } while (r != 0 && errno == EINTR);
+    if (r != 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) r = ftruncate(tf_fd, (off_t)size);
+    if (r != 0) return 0;
+    void *m = tf_map ? mremap(tf_map, tf_mapsize, size, MREMAP_MAYMOVE)
+                     : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, tf_fd, 0);
+    if (m == MAP_FAILED) return 0;
+    tf_map = m;
+    tf_mapsize = size;
+    return 1;
+}
+
+/* Appends one record whose payload is a followed by b. Returns 0 (and
+ * writes nothing) when the file cannot take it. */
+int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+    if (tf_state != TF_OPEN) return 0;
+    size_t plen = alen + blen;
+    if (plen > ((size_t)1 << 20)) return 0; /* the format's limit */
+    size_t total = 1 + sc_uvarint_len(plen) + plen;
+    /* +1: the byte after the record must exist and be the zero end marker. */
+    if (!grow(tf_used + total + 1)) return 0;
+    uint8_t *p = tf_map + tf_used;
+    size_t n = 1 + sc_put_uvarint(p + 1, plen);
+    if (alen) memcpy(p + n, a, alen);
+    if (blen) memcpy(p + n + alen, b, blen);
+    __atomic_store_n(p, (uint8_t)kind, __ATOMIC_RELEASE); /* commit */
+    tf_used += total;
+    return 1;
+}
+
+static int create_file(char *path, size_t pathlen) {
+    pid_t pid = getpid();
+    for (int i = 0; i < 1000; i++) {
+        if (i == 0)
+            snprintf(path, pathlen, "%s/streamcheck-%d.sctrace", tf_dir, (int)pid);
+        else
+            snprintf(path, pathlen, "%s/streamcheck-%d-%d.sctrace", tf_dir, (int)pid, i);
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            fchmod(fd, 0600); /* whatever the umask left */
+            return fd;
+        }
+        if (errno != EEXIST) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+static int write_process_locked(void) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    uint32_t exe_id = sc_intern_locked(exe, strlen(exe));
+    uint32_t ver_id = sc_intern_locked(SC_VERSION, strlen(SC_VERSION));
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint8_t buf[64];
+    size_t k = 0;
+    k += sc_put_uvarint(buf + k, (uint64_t)getpid());
+    k += sc_put_uvarint(buf + k, (uint64_t)getppid());
+    k += sc_put_uvarint(buf + k, exe_id);
+    k += sc_put_svarint(buf + k, (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec);
+    k += sc_put_uvarint(buf + k, ver_id);
+    return sc_append_locked(REC_PROCESS, buf, k, NULL, 0);
+}
+
+/* Creates and starts a trace file. The definitions already made (a forked
+ * child inherits its parent's) are written again first, with the same ids. */
+static int open_locked(void) {
+    char path[PATH_MAX + 64];
+    tf_fd = create_file(path, sizeof path);
+    if (tf_fd < 0 || !grow(INITIAL_SIZE)) {
+        int e = errno;
+        if (tf_fd >= 0) {
+            close(tf_fd);
+            unlink(path);
+            tf_fd = -1;
+        }
+        tf_state = TF_FAILED;
+        if (!tf_warned) {
+            tf_warned = 1;
+            dprintf(2, "streamcheck: cannot create trace file %s: %s; CUDA calls are not recorded\n", path,
+                    strerror(e));
+        }
+        return 0;
+    }
+    static const uint8_t header[16] = {'s', 't', 'r', 'm', 'c', 'h', 'k', 0, 1, 0, 0, 0, 0, 0, 0, 0};
+    memcpy(tf_map, header, sizeof header);
+    tf_used = sizeof header;
+    tf_seq = tf_events = tf_dropped = 0;
+    tf_t0 = sc_now_ns();
+    tf_state = TF_OPEN;
+    if (!(sc_replay_strings_locked() && sc_replay_modules_locked() && sc_replay_stacks_locked()))
+        tf_state = TF_FAILED;
+    if (tf_state == TF_OPEN) write_process_locked();
+    if (tf_state == TF_OPEN) sc_modules_init_locked();
+    return tf_state == TF_OPEN;
+}
+
+int sc_trace_setup(int eager) {
+    const char *d = getenv("STREAMCHECK_DIR");
+    if (d && *d) snprintf(tf_dir, sizeof tf_dir, "%s", d);
+    sc_lock_acquire();
+    if (tf_state == TF_NONE) tf_state = TF_PENDING;
+    int ok = tf_state == TF_OPEN || (eager && tf_state == TF_PENDING && open_locked());
+    sc_lock_release();
+    return ok;
+}
+
+int sc_trace_writable_locked(void) {
+    if (tf_state == TF_OPEN) return 1;
+    if (tf_state == TF_PENDING) return open_locked();
+    return 0;
+}
+
+/* ---- events ---- */
+
+static size_t encode_head(uint8_t *p, uint32_t op, uint64_t seq, uint32_t tid, int32_t dev, int64_t t) {
+    size_t n = 0;
+    n += sc_put_uvarint(p + n, op);
+    n += sc_put_uvarint(p + n, seq);
+    n += sc_put_uvarint(p + n, tid);
+    n += sc_put_svarint(p + n, dev);
+    n += sc_put_svarint(p + n, t);
+    return n;
+}
+
+/* Fields 6..20 (api .. ptrs). */
+static size_t encode_tail(uint8_t *p, const sc_event *e) {
+    size_t n = 0;
+    n += sc_put_uvarint(p + n, e->api);
+    n += sc_put_uvarint(p + n, e->stack);
+    n += sc_put_svarint(p + n, e->result);
+    n += sc_put_uvarint(p + n, e->stream);
+    n += sc_put_uvarint(p + n, e->event);
+    n += sc_put_uvarint(p + n, e->ptr);
+    n += sc_put_uvarint(p + n, e->size);
+    n += sc_put_uvarint(p + n, e->src);
+    n += sc_put_uvarint(p + n, e->kind);
+    n += sc_put_uvarint(p + n, e->flags);
+    n += sc_put_uvarint(p + n, e->pool);
+    n += sc_put_uvarint(p + n, e->kernel);
+    n += sc_put_svarint(p + n, e->prio);
+    n += sc_put_uvarint(p + n, e->nptrs);
+    for (uint32_t i = 0; i < e->nptrs; i++) n += sc_put_uvarint(p + n, e->ptrs[i]);
+    return n;
+}
+
+static void write_event_locked(const sc_event *e, uint32_t tid, const uint8_t *tail, size_t tlen) {
+    uint8_t head[64];
+    int64_t t = sc_now_ns() - tf_t0;
+    size_t hn = encode_head(head, e->op, tf_seq + 1, tid, e->device, t);
+    if (sc_append_locked(REC_EVENT, head, hn, tail, tlen)) {
+        tf_seq++;
+        tf_events++;
+    } else {
+        tf_dropped++;
+    }
+}
+
+/* Records ev (and, before it, the implicit create of a stream first seen in
+ * use). Called with ts->busy set, without sc_lock. */
+void sc_emit(sc_tstate *ts, sc_event *ev) {
+    int implicit = 0;
+    unsigned int sflags = 0;
+    int sprio = 0;
+    if (ev->result == CUDA_SUCCESS && ev->stream > 2 && ev->op != OP_STREAM_CREATE && !sc_stream_known(ev->stream)) {
+        implicit = 1;
+        /* Ask the driver outside sc_lock: it may take its own locks. */
+        if (sc_drv.cuStreamGetFlags) sc_drv.cuStreamGetFlags((CUstream)(uintptr_t)ev->stream, &sflags);
+        if (sc_drv.cuStreamGetPriority) sc_drv.cuStreamGetPriority((CUstream)(uintptr_t)ev->stream, &sprio);
+    }
+    size_t tlen = encode_tail(ts->payload, ev);
+
+    sc_lock_acquire();
+    if (!sc_trace_writable_locked()) {
+        tf_dropped += 1 + (implicit ? 1 : 0); /* counted, though no End record may ever say so */
+        sc_lock_release();
+        return;
+    }
+    if (implicit && !sc_stream_known_locked(ev->stream)) {
+        sc_event c = {.op = OP_STREAM_CREATE,
+                      .device = ev->device,
+                      .stream = ev->stream,
+                      .flags = FLAG_IMPLICIT | ((sflags & CU_STREAM_NON_BLOCKING) ? FLAG_NON_BLOCKING : 0),
+                      .prio = sprio};
+        uint8_t ctail[128];
+        write_event_locked(&c, ts->tid, ctail, encode_tail(ctail, &c));
+        sc_stream_add_locked(ev->stream);
+    }
+    write_event_locked(ev, ts->tid, ts->payload, tlen);
+    if (ev->result == CUDA_SUCCESS) {
+        if (ev->op == OP_STREAM_CREATE && ev->stream > 2) sc_stream_add_locked(ev->stream);
+        if (ev->op == OP_STREAM_DESTROY) sc_stream_del_locked(ev->stream);
+    }
+    sc_lock_release();
+}
+
+/* ---- end ---- */
+
+void sc_trace_finish(void) {
+    /* Never hang an exiting process: if the lock stays taken (a thread was
+     * killed inside it, or exit() runs in a signal handler that interrupted
+     * a write), leave the trace without its End record. */
+    int locked = 0;
+    for (int i = 0; i < 2000; i++) {
+        if (pthread_mutex_trylock(&sc_lock) == 0) {
+            locked = 1;
+            break;
+        }
+        struct timespec d = {0, 100000};
+        nanosleep(&d, NULL);
+    }
+    if (!locked) return;
+    atomic_store(&sc_active, 0);
+    if (tf_state == TF_OPEN) {
+        uint8_t buf[24];
+        size_t n = sc_put_uvarint(buf, tf_events);
+        n += sc_put_uvarint(buf + n, tf_dropped);
+        sc_append_locked(REC_END, buf, n, NULL, 0);
+        munmap(tf_map, tf_mapsize);
+        tf_map = NULL;
+        tf_mapsize = 0;
+        if (ftruncate(tf_fd, (off_t)tf_used) != 0) { /* the zero tail is harmless */
+        }
+        close(tf_fd);
+        tf_fd = -1;
+        tf_state = TF_CLOSED;
+    } else if (tf_state != TF_NONE) {
+        tf_state = TF_CLOSED;
+    }
+    pthread_mutex_unlock(&sc_lock);
+}
+
+/* ---- fork ---- */
+
+void sc_atfork_prepare(void) {
+    sc_alloc_atfork_prepare();
+    sc_lock_acquire();
+}
+
+void sc_atfork_parent(void) {
+    sc_lock_release();
+    sc_alloc_atfork_parent();
+}
+
+void sc_atfork_child(void) {
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&sc_lock, &fresh, sizeof fresh);
+    sc_alloc_atfork_child();
+    atomic_fetch_add(&sc_fork_gen, 1);
+    if (tf_state == TF_OPEN || tf_state == TF_FAILED || tf_state == TF_PENDING) {
+        if (tf_map) munmap(tf_map, tf_mapsize); /* the parent's file: hands off */
+        if (tf_fd >= 0) close(tf_fd);
+        tf_map = NULL;
+        tf_mapsize = 0;
+        tf_fd = -1;
+        tf_used = 0;
+        tf_seq = tf_events = tf_dropped = 0;
+        tf_warned = 0;
+        tf_state = TF_PENDING;
+        sc_streams_forget();
+    }
+}
