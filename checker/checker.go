@@ -16,45 +16,133 @@ import (
 const graveLimit = 1 << 16
 
 // access is one operation on an allocation, with what is needed to report
-// it later.
+// it later. It is kept small (48 bytes): allocations hold one per stream
+// that used them, and the hot loop of a large trace is mostly cache misses
+// on them.
 type access struct {
-	epoch  hb.Epoch
+	// clock is the operation's epoch on agent (hb.Step.Epoch, whose agent
+	// is always Step.Agent); 0 for operations no one is ordered after.
+	// These two come first: they are what a use reads.
+	clock  uint64
 	agent  hb.AgentID
+	tid    uint32
 	seq    uint64
-	op     model.Op
+	ptr    uint64
 	api    model.StringID
 	kernel model.StringID
 	stack  model.StackID
-	tid    uint32
-	ptr    uint64
+	op     model.Op
 }
 
+// epoch returns the operation's happens-before epoch.
+func (a *access) epoch() hb.Epoch { return hb.Epoch{Agent: a.agent, Clock: a.clock} }
+
+// allocation is one allocation, live or freed. The fields a use reads come
+// first, so that they share cache lines.
 type allocation struct {
 	base, size uint64
-	async      bool // Stream-ordered (cudaMallocAsync / from a pool).
+	freed      bool   // In the grave: freed, remembered for later checks.
+	async      bool   // Stream-ordered (cudaMallocAsync / from a pool).
+	nUses      uint32 // Length of uses().
 	alloc      access
-	free       access
-	// uses holds the most recent use on each agent: a later use on the same
-	// stream is ordered after the earlier ones, so it stands for them.
-	uses []access
-	// inherited holds uses of freed allocations at the same addresses that
-	// were still possibly running when this allocation was made.
+	// The most recent use on each agent (see uses): in useBuf while they
+	// fit, then all in extra. Most allocations are used on one or two
+	// streams, and keeping those uses in the record itself means a use reads
+	// no pointer before it can look at them.
+	useBuf [2]access
+	extra  []access
+	// inherited holds the uses of the freed allocations whose addresses
+	// this one took over.
 	inherited []access
-	inGrave   bool
+	free      access
+	// older and newer link the freed allocations in the order they were
+	// freed (see graveOrder).
+	older, newer *allocation
+}
+
+// uses returns the most recent use on each agent, in the order the agents
+// first used the allocation: a later use on the same stream is ordered
+// after the earlier ones, so it stands for them.
+func (a *allocation) uses() []access {
+	if int(a.nUses) <= len(a.useBuf) {
+		return a.useBuf[:a.nUses]
+	}
+	return a.extra
+}
+
+// addUse records the first use on an agent.
+func (a *allocation) addUse(u access) {
+	switch n := int(a.nUses); {
+	case n < len(a.useBuf):
+		a.useBuf[n] = u
+	case n == len(a.useBuf):
+		a.extra = append(append(a.extra[:0], a.useBuf[:]...), u)
+	default:
+		a.extra = append(a.extra, u)
+	}
+	a.nUses++
+}
+
+// graveOrder lists freed allocations from the oldest free to the newest, so
+// the oldest can be forgotten first. The links live in the allocations, so
+// one that leaves the grave early (its addresses were reused) is unlinked
+// at once.
+type graveOrder struct {
+	oldest, newest *allocation
+}
+
+func (q *graveOrder) push(a *allocation) {
+	a.older, a.newer = q.newest, nil
+	if q.newest != nil {
+		q.newest.newer = a
+	} else {
+		q.oldest = a
+	}
+	q.newest = a
+}
+
+func (q *graveOrder) unlink(a *allocation) {
+	if a.older != nil {
+		a.older.newer = a.newer
+	} else if q.oldest == a {
+		q.oldest = a.newer
+	}
+	if a.newer != nil {
+		a.newer.older = a.older
+	} else if q.newest == a {
+		q.newest = a.older
+	}
+	a.older, a.newer = nil, nil
 }
 
 // Checker applies the rules to a trace, one event at a time.
 type Checker struct {
-	trace    string
-	tables   *model.Tables
-	engine   *hb.Engine
-	live     *addrIndex
-	grave    *addrIndex
-	graveQ   []*allocation // Freed allocations, oldest first, for eviction.
+	trace  string
+	tables *model.Tables
+	engine *hb.Engine
+	// allocs holds the live allocations and the grave: the most recent
+	// graveLimit freed ones. Their ranges never overlap: an allocation
+	// replaces whatever it overlaps.
+	allocs   *addrIndex
+	graveQ   graveOrder
+	graveLen int           // Freed allocations in allocs.
+	spare    []*allocation // Records of forgotten allocations, for reuse.
 	findings map[findingKey]*Finding
 	order    []*Finding
 	stats    Stats
 	threads  map[uint32]bool
+	pending  []pendingFinding // Findings whose operations Finish resolves.
+	step     hb.Step          // What the engine learned from the current event.
+	lastTID  uint32           // Thread of the previous event, already in threads.
+	anyTID   bool             // Whether lastTID is set.
+	opts     Options
+}
+
+// Options adjust an analysis.
+type Options struct {
+	// Symbolize, if set, fills in the source locations of a recorded stack
+	// before a finding reports it (see package symbolize).
+	Symbolize func(t *model.Tables, id model.StackID)
 }
 
 // New returns a checker for the trace named trace, whose definitions are in
@@ -64,8 +152,7 @@ func New(trace string, tables *model.Tables) *Checker {
 		trace:    trace,
 		tables:   tables,
 		engine:   hb.New(),
-		live:     newAddrIndex(),
-		grave:    newAddrIndex(),
+		allocs:   newAddrIndex(),
 		findings: map[findingKey]*Finding{},
 		threads:  map[uint32]bool{},
 	}
@@ -75,7 +162,13 @@ func New(trace string, tables *model.Tables) *Checker {
 // an error: Result.Damage says where reading stopped. The error is non-nil
 // only when r fails for another reason (an I/O error).
 func Check(trace string, r model.Reader) (*Result, error) {
+	return CheckWith(trace, r, Options{})
+}
+
+// CheckWith is Check with options.
+func CheckWith(trace string, r model.Reader, opts Options) (*Result, error) {
 	c := New(trace, r.Tables())
+	c.opts = opts
 	var ev model.Event
 	for {
 		err := r.Next(&ev)
@@ -98,8 +191,12 @@ func (c *Checker) Engine() *hb.Engine { return c.engine }
 // Add analyzes one event.
 func (c *Checker) Add(ev *model.Event) {
 	c.stats.Events++
-	c.threads[ev.TID] = true
-	st := c.engine.Apply(ev)
+	if ev.TID != c.lastTID || !c.anyTID {
+		c.threads[ev.TID] = true
+		c.lastTID, c.anyTID = ev.TID, true
+	}
+	st := &c.step
+	c.engine.ApplyTo(ev, st)
 	if st.Skipped {
 		c.stats.Skipped++
 		return
@@ -139,48 +236,79 @@ func seenBefore(ps []uint64, p uint64) bool {
 	return false
 }
 
-func (c *Checker) accessOf(ev *model.Event, st hb.Step, ptr uint64) access {
+func (c *Checker) accessOf(ev *model.Event, st *hb.Step, ptr uint64) access {
 	return access{
-		epoch: st.Epoch, agent: st.Agent, seq: ev.Seq, op: ev.Op, api: ev.API,
+		clock: st.Epoch.Clock, agent: st.Agent, seq: ev.Seq, op: ev.Op, api: ev.API,
 		kernel: ev.Kernel, stack: ev.Stack, tid: ev.TID, ptr: ptr,
 	}
 }
 
-func (c *Checker) allocate(ev *model.Event, st hb.Step) {
+// newAllocation returns a zeroed allocation record, reusing a forgotten one
+// when there is one: the records of a long trace then stay few and close
+// together in memory, and make no garbage.
+func (c *Checker) newAllocation() *allocation {
+	if n := len(c.spare); n > 0 {
+		a := c.spare[n-1]
+		c.spare = c.spare[:n-1]
+		return a
+	}
+	return &allocation{}
+}
+
+// recycle takes back the record of an allocation that is neither live nor
+// in the grave. Nothing else keeps pointers to allocations: findings copy
+// what they report.
+func (c *Checker) recycle(a *allocation) {
+	*a = allocation{extra: a.extra[:0], inherited: a.inherited[:0]}
+	c.spare = append(c.spare, a)
+}
+
+func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
 	c.stats.Allocations++
-	a := &allocation{base: ev.Ptr, size: ev.Size, async: ev.Op == model.OpMallocAsync, alloc: c.accessOf(ev, st, ev.Ptr)}
+	a := c.newAllocation()
+	a.base, a.size, a.async, a.alloc = ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync, c.accessOf(ev, st, ev.Ptr)
 	if a.size == 0 {
 		a.size = 1
 	}
 	// A range cannot be live twice; a missed free (for instance by a call
 	// the shim does not see) must not leave a stale entry that hides this one.
-	for _, old := range c.live.overlapping(a.base, a.size) {
-		c.live.remove(old)
-	}
 	// Uses of freed memory at these addresses stay relevant even when they
 	// are ordered before this allocation: a use of the new memory on another
 	// stream may be ordered after neither.
-	for _, old := range c.grave.overlapping(a.base, a.size) {
-		a.inherited = append(a.inherited, old.uses...)
-		c.grave.remove(old)
-		old.inGrave = false
+	old := c.allocs.overlapping(a.base, a.size)
+	for _, o := range old {
+		if o.freed {
+			a.inherited = append(a.inherited, o.uses()...)
+			c.graveQ.unlink(o)
+			c.graveLen--
+		}
 	}
-	c.live.insert(a)
+	if len(old) == 1 && old[0].base == a.base {
+		// The common case, a pool handing out the same addresses again.
+		c.allocs.replace(old[0], a)
+		c.recycle(old[0])
+		return
+	}
+	for _, o := range old {
+		c.allocs.remove(o)
+		c.recycle(o)
+	}
+	c.allocs.insert(a)
 }
 
-func (c *Checker) release(ev *model.Event, st hb.Step) {
+func (c *Checker) release(ev *model.Event, st *hb.Step) {
 	if ev.Ptr == 0 {
 		return // cudaFree(NULL) is a valid no-op.
 	}
 	c.stats.Frees++
 	free := c.accessOf(ev, st, ev.Ptr)
-	a := c.live.byBase[ev.Ptr]
-	if a == nil {
-		if g := c.grave.byBase[ev.Ptr]; g != nil {
-			c.report(RuleDoubleFree, g, free, &g.free)
+	a := c.allocs.at(ev.Ptr)
+	if a == nil || a.freed {
+		if a != nil {
+			c.report(RuleDoubleFree, a, free, &a.free)
 			return
 		}
-		if in := c.live.find(ev.Ptr); in != nil {
+		if in := c.allocs.find(ev.Ptr); in != nil && !in.freed {
 			c.report(RuleInvalidFree, in, free, nil)
 			return
 		}
@@ -191,66 +319,50 @@ func (c *Checker) release(ev *model.Event, st hb.Step) {
 	// allocation: it is the later of the two, so ordering the free after it
 	// fixes both.
 	inFlight := false
-	for i := range a.uses {
-		if !st.Clock.Covers(a.uses[i].epoch) {
-			c.report(RuleFreeWhileInFlight, a, free, &a.uses[i])
+	uses := a.uses()
+	for i := range uses {
+		if !st.Clock.Covers(uses[i].epoch()) {
+			c.report(RuleFreeWhileInFlight, a, free, &uses[i])
 			inFlight = true
 			break
 		}
 	}
-	if !inFlight && !st.Clock.Covers(a.alloc.epoch) {
+	if !inFlight && !st.Clock.Covers(a.alloc.epoch()) {
 		c.report(RuleFreeBeforeAlloc, a, free, &a.alloc)
 	}
 	a.free = free
-	c.live.remove(a)
-	a.inGrave = true
-	c.grave.insert(a)
-	c.graveQ = append(c.graveQ, a)
-	c.evictGrave()
-}
-
-// evictGrave forgets the oldest freed allocations beyond graveLimit.
-func (c *Checker) evictGrave() {
-	for c.grave.len() > graveLimit && len(c.graveQ) > 0 {
-		old := c.graveQ[0]
-		c.graveQ[0] = nil
-		c.graveQ = c.graveQ[1:]
-		if old.inGrave {
-			c.grave.remove(old)
-			old.inGrave = false
-		}
-	}
-	// Entries already removed by reuse stay queued until they reach the
-	// front; compact when the queue is mostly such entries.
-	if len(c.graveQ) > 2*graveLimit {
-		q := c.graveQ[:0]
-		for _, a := range c.graveQ {
-			if a.inGrave {
-				q = append(q, a)
-			}
-		}
-		c.graveQ = append([]*allocation(nil), q...)
+	a.freed = true
+	c.graveQ.push(a)
+	c.graveLen++
+	// Forget the oldest freed allocations beyond graveLimit.
+	for c.graveLen > graveLimit {
+		old := c.graveQ.oldest
+		c.allocs.remove(old)
+		c.graveQ.unlink(old)
+		c.graveLen--
+		c.recycle(old)
 	}
 }
 
-func (c *Checker) use(ev *model.Event, st hb.Step, addr uint64) {
+func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	if addr == 0 {
 		return
 	}
-	a := c.live.find(addr)
+	a := c.allocs.find(addr)
 	if a == nil {
-		if g := c.grave.find(addr); g != nil {
-			c.stats.Uses++
-			c.report(RuleUseAfterFree, g, c.accessOf(ev, st, addr), &g.free)
-		}
+		return
+	}
+	if a.freed {
+		c.stats.Uses++
+		c.report(RuleUseAfterFree, a, c.accessOf(ev, st, addr), &a.free)
 		return
 	}
 	c.stats.Uses++
-	if !st.Clock.Covers(a.alloc.epoch) {
+	if !st.Clock.Covers(a.alloc.epoch()) {
 		u := c.accessOf(ev, st, addr)
 		reported := false
 		for i := range a.inherited {
-			if !st.Clock.Covers(a.inherited[i].epoch) {
+			if !st.Clock.Covers(a.inherited[i].epoch()) {
 				c.report(RuleReuseWhileInFlight, a, u, &a.inherited[i])
 				reported = true
 				break
@@ -260,13 +372,14 @@ func (c *Checker) use(ev *model.Event, st hb.Step, addr uint64) {
 			c.report(RuleUseBeforeAlloc, a, u, &a.alloc)
 		}
 	}
-	for i := range a.uses {
-		if a.uses[i].agent == st.Agent {
-			a.uses[i] = c.accessOf(ev, st, addr)
+	uses := a.uses()
+	for i := range uses {
+		if uses[i].agent == st.Agent {
+			uses[i] = c.accessOf(ev, st, addr)
 			return
 		}
 	}
-	a.uses = append(a.uses, c.accessOf(ev, st, addr))
+	a.addUse(c.accessOf(ev, st, addr))
 }
 
 // Finish ends the analysis: it reports leaks (only for a complete trace,
@@ -274,16 +387,20 @@ func (c *Checker) use(ev *model.Event, st hb.Step, addr uint64) {
 func (c *Checker) Finish(damage error) *Result {
 	if damage == nil {
 		var leaks []*allocation
-		for _, a := range c.live.byBase {
-			if a.async {
+		c.allocs.byBase.all(func(a *allocation) {
+			if a.async && !a.freed {
 				leaks = append(leaks, a)
 			}
-		}
+		})
 		sort.Slice(leaks, func(i, j int) bool { return leaks[i].alloc.seq < leaks[j].alloc.seq })
 		for _, a := range leaks {
 			c.report(RuleLeak, a, a.alloc, nil)
 		}
 	}
+	for i := range c.pending {
+		c.resolveFinding(&c.pending[i])
+	}
+	c.pending = nil
 	streams := 0
 	for _, a := range c.engine.Agents() {
 		if a.Kind != hb.KindHost {
@@ -335,16 +452,40 @@ func (c *Checker) report(rule string, a *allocation, op access, other *access) {
 		return
 	}
 	f := &Finding{Rule: rule, Severity: severityOf(rule), Count: 1, Trace: c.trace}
+	p := pendingFinding{f: f, op: op}
 	if a != nil {
-		f.Alloc = &Alloc{Ptr: a.base, Size: a.size, Op: c.resolve("allocation", &a.alloc)}
+		p.hasAlloc, p.base, p.size, p.alloc = true, a.base, a.size, a.alloc
 	}
-	f.Ops = append(f.Ops, c.resolve(roleOf(rule), &op))
 	if other != nil {
-		f.Ops = append(f.Ops, c.resolve(otherRoleOf(rule), other))
+		p.hasOther, p.other = true, *other
 	}
-	c.explain(f, a)
 	c.findings[key] = f
 	c.order = append(c.order, f)
+	c.pending = append(c.pending, p)
+}
+
+// pendingFinding keeps what a finding needs until Finish resolves names and
+// stacks. Resolution waits for the end of the trace because symbolizing adds
+// strings to the tables, which a streaming reader is still filling, and
+// because names may be defined after the operations that use them.
+type pendingFinding struct {
+	f                  *Finding
+	hasAlloc, hasOther bool
+	base, size         uint64
+	alloc, op, other   access
+}
+
+// resolveFinding fills a finding's operations and explanation.
+func (c *Checker) resolveFinding(p *pendingFinding) {
+	f := p.f
+	if p.hasAlloc {
+		f.Alloc = &Alloc{Ptr: p.base, Size: p.size, Op: c.resolve("allocation", &p.alloc)}
+	}
+	f.Ops = append(f.Ops, c.resolve(roleOf(f.Rule), &p.op))
+	if p.hasOther {
+		f.Ops = append(f.Ops, c.resolve(otherRoleOf(f.Rule), &p.other))
+	}
+	c.explain(f)
 }
 
 func roleOf(rule string) string {
@@ -384,6 +525,9 @@ func (c *Checker) resolve(role string, a *access) Op {
 		ag := c.engine.Agent(a.agent)
 		o.Stream = c.StreamName(ag)
 		o.StreamKind = ag.Kind.String()
+	}
+	if c.opts.Symbolize != nil && a.stack != 0 {
+		c.opts.Symbolize(c.tables, a.stack)
 	}
 	for _, f := range c.tables.Stack(a.stack) {
 		fr := Frame{Func: c.tables.String(f.Func), File: c.tables.String(f.File), Line: int(f.Line), PC: f.PC}

@@ -6,10 +6,9 @@ import (
 	"github.com/streamcheck/streamcheck/hb"
 )
 
-// explain fills a finding's Message, Why and Fix from its operations. It
-// runs when the finding is first seen, so the engine's state is the state
-// at the reported operation.
-func (c *Checker) explain(f *Finding, a *allocation) {
+// explain fills a finding's Message, Why and Fix from its resolved
+// operations.
+func (c *Checker) explain(f *Finding) {
 	op := &f.Ops[0]
 	var other *Op
 	if len(f.Ops) > 1 {

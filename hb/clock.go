@@ -33,17 +33,21 @@ func (c Clock) Get(a AgentID) uint64 {
 	return 0
 }
 
-// join sets *c to the element-wise maximum of *c and o.
-func (c *Clock) join(o Clock) {
+// join sets *c to the element-wise maximum of *c and o, and reports whether
+// that changed *c.
+func (c *Clock) join(o Clock) bool {
 	if len(o) > len(*c) {
 		*c = append(*c, make([]uint64, len(o)-len(*c))...)
 	}
-	d := *c
+	d := (*c)[:len(o)]
+	changed := false
 	for i, v := range o {
 		if v > d[i] {
 			d[i] = v
+			changed = true
 		}
 	}
+	return changed
 }
 
 // tick advances agent a in *c and returns the new epoch.

@@ -40,18 +40,36 @@ type Agent struct {
 	// Implicit is set for a stream first seen in use, with no recorded create.
 	Implicit bool
 
-	clock     Clock
-	destroyed bool
-	capturing bool
+	clock    Clock
+	hostSeen uint64 // Engine.hostVer when the agent last joined the host clock.
+	// The legacy stream agent this blocking stream last joined, and how many
+	// operations it had then: its clock changes only with its operations.
+	legacySeen    AgentID
+	legacySeenOps uint64
+	dev           *device // The agent's device, for default-stream synchronization.
+	destroyed     bool
+	capturing     bool
 }
 
 // Ops returns how many operations were issued to the agent so far.
 func (a *Agent) Ops() uint64 { return a.clock.Get(a.ID) }
 
+// streamKey names a stream: a created stream by its handle alone, the
+// legacy stream by its device, a per-thread stream by device and thread.
 type streamKey struct {
 	handle uint64
 	device int32
 	tid    uint32
+}
+
+// device is what the engine knows of one CUDA device.
+type device struct {
+	// legacy is the agent registered under the device's legacy-stream key,
+	// or 0 (the host, never a stream) while there is none.
+	legacy AgentID
+	// agents lists every stream agent of the device, for device
+	// synchronization and the legacy stream's implicit joins.
+	agents []AgentID
 }
 
 type eventState struct {
@@ -85,24 +103,47 @@ type Step struct {
 // memory grows with the number of streams and events objects, not with the
 // number of operations.
 type Engine struct {
-	agents  []*Agent
-	streams map[streamKey]AgentID
-	events  map[uint64]*eventState
-	// byDevice lists the stream agents of each device, for device
-	// synchronization and the legacy stream's implicit joins.
-	byDevice map[int32][]AgentID
-	host     Clock
+	agents []*Agent
+	// The current agent of each stream key, split by kind of key so that
+	// the lookup every stream operation makes hashes a plain integer:
+	// created streams by handle, per-thread streams by device and thread,
+	// legacy streams in their device.
+	created   map[uint64]AgentID
+	perThread map[uint64]AgentID
+	devices   map[int32]*device
+	lastDev   *device // Most recently looked-up device (nearly always the only one).
+	lastDevID int32
+	// recent caches lookups of created streams, indexed by a hash of the
+	// handle: nearly every event names one of a few streams.
+	recent [16]struct {
+		handle uint64
+		id     AgentID
+	}
+	events map[uint64]*eventState
+	host   Clock
+	// hostVer counts changes of the host clock, so that work issued to a
+	// stream joins it only when it changed since the stream last did.
+	hostVer uint64
 }
 
 // New returns an engine with only the host agent.
 func New() *Engine {
 	e := &Engine{
-		streams:  map[streamKey]AgentID{},
-		events:   map[uint64]*eventState{},
-		byDevice: map[int32][]AgentID{},
+		created:   map[uint64]AgentID{},
+		perThread: map[uint64]AgentID{},
+		devices:   map[int32]*device{},
+		events:    map[uint64]*eventState{},
+		hostVer:   1, // Agents start at 0: their first operation joins.
 	}
 	e.agents = append(e.agents, &Agent{ID: HostAgent, Kind: KindHost})
 	return e
+}
+
+// hostJoin joins o into the host clock.
+func (e *Engine) hostJoin(o Clock) {
+	if e.host.join(o) {
+		e.hostVer++
+	}
 }
 
 // Agent returns the agent with the given id.
@@ -124,11 +165,69 @@ func keyOf(handle uint64, device int32, tid uint32) streamKey {
 	return streamKey{handle: handle}
 }
 
+// device returns the state of a device, creating it on first use.
+func (e *Engine) device(id int32) *device {
+	if e.lastDev != nil && e.lastDevID == id {
+		return e.lastDev
+	}
+	d := e.devices[id]
+	if d == nil {
+		d = &device{}
+		e.devices[id] = d
+	}
+	e.lastDev, e.lastDevID = d, id
+	return d
+}
+
+func perThreadKey(k streamKey) uint64 { return uint64(uint32(k.device))<<32 | uint64(k.tid) }
+
+// recentSlot returns the lookup cache slot of a created stream's handle.
+func recentSlot(handle uint64) int { return int((handle * 0x9e3779b97f4a7c15) >> 60) }
+
+// lookup returns the agent registered under k, or 0 if none is.
+func (e *Engine) lookup(k streamKey) AgentID {
+	switch k.handle {
+	case model.StreamLegacy:
+		return e.device(k.device).legacy
+	case model.StreamPerThread:
+		return e.perThread[perThreadKey(k)]
+	}
+	r := &e.recent[recentSlot(k.handle)]
+	if r.handle != k.handle || r.id == 0 {
+		r.handle, r.id = k.handle, e.created[k.handle]
+	}
+	return r.id
+}
+
+// register makes id the agent of k; id 0 unregisters k.
+func (e *Engine) register(k streamKey, id AgentID) {
+	switch k.handle {
+	case model.StreamLegacy:
+		e.device(k.device).legacy = id
+	case model.StreamPerThread:
+		if id == 0 {
+			delete(e.perThread, perThreadKey(k))
+		} else {
+			e.perThread[perThreadKey(k)] = id
+		}
+	default:
+		if id == 0 {
+			delete(e.created, k.handle)
+		} else {
+			e.created[k.handle] = id
+		}
+		if r := &e.recent[recentSlot(k.handle)]; r.handle == k.handle {
+			r.id = id
+		}
+	}
+}
+
 func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32, implicit bool) *Agent {
 	a := &Agent{ID: AgentID(len(e.agents)), Kind: kind, Handle: k.handle, Device: device, TID: tid, Implicit: implicit}
+	a.dev = e.device(device)
 	e.agents = append(e.agents, a)
-	e.streams[k] = a.ID
-	e.byDevice[device] = append(e.byDevice[device], a.ID)
+	e.register(k, a.ID)
+	a.dev.agents = append(a.dev.agents, a.ID)
 	return a
 }
 
@@ -137,7 +236,7 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 // blocking, like cudaStreamCreate's default) on first use.
 func (e *Engine) Stream(handle uint64, device int32, tid uint32) *Agent {
 	k := keyOf(handle, device, tid)
-	if id, ok := e.streams[k]; ok {
+	if id := e.lookup(k); id != 0 {
 		return e.agents[id]
 	}
 	switch k.handle {
@@ -151,8 +250,17 @@ func (e *Engine) Stream(handle uint64, device int32, tid uint32) *Agent {
 
 // Apply advances the relation with ev and returns what it learned.
 func (e *Engine) Apply(ev *model.Event) Step {
+	var st Step
+	e.ApplyTo(ev, &st)
+	return st
+}
+
+// ApplyTo is Apply writing into *st, which saves copying the Step on the
+// analyzer's hot path.
+func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	if ev.Failed() {
-		return Step{Agent: HostAgent, Clock: e.host, Skipped: true}
+		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
+		return
 	}
 	switch ev.Op {
 	case model.OpStreamCreate:
@@ -163,55 +271,69 @@ func (e *Engine) Apply(ev *model.Event) Step {
 		a := e.newAgent(keyOf(ev.Stream, ev.Device, ev.TID), kind, ev.Device, ev.TID, ev.Flags&model.FlagImplicit != 0)
 		// A new stream starts after what the host knows: work issued to it
 		// later joins the host clock anyway, so nothing else to do.
-		return Step{Agent: a.ID, Clock: a.clock}
+		*st = Step{Agent: a.ID, Clock: a.clock}
+		return
 	case model.OpStreamDestroy:
 		a := e.Stream(ev.Stream, ev.Device, ev.TID)
 		a.destroyed = true
 		if a.Kind == KindBlocking || a.Kind == KindNonBlocking {
-			delete(e.streams, keyOf(ev.Stream, ev.Device, ev.TID))
+			e.register(keyOf(ev.Stream, ev.Device, ev.TID), 0)
 		}
-		return Step{Agent: a.ID, Clock: a.clock}
+		*st = Step{Agent: a.ID, Clock: a.clock}
+		return
 	case model.OpEventCreate:
 		e.events[ev.Event] = &eventState{}
-		return Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		return
 	case model.OpEventDestroy:
 		delete(e.events, ev.Event)
-		return Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		return
 	case model.OpStreamSync, model.OpStreamQuery:
 		a := e.Stream(ev.Stream, ev.Device, ev.TID)
 		if ev.Op == model.OpStreamSync || ev.Result == model.ResultSuccess {
-			e.host.join(a.clock)
+			e.hostJoin(a.clock)
 		}
-		return Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		return
 	case model.OpEventSync, model.OpEventQuery:
-		st := e.events[ev.Event]
-		if st == nil || !st.recorded {
+		es := e.events[ev.Event]
+		if es == nil || !es.recorded {
 			// cudaEventSynchronize on an event never recorded returns at once.
-			return Step{Agent: HostAgent, Clock: e.host, UnrecordedWait: ev.Op == model.OpEventSync}
+			*st = Step{Agent: HostAgent, Clock: e.host, UnrecordedWait: ev.Op == model.OpEventSync}
+			return
 		}
 		if ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess {
-			e.host.join(st.snap)
+			e.hostJoin(es.snap)
 		}
-		return Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		return
 	case model.OpDeviceSync:
-		for _, id := range e.byDevice[ev.Device] {
-			e.host.join(e.agents[id].clock)
+		if d := e.devices[ev.Device]; d != nil {
+			for _, id := range d.agents {
+				e.hostJoin(e.agents[id].clock)
+			}
 		}
-		return Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		return
 	case model.OpMalloc, model.OpFree, model.OpPoolCreate:
 		ep := e.host.tick(HostAgent)
-		return Step{Agent: HostAgent, Epoch: ep, Clock: e.host}
+		e.hostVer++
+		*st = Step{Agent: HostAgent, Epoch: ep, Clock: e.host}
+		return
 	case model.OpMemcpy, model.OpMemset:
-		st := e.issue(ev)
+		e.issue(ev, st)
 		if ev.Op == model.OpMemcpy && hostWaitsForCopy(ev) {
-			e.host.join(st.Clock)
+			e.hostJoin(st.Clock)
 		}
-		return st
+		return
 	}
 	if ev.Op.OnStream() {
-		return e.issue(ev)
+		e.issue(ev, st)
+		return
 	}
-	return Step{Agent: HostAgent, Clock: e.host}
+	*st = Step{Agent: HostAgent, Clock: e.host}
+	return
 }
 
 // hostWaitsForCopy reports whether a synchronous cudaMemcpy returns only
@@ -227,34 +349,44 @@ func hostWaitsForCopy(ev *model.Event) bool {
 }
 
 // issue applies an operation issued by the host to a stream.
-func (e *Engine) issue(ev *model.Event) Step {
+func (e *Engine) issue(ev *model.Event, st *Step) {
 	a := e.Stream(ev.Stream, ev.Device, ev.TID)
 	switch ev.Op {
 	case model.OpCaptureBegin:
 		a.capturing = true
-		return Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		return
 	case model.OpCaptureEnd:
 		a.capturing = false
-		return Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		return
 	}
 	if a.capturing {
-		return Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		return
 	}
 	// Work issued by the host follows everything the host knows completed.
-	a.clock.join(e.host)
+	if a.hostSeen != e.hostVer {
+		a.clock.join(e.host)
+		a.hostSeen = e.hostVer
+	}
 	switch a.Kind {
 	case KindLegacy:
-		for _, id := range e.byDevice[a.Device] {
+		for _, id := range a.dev.agents {
 			if b := e.agents[id]; (b.Kind == KindBlocking || b.Kind == KindPerThread) && !b.destroyed {
 				a.clock.join(b.clock)
 			}
 		}
 	case KindBlocking, KindPerThread:
-		if id, ok := e.streams[streamKey{model.StreamLegacy, a.Device, 0}]; ok {
-			a.clock.join(e.agents[id].clock)
+		if id := a.dev.legacy; id != 0 {
+			l := e.agents[id]
+			if ops := l.clock.Get(id); id != a.legacySeen || ops != a.legacySeenOps {
+				a.clock.join(l.clock)
+				a.legacySeen, a.legacySeenOps = id, ops
+			}
 		}
 	}
-	st := Step{Agent: a.ID}
+	*st = Step{Agent: a.ID}
 	switch ev.Op {
 	case model.OpStreamWait:
 		es := e.events[ev.Event]
@@ -274,11 +406,10 @@ func (e *Engine) issue(ev *model.Event) Step {
 		es.agent = a.ID
 		es.snap.set(a.clock)
 		st.Clock = a.clock
-		return st
+		return
 	}
 	st.Epoch = a.clock.tick(a.ID)
 	st.Clock = a.clock
-	return st
 }
 
 // EventRecordedOn returns the stream agent of the most recent record of an

@@ -22,7 +22,7 @@ ls -l /usr/local/cuda/lib64/libcupti.so* 2>/dev/null
 
 nvcc -O2 -arch=native -o smoke "$HERE/smoke.cu" || nvcc -O2 -o smoke "$HERE/smoke.cu"
 nvcc -O2 -arch=native --default-stream per-thread -o smoke_pt "$HERE/smoke.cu" || nvcc -O2 --default-stream per-thread -o smoke_pt "$HERE/smoke.cu"
-nvcc -O2 -arch=native -o bench "$HERE/bench.cu" || nvcc -O2 -o bench "$HERE/bench.cu"
+nvcc -O2 -arch=native -o bench "$HERE/../../../bench/gpu/loop.cu" || nvcc -O2 -o bench "$HERE/../../../bench/gpu/loop.cu"
 
 traced() { # name, then the command: run under the shim, decode its traces
   local name=$1; shift

@@ -1,5 +1,5 @@
-// bench.cu: a launch-bound loop (7 recorded calls per iteration) to measure
-// the shim's overhead against the native run (see run.sh).
+// loop.cu: a launch-bound stream-ordered loop (7 recorded calls per iteration) to measure
+// the recording overhead against the native run (bench/gpu-overhead.sh).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
