@@ -33,7 +33,7 @@ func (x *addrIndex) insert(a *allocation) {
 		x.spans.remove(old.base, old)
 	}
 	x.byBase.set(a.base, a)
-	x.spans.insert(span{base: a.base, size: a.size, a: a})
+	x.spans.insert(span{base: a.base, a: a})
 }
 
 func (x *addrIndex) remove(a *allocation) {
@@ -43,32 +43,24 @@ func (x *addrIndex) remove(a *allocation) {
 	}
 }
 
-// replace puts a in the place of old, which has the same base.
-func (x *addrIndex) replace(old, a *allocation) {
-	x.byBase.set(a.base, a)
-	i, j := x.spans.position(a.base)
-	if sp := &x.spans.chunks[i][j-1]; sp.a == old {
-		*sp = span{base: a.base, size: a.size, a: a}
-	}
-}
-
 // find returns the allocation whose range holds addr, or nil.
 func (x *addrIndex) find(addr uint64) *allocation {
 	if a := x.byBase.get(addr); a != nil {
 		return a
 	}
-	if sp := x.spans.atOrBelow(addr); sp != nil && addr-sp.base < sp.size {
+	if sp := x.spans.atOrBelow(addr); sp != nil && addr-sp.base < sp.a.size {
 		return sp.a
 	}
 	return nil
 }
 
 // overlapping returns the allocations that intersect [base, base+size), in
-// order of base. The slice is valid until the next call.
-func (x *addrIndex) overlapping(base, size uint64) []*allocation {
+// order of base, and the span of the one that starts at base if one does.
+// Both are valid until the index changes.
+func (x *addrIndex) overlapping(base, size uint64) (_ []*allocation, same *span) {
 	out := x.scratch[:0]
 	if len(x.spans.chunks) == 0 {
-		return out
+		return out, nil
 	}
 	end := base + max(size, 1)
 	if end < base {
@@ -76,28 +68,32 @@ func (x *addrIndex) overlapping(base, size uint64) []*allocation {
 	}
 	i, j := x.spans.position(base)
 	if j > 0 { // The span starting at or below base may reach into the range.
-		if sp := &x.spans.chunks[i][j-1]; base-sp.base < sp.size {
+		if sp := &x.spans.chunks[i][j-1]; base-sp.base < sp.a.size {
 			out = append(out, sp.a)
+			if sp.base == base {
+				same = sp
+			}
 		}
 	}
 	for ; i < len(x.spans.chunks); i, j = i+1, 0 {
 		for _, sp := range x.spans.chunks[i][j:] {
 			if sp.base >= end {
 				x.scratch = out
-				return out
+				return out, same
 			}
 			out = append(out, sp.a)
 		}
 	}
 	x.scratch = out
-	return out
+	return out, same
 }
 
-// span is one entry of a spanList: an allocation's range, held by value so
-// that searches read contiguous memory.
+// span is one entry of a spanList: an allocation's base, held by value so
+// that searches read contiguous memory, and the allocation. Its size is read
+// from the allocation, which may change it in place (see Checker.allocate).
 type span struct {
-	base, size uint64
-	a          *allocation
+	base uint64
+	a    *allocation
 }
 
 // maxChunk is the most spans one chunk of a spanList holds.

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // TestAddrIndex compares addrIndex with a brute-force search over a long
@@ -28,7 +29,8 @@ func TestAddrIndex(t *testing.T) {
 		switch r := rng.IntN(10); {
 		case r < 5: // Allocate, replacing whatever overlaps, as Checker.allocate does.
 			a := &allocation{base: addrOf(slot) + uint64(rng.IntN(4))*256, size: uint64(1 + rng.IntN(3*1024))}
-			got := slices.Clone(x.overlapping(a.base, a.size))
+			over, same := x.overlapping(a.base, a.size)
+			got := slices.Clone(over)
 			var want []*allocation
 			for _, b := range all {
 				if b.base < a.base+a.size && a.base < b.base+b.size {
@@ -41,11 +43,19 @@ func TestAddrIndex(t *testing.T) {
 				t.Fatalf("step %d: overlapping(%#x, %d) = %v, want %v", step, a.base, a.size, bases(got), bases(want))
 			}
 			for _, b := range got {
-				x.remove(b)
 				all = slices.DeleteFunc(all, func(c *allocation) bool { return c == b })
 			}
-			x.insert(a)
 			all = append(all, a)
+			if same != nil && (same.base != a.base || same.a != got[0]) {
+				t.Fatalf("step %d: same span %#x holds %p; want the first of %v at %#x", step, same.base, same.a, bases(got), a.base)
+			}
+			if same == nil && len(got) > 0 && got[0].base == a.base {
+				t.Fatalf("step %d: no same span, but %#x starts at the base", step, got[0].base)
+			}
+			for _, b := range got {
+				x.remove(b)
+			}
+			x.insert(a)
 		case r < 8 && len(all) > 0: // Remove a random allocation.
 			a := all[rng.IntN(len(all))]
 			x.remove(a)
@@ -103,7 +113,7 @@ func bases(as []*allocation) []uint64 {
 
 func TestAddrIndexEdges(t *testing.T) {
 	x := newAddrIndex()
-	if x.find(0) != nil || x.find(^uint64(0)) != nil || len(x.overlapping(0, 0)) != 0 {
+	if over, _ := x.overlapping(0, 0); x.find(0) != nil || x.find(^uint64(0)) != nil || len(over) != 0 {
 		t.Fatal("empty index found something")
 	}
 	a := &allocation{base: 0, size: 16}
@@ -113,7 +123,7 @@ func TestAddrIndexEdges(t *testing.T) {
 	if x.find(15) != a || x.find(16) != nil || x.find(^uint64(0)) != b {
 		t.Fatal("find at the ends of the address space")
 	}
-	if got := x.overlapping(^uint64(0), 1); len(got) != 1 || got[0] != b {
+	if got, _ := x.overlapping(^uint64(0), 1); len(got) != 1 || got[0] != b {
 		t.Fatalf("overlapping at the top: %v", bases(got))
 	}
 	x.remove(&allocation{base: 0, size: 16}) // Not the allocation at 0: no effect.
@@ -169,5 +179,14 @@ func TestBaseTable(t *testing.T) {
 	}
 	if tab.len() != 0 || tab.get(key()) != nil {
 		t.Fatal("table not empty after removing everything")
+	}
+}
+
+// TestAllocationLayout checks what the allocation record's layout comment
+// promises: the fields of the common use are in its first 64 bytes.
+func TestAllocationLayout(t *testing.T) {
+	var a allocation
+	if end := unsafe.Offsetof(a.useBuf) + unsafe.Sizeof(a.useBuf[0]); end > 64 {
+		t.Errorf("useBuf[0] ends at byte %d, past the first cache line", end)
 	}
 }

@@ -4,7 +4,7 @@ package checker
 // of a map[uint64]*allocation on the checker's hottest path (every address
 // an operation names is looked up here first) at a fraction of the cost:
 // open addressing with linear probing over a power-of-two array kept at most
-// 5/8 full, so a lookup is a multiply, a shift and usually one probe within
+// 3/4 full, so a lookup is a multiply, a shift and usually one probe within
 // one cache line.
 type baseTable struct {
 	slots []baseSlot // len is 0 or a power of two.
@@ -45,7 +45,7 @@ func (t *baseTable) get(base uint64) *allocation {
 
 // set makes a the allocation at base.
 func (t *baseTable) set(base uint64, a *allocation) {
-	if 8*(t.n+1) > 5*len(t.slots) {
+	if 4*(t.n+1) > 3*len(t.slots) {
 		t.grow()
 	}
 	mask := len(t.slots) - 1

@@ -3,6 +3,7 @@ package checker
 import (
 	"errors"
 	"fmt"
+	"github.com/ianlancetaylor/demangle"
 	"io"
 	"sort"
 
@@ -37,20 +38,24 @@ type access struct {
 // epoch returns the operation's happens-before epoch.
 func (a *access) epoch() hb.Epoch { return hb.Epoch{Agent: a.agent, Clock: a.clock} }
 
-// allocation is one allocation, live or freed. The fields a use reads come
-// first, so that they share cache lines.
+// allocation is one allocation, live or freed.
+//
+// A large trace's analysis touches thousands of these records in no
+// particular order, so their layout matters: what a use of an allocation on
+// a stream that used it before reads and writes (freed, nUses, useBuf[0])
+// comes first, in the first 64 bytes (TestAllocationLayout checks).
 type allocation struct {
-	base, size uint64
-	freed      bool   // In the grave: freed, remembered for later checks.
-	async      bool   // Stream-ordered (cudaMallocAsync / from a pool).
-	nUses      uint32 // Length of uses().
-	alloc      access
+	freed bool   // In the grave: freed, remembered for later checks.
+	async bool   // Stream-ordered (cudaMallocAsync / from a pool).
+	nUses uint32 // Length of uses().
 	// The most recent use on each agent (see uses): in useBuf while they
 	// fit, then all in extra. Most allocations are used on one or two
 	// streams, and keeping those uses in the record itself means a use reads
 	// no pointer before it can look at them.
-	useBuf [2]access
-	extra  []access
+	useBuf     [2]access
+	base, size uint64
+	alloc      access
+	extra      []access
 	// inherited holds the uses of the freed allocations whose addresses
 	// this one took over.
 	inherited []access
@@ -70,13 +75,13 @@ func (a *allocation) uses() []access {
 	return a.extra
 }
 
-// addUse records the first use on an agent.
-func (a *allocation) addUse(u access) {
+// addUse records the first use on an agent; a buffer it needs comes from p.
+func (a *allocation) addUse(u access, p *bufPool) {
 	switch n := int(a.nUses); {
 	case n < len(a.useBuf):
 		a.useBuf[n] = u
 	case n == len(a.useBuf):
-		a.extra = append(append(a.extra[:0], a.useBuf[:]...), u)
+		a.extra = append(append(p.get(), a.useBuf[:]...), u)
 	default:
 		a.extra = append(a.extra, u)
 	}
@@ -127,15 +132,18 @@ type Checker struct {
 	graveQ   graveOrder
 	graveLen int           // Freed allocations in allocs.
 	spare    []*allocation // Records of forgotten allocations, for reuse.
+	bufs     bufPool       // Their buffers.
 	findings map[findingKey]*Finding
 	order    []*Finding
 	stats    Stats
 	threads  map[uint32]bool
 	pending  []pendingFinding // Findings whose operations Finish resolves.
 	step     hb.Step          // What the engine learned from the current event.
-	lastTID  uint32           // Thread of the previous event, already in threads.
-	anyTID   bool             // Whether lastTID is set.
-	opts     Options
+	// The most recent threads, already in threads (nRecent of them): most
+	// events come from one or two threads.
+	recentTIDs [2]uint32
+	nRecent    int
+	opts       Options
 }
 
 // Options adjust an analysis.
@@ -191,14 +199,14 @@ func (c *Checker) Engine() *hb.Engine { return c.engine }
 // Add analyzes one event.
 func (c *Checker) Add(ev *model.Event) {
 	c.stats.Events++
-	if ev.TID != c.lastTID || !c.anyTID {
-		c.threads[ev.TID] = true
-		c.lastTID, c.anyTID = ev.TID, true
-	}
+	c.noteThread(ev.TID)
 	st := &c.step
 	c.engine.ApplyTo(ev, st)
 	if st.Skipped {
 		c.stats.Skipped++
+		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync) {
+			c.rejectedFree(ev)
+		}
 		return
 	}
 	if st.UnrecordedWait {
@@ -225,6 +233,18 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpMemset, model.OpMemsetAsync:
 		c.use(ev, st, ev.Ptr)
 	}
+}
+
+// noteThread counts the thread tid.
+func (c *Checker) noteThread(tid uint32) {
+	for _, t := range c.recentTIDs[:c.nRecent] {
+		if t == tid {
+			return
+		}
+	}
+	c.threads[tid] = true
+	c.recentTIDs[1], c.recentTIDs[0] = c.recentTIDs[0], tid
+	c.nRecent = min(c.nRecent+1, len(c.recentTIDs))
 }
 
 func seenBefore(ps []uint64, p uint64) bool {
@@ -259,41 +279,132 @@ func (c *Checker) newAllocation() *allocation {
 // in the grave. Nothing else keeps pointers to allocations: findings copy
 // what they report.
 func (c *Checker) recycle(a *allocation) {
-	*a = allocation{extra: a.extra[:0], inherited: a.inherited[:0]}
+	a.clear(&c.bufs)
 	c.spare = append(c.spare, a)
+}
+
+// clear empties a record for reuse, giving its buffers back to p.
+//
+// Only what is read before it is written is reset (base, size, async, alloc
+// and free are set when they take effect; useBuf is read up to nUses), so
+// that reusing a cold record does not write all of its cache lines.
+func (a *allocation) clear(p *bufPool) {
+	p.put(a.extra)
+	p.put(a.inherited)
+	a.freed, a.nUses = false, 0
+	a.extra, a.inherited = nil, nil
+	a.older, a.newer = nil, nil
+}
+
+// bufPool keeps the buffers of forgotten allocations' extra and inherited
+// uses for new allocations. A buffer goes back when its record is cleared,
+// so memory follows what the live and remembered allocations need instead
+// of creeping up with the length of a trace, and reuse makes no garbage.
+type bufPool struct {
+	free [][]access
+}
+
+// bufCap is the capacity of pooled buffers: what most allocations need.
+// Larger buffers are left to the garbage collector.
+const bufCap = 4
+
+func (p *bufPool) get() []access {
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free = p.free[:n-1]
+		return b
+	}
+	return make([]access, 0, bufCap)
+}
+
+func (p *bufPool) put(b []access) {
+	if cap(b) == bufCap {
+		p.free = append(p.free, b[:0])
+	}
 }
 
 func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
 	c.stats.Allocations++
-	a := c.newAllocation()
-	a.base, a.size, a.async, a.alloc = ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync, c.accessOf(ev, st, ev.Ptr)
-	if a.size == 0 {
-		a.size = 1
-	}
 	// A range cannot be live twice; a missed free (for instance by a call
 	// the shim does not see) must not leave a stale entry that hides this one.
 	// Uses of freed memory at these addresses stay relevant even when they
 	// are ordered before this allocation: a use of the new memory on another
 	// stream may be ordered after neither.
-	old := c.allocs.overlapping(a.base, a.size)
+	base, size := ev.Ptr, max(ev.Size, 1)
+	o := c.allocs.at(base)
+	var old []*allocation
+	if o == nil || o.size < size {
+		// Ranges in the index are disjoint, so one at base no smaller than
+		// this allocation is all it overlaps; otherwise look.
+		var same *span
+		old, same = c.allocs.overlapping(base, size)
+		if o = nil; len(old) == 1 && same != nil {
+			o = old[0]
+		}
+	}
+	if o != nil {
+		// The common case: a pool hands out a range it gave before, at the
+		// same base, and it overlaps nothing else. That allocation's record
+		// becomes the new one's, and the index stays as it is.
+		var inherited []access
+		if o.freed {
+			if uses := o.uses(); len(uses) > 0 {
+				inherited = append(c.bufs.get(), uses...)
+			}
+			c.graveQ.unlink(o)
+			c.graveLen--
+		}
+		o.clear(&c.bufs)
+		o.inherited = inherited
+		o.base, o.size, o.async, o.alloc = base, size, ev.Op == model.OpMallocAsync, c.accessOf(ev, st, base)
+		return
+	}
+	a := c.newAllocation()
+	a.base, a.size, a.async, a.alloc = base, size, ev.Op == model.OpMallocAsync, c.accessOf(ev, st, base)
 	for _, o := range old {
 		if o.freed {
+			if a.inherited == nil {
+				a.inherited = c.bufs.get()
+			}
 			a.inherited = append(a.inherited, o.uses()...)
 			c.graveQ.unlink(o)
 			c.graveLen--
 		}
-	}
-	if len(old) == 1 && old[0].base == a.base {
-		// The common case, a pool handing out the same addresses again.
-		c.allocs.replace(old[0], a)
-		c.recycle(old[0])
-		return
-	}
-	for _, o := range old {
 		c.allocs.remove(o)
 		c.recycle(o)
 	}
 	c.allocs.insert(a)
+}
+
+// reportBadFree reports a free of an address that is not the start of a
+// live allocation: freed before (double-free), inside one, or unknown.
+func (c *Checker) reportBadFree(free access) {
+	if a := c.allocs.at(free.ptr); a != nil && a.freed {
+		c.report(RuleDoubleFree, a, free, &a.free)
+		return
+	}
+	if in := c.allocs.find(free.ptr); in != nil && !in.freed {
+		c.report(RuleInvalidFree, in, free, nil)
+		return
+	}
+	c.report(RuleInvalidFree, nil, free, nil)
+}
+
+// rejectedFree checks a free that CUDA refused. It changed nothing, but a
+// program that frees twice or frees an interior pointer has a bug even when
+// the driver catches it and the program ignores the error.
+func (c *Checker) rejectedFree(ev *model.Event) {
+	if ev.Ptr == 0 {
+		return
+	}
+	if a := c.allocs.at(ev.Ptr); a != nil && !a.freed {
+		return // The free failed for another reason (a bad stream, say).
+	}
+	var st hb.Step
+	if ev.Op == model.OpFreeAsync {
+		st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
+	}
+	c.reportBadFree(c.accessOf(ev, &st, ev.Ptr))
 }
 
 func (c *Checker) release(ev *model.Event, st *hb.Step) {
@@ -304,15 +415,7 @@ func (c *Checker) release(ev *model.Event, st *hb.Step) {
 	free := c.accessOf(ev, st, ev.Ptr)
 	a := c.allocs.at(ev.Ptr)
 	if a == nil || a.freed {
-		if a != nil {
-			c.report(RuleDoubleFree, a, free, &a.free)
-			return
-		}
-		if in := c.allocs.find(ev.Ptr); in != nil && !in.freed {
-			c.report(RuleInvalidFree, in, free, nil)
-			return
-		}
-		c.report(RuleInvalidFree, nil, free, nil)
+		c.reportBadFree(free)
 		return
 	}
 	// An unordered use is reported in preference to an unordered
@@ -358,7 +461,18 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 		return
 	}
 	c.stats.Uses++
-	if !st.Clock.Covers(a.alloc.epoch()) {
+	uses := a.uses()
+	prior := -1
+	for i := range uses {
+		if uses[i].agent == st.Agent {
+			prior = i
+			break
+		}
+	}
+	// A use unordered after the allocation on a stream that already used the
+	// memory is the same bug as that earlier use, which was reported: stream
+	// order puts this one after it.
+	if prior < 0 && !st.Clock.Covers(a.alloc.epoch()) {
 		u := c.accessOf(ev, st, addr)
 		reported := false
 		for i := range a.inherited {
@@ -372,14 +486,11 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 			c.report(RuleUseBeforeAlloc, a, u, &a.alloc)
 		}
 	}
-	uses := a.uses()
-	for i := range uses {
-		if uses[i].agent == st.Agent {
-			uses[i] = c.accessOf(ev, st, addr)
-			return
-		}
+	if prior >= 0 {
+		uses[prior] = c.accessOf(ev, st, addr)
+		return
 	}
-	a.addUse(c.accessOf(ev, st, addr))
+	a.addUse(c.accessOf(ev, st, addr), &c.bufs)
 }
 
 // Finish ends the analysis: it reports leaks (only for a complete trace,
@@ -516,7 +627,7 @@ func otherRoleOf(rule string) string {
 func (c *Checker) resolve(role string, a *access) Op {
 	o := Op{
 		Role: role, Seq: a.seq, API: c.tables.String(a.api), Op: a.op.String(), TID: a.tid,
-		Kernel: c.tables.String(a.kernel), Ptr: a.ptr, StackID: a.stack, Agent: a.agent,
+		Kernel: kernelName(c.tables.String(a.kernel)), Ptr: a.ptr, StackID: a.stack, Agent: a.agent,
 	}
 	if o.API == "" {
 		o.API = a.op.String()
@@ -541,6 +652,13 @@ func (c *Checker) resolve(role string, a *access) Op {
 		o.Stack = append(o.Stack, fr)
 	}
 	return o
+}
+
+// kernelName demangles a C++ kernel name for reports, dropping parameter
+// and template argument lists, which make CUDA kernel names unreadable
+// ("at::native::vectorized_elementwise_kernel").
+func kernelName(mangled string) string {
+	return demangle.Filter(mangled, demangle.NoParams, demangle.NoTemplateParams)
 }
 
 // StreamName returns a stream's display name: the name the trace gives it,

@@ -49,6 +49,9 @@ type Agent struct {
 	dev           *device // The agent's device, for default-stream synchronization.
 	destroyed     bool
 	capturing     bool
+	// captureOrigin is the stream whose cudaStreamBeginCapture this stream
+	// is part of: itself, or the origin of a captured event it waited on.
+	captureOrigin AgentID
 }
 
 // Ops returns how many operations were issued to the agent so far.
@@ -76,6 +79,9 @@ type eventState struct {
 	recorded bool
 	agent    AgentID // Stream of the most recent record.
 	snap     Clock
+	// captureOrigin is set when the most recent record was captured into a
+	// graph: waiting on it pulls the waiting stream into that capture.
+	captureOrigin AgentID
 }
 
 // Step is what the engine learned from one event.
@@ -85,10 +91,12 @@ type Step struct {
 	// for host-side calls.
 	Agent AgentID
 	// Epoch of the operation, for operations that others can be ordered
-	// after; zero for pure bookkeeping (create, destroy, queries...).
+	// after; zero for pure bookkeeping (create, destroy, queries...). A
+	// non-zero Epoch is always on Agent.
 	Epoch Epoch
 	// Clock of the operation: every epoch it covers happens before it. It is
-	// a view into engine state, valid until the next call of Apply.
+	// a view into engine state, valid until the next call of Apply or
+	// ApplyTo.
 	Clock Clock
 	// Skipped is set for calls that did not take effect: failed calls, and
 	// operations captured into a graph instead of running.
@@ -262,6 +270,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
 		return
 	}
+	if ev.Op.OnStream() { // Most events: tested first, none of the cases below.
+		e.issue(ev, st)
+		return
+	}
 	switch ev.Op {
 	case model.OpStreamCreate:
 		kind := KindBlocking
@@ -328,10 +340,6 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		}
 		return
 	}
-	if ev.Op.OnStream() {
-		e.issue(ev, st)
-		return
-	}
 	*st = Step{Agent: HostAgent, Clock: e.host}
 	return
 }
@@ -353,15 +361,29 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	a := e.Stream(ev.Stream, ev.Device, ev.TID)
 	switch ev.Op {
 	case model.OpCaptureBegin:
-		a.capturing = true
+		a.capturing, a.captureOrigin = true, a.ID
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
 		return
 	case model.OpCaptureEnd:
-		a.capturing = false
+		e.endCapture(a)
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
 		return
+	case model.OpStreamWait:
+		// Cross-stream capture: waiting on an event recorded in a capturing
+		// stream makes this stream part of the same capture.
+		if es := e.events[ev.Event]; !a.capturing && es != nil && es.captureOrigin != 0 && e.agents[es.captureOrigin].capturing {
+			a.capturing, a.captureOrigin = true, es.captureOrigin
+		}
 	}
 	if a.capturing {
+		if ev.Op == model.OpEventRecord {
+			es := e.events[ev.Event]
+			if es == nil {
+				es = &eventState{}
+				e.events[ev.Event] = es
+			}
+			es.captureOrigin = a.captureOrigin
+		}
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
 		return
 	}
@@ -404,6 +426,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		st.Epoch = a.clock.tick(a.ID)
 		es.recorded = true
 		es.agent = a.ID
+		es.captureOrigin = 0
 		es.snap.set(a.clock)
 		st.Clock = a.clock
 		return
@@ -419,4 +442,18 @@ func (e *Engine) EventRecordedOn(handle uint64) (AgentID, bool) {
 		return st.agent, true
 	}
 	return 0, false
+}
+
+// endCapture ends the capture that stream a is part of, for every stream in
+// it. Ending it on a stream that is not capturing does nothing.
+func (e *Engine) endCapture(a *Agent) {
+	if !a.capturing {
+		return
+	}
+	origin := a.captureOrigin
+	for _, b := range e.agents {
+		if b.capturing && b.captureOrigin == origin {
+			b.capturing, b.captureOrigin = false, 0
+		}
+	}
 }

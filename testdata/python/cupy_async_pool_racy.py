@@ -1,5 +1,6 @@
-# streamcheck-expect: use-before-alloc
+# streamcheck-expect: reuse-while-in-flight
 # streamcheck-expect-count: 1
+# streamcheck-allow: use-before-alloc
 # streamcheck-allow: leak
 #
 # CuPy with cupy.cuda.MemoryAsyncPool as the allocator (cudaMallocAsync on the

@@ -1,0 +1,131 @@
+package hb_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/internal/synth"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// synthEvents returns the events of a synthetic trace.
+func synthEvents(tb testing.TB, cfg synth.Config) []model.Event {
+	tb.Helper()
+	var buf bytes.Buffer
+	if _, err := synth.Write(&buf, cfg); err != nil {
+		tb.Fatal(err)
+	}
+	r, err := model.NewBinaryReader(&buf, "synth")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evs, err := model.Collect(r)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return evs
+}
+
+// TestStepInvariants checks, over a synthetic trace, what the checker relies
+// on: a non-zero epoch is on the step's agent and covered by the step's
+// clock, and ApplyTo learns what Apply does.
+func TestStepInvariants(t *testing.T) {
+	evs := synthEvents(t, synth.Config{Events: 50_000, Streams: 8, LiveAllocs: 200, Seed: 9})
+	a, b := hb.New(), hb.New()
+	var st hb.Step
+	for i := range evs {
+		ev := &evs[i]
+		want := a.Apply(ev)
+		b.ApplyTo(ev, &st)
+		if st.Agent != want.Agent || st.Epoch != want.Epoch || st.Skipped != want.Skipped ||
+			st.Captured != want.Captured || st.UnrecordedWait != want.UnrecordedWait || !equal(st.Clock, want.Clock) {
+			t.Fatalf("seq %d: ApplyTo %+v, Apply %+v", ev.Seq, st, want)
+		}
+		if st.Epoch.Clock != 0 && (st.Epoch.Agent != st.Agent || !st.Clock.Covers(st.Epoch)) {
+			t.Fatalf("seq %d (%v): epoch %+v on agent %d, clock %v", ev.Seq, ev.Op, st.Epoch, st.Agent, st.Clock)
+		}
+	}
+}
+
+func equal(a, b hb.Clock) bool {
+	for i := range max(len(a), len(b)) {
+		if a.Get(hb.AgentID(i)) != b.Get(hb.AgentID(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestStreamHandleReuse checks that a handle created again after a destroy
+// names a new agent, also for lookups the engine has cached.
+func TestStreamHandleReuse(t *testing.T) {
+	e := hb.New()
+	const h = 0x5555_0000_1000
+	seq := uint64(0)
+	apply := func(op model.Op, stream uint64) hb.Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, TID: 1})
+	}
+	first := apply(model.OpStreamCreate, h).Agent
+	if got := apply(model.OpLaunch, h).Agent; got != first {
+		t.Fatalf("launch ran on agent %d, want %d", got, first)
+	}
+	apply(model.OpStreamDestroy, h)
+	second := apply(model.OpStreamCreate, h).Agent
+	if second == first {
+		t.Fatal("re-created stream kept the destroyed stream's agent")
+	}
+	if got := apply(model.OpLaunch, h).Agent; got != second {
+		t.Fatalf("launch after re-create ran on agent %d, want %d", got, second)
+	}
+	// A handle used without a create becomes an implicit blocking stream.
+	if a := e.Agent(apply(model.OpLaunch, h+0x100).Agent); !a.Implicit || a.Kind != hb.KindBlocking {
+		t.Fatalf("first use of an uncreated handle: %+v", a)
+	}
+}
+
+// TestHostOrder checks that work issued after a host synchronization is
+// ordered after what the host waited for, including on streams that issued
+// nothing in between.
+func TestHostOrder(t *testing.T) {
+	e := hb.New()
+	seq := uint64(0)
+	ev := func(op model.Op, stream uint64) hb.Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, TID: 1, Flags: model.FlagNonBlocking})
+	}
+	const s1, s2 = 0x1000, 0x2000
+	ev(model.OpStreamCreate, s1)
+	ev(model.OpStreamCreate, s2)
+	k1 := ev(model.OpLaunch, s1).Epoch
+	if ev(model.OpLaunch, s2).Clock.Covers(k1) {
+		t.Fatal("non-blocking streams ordered without synchronization")
+	}
+	ev(model.OpStreamSync, s1)
+	if !ev(model.OpLaunch, s2).Clock.Covers(k1) {
+		t.Fatal("work issued after cudaStreamSynchronize is not ordered after the stream's work")
+	}
+	k2 := ev(model.OpLaunch, s1).Epoch
+	ev(model.OpStreamQuery, s1) // Result 0: the stream is idle.
+	if !ev(model.OpLaunch, s2).Clock.Covers(k2) {
+		t.Fatal("work issued after a successful query is not ordered after the stream's work")
+	}
+}
+
+// BenchmarkEngineApply measures the happens-before engine alone on the
+// analyzer's benchmark workload (see bench/): events are decoded up front.
+func BenchmarkEngineApply(b *testing.B) {
+	evs := synthEvents(b, synth.Config{Events: 200_000, Streams: 8, LiveAllocs: 10_000, Seed: 1})
+	b.ReportAllocs()
+	var st hb.Step
+	n := 0
+	for b.Loop() {
+		e := hb.New()
+		for i := range evs {
+			e.ApplyTo(&evs[i], &st)
+		}
+		n += len(evs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/event")
+}
