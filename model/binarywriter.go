@@ -14,7 +14,13 @@ import (
 // close the underlying io.Writer.
 type Writer interface {
 	WriteEvent(ev *Event, t *Tables) error
+	// Close ends a complete trace.
 	Close() error
+	// CloseDamaged ends a trace copied from a damaged source, keeping the
+	// damage visible to readers of the output: a binary trace is left
+	// without its End record (so it reads as truncated), a JSON Lines trace
+	// ends with a comment quoting note.
+	CloseDamaged(note string) error
 }
 
 // BinaryWriter writes binary format version 1. It emits the definitions an
@@ -148,6 +154,20 @@ func (w *BinaryWriter) Close() error {
 	if err := w.record(RecordEnd, p); err != nil {
 		w.err = err
 		return err
+	}
+	w.err = w.w.Flush()
+	return w.err
+}
+
+// CloseDamaged flushes what was written without an End record. note is not
+// written: the missing End record is how binary readers learn of damage.
+func (w *BinaryWriter) CloseDamaged(note string) error {
+	if w.closed || w.err != nil {
+		return w.err
+	}
+	w.closed = true
+	if w.src == nil {
+		w.writeHeader()
 	}
 	w.err = w.w.Flush()
 	return w.err

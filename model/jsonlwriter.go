@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -65,6 +66,16 @@ func (w *JSONLWriter) Close() error {
 	}
 	w.err = w.w.Flush()
 	return w.err
+}
+
+// CloseDamaged ends the output with a comment saying where the source was
+// damaged, then flushes.
+func (w *JSONLWriter) CloseDamaged(note string) error {
+	if w.closed || w.err != nil {
+		return w.err
+	}
+	fmt.Fprintf(w.w, "# the source trace is damaged: %s\n", strings.ReplaceAll(note, "\n", " "))
+	return w.Close()
 }
 
 func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {

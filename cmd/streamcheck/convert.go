@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -75,37 +73,27 @@ func (c *cli) cmdConvert(args []string) int {
 		return c.usageErrorf("convert: %v", err)
 	}
 	var n uint64
-	var dropped uint64
 	var w model.Writer
-	hold := &holdBack{w: out}
 	if *to == "binary" {
-		w = model.NewBinaryWriter(hold)
+		w = model.NewBinaryWriter(out)
 	} else {
-		w = model.NewJSONLWriter(hold)
+		w = model.NewJSONLWriter(out)
 	}
 	if r != nil {
 		n, damage, err = copyEvents(w, r)
-		dropped = r.Tables().Dropped
 		if err != nil {
 			finish(false)
 			return c.usageErrorf("%v", &inputError{path, err})
 		}
 	}
-	if err := w.Close(); err != nil {
-		finish(false)
-		return c.usageErrorf("convert: %v", err)
-	}
 	var note string
-	var tail []byte
 	if damage != nil {
 		note = formatDamage(path, damage, "converted", n)
-		if *to == "binary" {
-			tail = endRecord(n, dropped) // Left out: the output stays truncated.
-		} else {
-			tail = fmt.Appendf(nil, "# streamcheck convert: the input is damaged: %s\n", note)
-		}
+		err = w.CloseDamaged(note)
+	} else {
+		err = w.Close()
 	}
-	if err := hold.finish(tail, *to == "binary"); err != nil {
+	if err != nil {
 		finish(false)
 		return c.usageErrorf("convert: %v", err)
 	}
@@ -189,57 +177,4 @@ func (c *cli) convertOutput(output, input string, binaryOut bool) (io.Writer, fu
 		return err
 	}
 	return tmp, finish, nil
-}
-
-// endRecord is the End record a BinaryWriter that wrote n events writes on
-// Close (docs/trace-format.md).
-func endRecord(n, dropped uint64) []byte {
-	payload := binary.AppendUvarint(nil, n)
-	payload = binary.AppendUvarint(payload, dropped)
-	rec := []byte{byte(model.RecordEnd)}
-	rec = binary.AppendUvarint(rec, uint64(len(payload)))
-	return append(rec, payload...)
-}
-
-// holdBack passes writes through but keeps the last bytes back until
-// finish, so the End record that model.BinaryWriter.Close writes can be left
-// out: model has no way to flush a binary trace without ending it.
-type holdBack struct {
-	w    io.Writer
-	tail []byte
-	err  error
-}
-
-// holdBackLen covers the longest End record: kind, length and two uvarints.
-const holdBackLen = 1 + 3*binary.MaxVarintLen64
-
-func (h *holdBack) Write(p []byte) (int, error) {
-	if h.err != nil {
-		return 0, h.err
-	}
-	h.tail = append(h.tail, p...)
-	if n := len(h.tail) - holdBackLen; n > 0 {
-		if _, h.err = h.w.Write(h.tail[:n]); h.err != nil {
-			return 0, h.err
-		}
-		h.tail = append(h.tail[:0], h.tail[n:]...)
-	}
-	return len(p), nil
-}
-
-// finish writes the held bytes. With drop, it leaves out suffix if the held
-// bytes end with it; otherwise it appends suffix.
-func (h *holdBack) finish(suffix []byte, drop bool) error {
-	if h.err != nil {
-		return h.err
-	}
-	t := h.tail
-	switch {
-	case drop && bytes.HasSuffix(t, suffix):
-		t = t[:len(t)-len(suffix)]
-	case !drop:
-		t = append(t, suffix...)
-	}
-	_, err := h.w.Write(t)
-	return err
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/streamcheck/streamcheck/intercept/launch"
+	"github.com/streamcheck/streamcheck/symbolize"
 )
 
 const recordUsage = `
@@ -130,7 +131,30 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	}()
 	err = cmd.Wait()
 	close(done)
+	c.symbolizeTraces(abs)
 	return exitStatus(cmd.ProcessState), nil
+}
+
+// symbolizeTraces rewrites the binary traces in dir with source locations
+// while the program's files are still on this machine, so the traces stay
+// readable elsewhere (a CI job, a bug report). Paths under the working
+// directory become relative to it. A trace that cannot be symbolized is
+// kept as recorded.
+func (c *cli) symbolizeTraces(dir string) {
+	names, err := traceFiles(dir)
+	if err != nil {
+		return
+	}
+	sym := symbolize.New()
+	sym.RelativeTo, _ = os.Getwd()
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".sctrace") {
+			continue
+		}
+		if err := sym.Rewrite(filepath.Join(dir, name)); err != nil {
+			fmt.Fprintf(c.stderr, "streamcheck: %s: stacks left unsymbolized: %v\n", name, err)
+		}
+	}
 }
 
 // exitStatus is the program's exit code, or 128+N when signal N killed it,

@@ -1,0 +1,42 @@
+package model
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCloseDamagedKeepsDamageVisible(t *testing.T) {
+	tables := NewTables()
+	ev := Event{Seq: 1, Op: OpDeviceSync, API: tables.Intern("cudaDeviceSynchronize")}
+
+	var bin bytes.Buffer
+	bw := NewBinaryWriter(&bin)
+	if err := bw.WriteEvent(&ev, tables); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.CloseDamaged("x.sctrace: offset 99: trace truncated"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewBinaryReader(&bin, "out.sctrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := Collect(r)
+	if len(events) != 1 || !errors.Is(err, ErrTruncated) {
+		t.Errorf("binary output: %d events, err %v; want 1 event then ErrTruncated", len(events), err)
+	}
+
+	var text bytes.Buffer
+	jw := NewJSONLWriter(&text)
+	if err := jw.WriteEvent(&ev, tables); err != nil {
+		t.Fatal(err)
+	}
+	if err := jw.CloseDamaged("x.sctrace: offset 99: trace truncated"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(text.String(), "# the source trace is damaged: x.sctrace: offset 99: trace truncated\n") {
+		t.Errorf("JSON Lines output does not end with the damage note:\n%s", text.String())
+	}
+}

@@ -1,0 +1,109 @@
+package symbolize
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// Rewrite symbolizes the stacks of the binary trace at path in place, so the
+// trace names source locations even where the program's files are gone (a
+// trace committed from a GPU machine and checked in CI). A damaged trace is
+// rewritten up to the damage and stays damaged. The file is replaced only
+// when the rewrite succeeded; its permissions are kept.
+//
+// Reading twice keeps memory bounded: the first pass collects the complete
+// tables and symbolizes them, the second copies the events, whose ids are
+// the same in both passes.
+func (s *Symbolizer) Rewrite(path string) error {
+	tables, damage, err := readTables(path)
+	if err != nil {
+		return err
+	}
+	for id := range tables.Stacks {
+		s.Stack(tables, model.StackID(id))
+	}
+
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	r, err := model.NewBinaryReader(in, path)
+	if err != nil {
+		return err
+	}
+	info, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".sym*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(out.Name()) // After a successful rename this finds nothing.
+	if err := copyEvents(model.NewBinaryWriter(out), r, tables, damage != nil); err != nil {
+		out.Close()
+		return fmt.Errorf("symbolize %s: %w", path, err)
+	}
+	if err := out.Chmod(info.Mode().Perm()); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(out.Name(), path)
+}
+
+// copyEvents copies r's events to w, resolving their definitions in tables,
+// and ends w as complete or, when the source is damaged, as damaged.
+func copyEvents(w model.Writer, r model.Reader, tables *model.Tables, damaged bool) error {
+	var ev model.Event
+	for {
+		err := r.Next(&ev)
+		switch {
+		case err == nil:
+			if err := w.WriteEvent(&ev, tables); err != nil {
+				return err
+			}
+		case err == io.EOF:
+			return w.Close()
+		case damaged:
+			return w.CloseDamaged(err.Error())
+		default:
+			return err
+		}
+	}
+}
+
+// readTables reads a binary trace to its end and returns its tables and the
+// damage that ended reading, if any.
+func readTables(path string) (*model.Tables, error, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	r, err := model.NewBinaryReader(f, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ev model.Event
+	for {
+		err := r.Next(&ev)
+		if err == io.EOF {
+			return r.Tables(), nil, nil
+		}
+		if errors.Is(err, model.ErrTruncated) || errors.Is(err, model.ErrCorrupt) {
+			return r.Tables(), err, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package symbolize
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// writeTrace writes a binary trace whose one stack points into bin's target
+// function, as the shim records it: a return address and a module.
+func writeTrace(t *testing.T, bin string) []byte {
+	t.Helper()
+	tables := model.NewTables()
+	const bias = 0x7f0000000000
+	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: 1 << 30, Path: tables.Intern(bin)})
+	tables.Stacks = append(tables.Stacks, []model.Frame{{PC: bias + symbolAddr(t, bin, "target") + 1, Module: 1}})
+	var buf bytes.Buffer
+	w := model.NewBinaryWriter(&buf)
+	for i, op := range []model.Op{model.OpDeviceSync, model.OpDeviceSync, model.OpDeviceSync} {
+		ev := model.Event{Seq: uint64(i + 1), Op: op, API: tables.Intern("cudaDeviceSynchronize"), Stack: 1}
+		if err := w.WriteEvent(&ev, tables); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func readAll(t *testing.T, path string) ([]model.Event, *model.Tables, error) {
+	t.Helper()
+	r, c, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	events, err := model.Collect(r)
+	return events, r.Tables(), err
+}
+
+func TestRewrite(t *testing.T) {
+	abs, _ := filepath.Abs("testdata/prog.c")
+	bin := build(t, "cc", abs, "-g", "-O0")
+	data := writeTrace(t, bin)
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.sctrace")
+	cut := filepath.Join(dir, "cut.sctrace")
+	if err := os.WriteFile(whole, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cut, data[:len(data)-4], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantEvents, _, cutErr := readAll(t, cut)
+	if !errors.Is(cutErr, model.ErrTruncated) {
+		t.Fatalf("cut trace reads with %v, want truncated", cutErr)
+	}
+
+	s := New()
+	s.RelativeTo, _ = filepath.Abs(".")
+	for _, path := range []string{whole, cut} {
+		if err := s.Rewrite(path); err != nil {
+			t.Fatalf("Rewrite(%s): %v", path, err)
+		}
+		events, tables, err := readAll(t, path)
+		if path == whole && (err != nil || len(events) != 3) {
+			t.Errorf("%s: %d events, err %v; want 3 and a complete trace", path, len(events), err)
+		}
+		if path == cut && (!errors.Is(err, model.ErrTruncated) || len(events) != len(wantEvents)) {
+			t.Errorf("%s: %d events, err %v; want %d and still truncated", path, len(events), err, len(wantEvents))
+		}
+		f := tables.Stack(events[0].Stack)[0]
+		if tables.String(f.Func) != "target" || tables.String(f.File) != "testdata/prog.c" || f.Line != 2 {
+			t.Errorf("%s: frame = %s %s:%d, want target testdata/prog.c:2", path, tables.String(f.Func), tables.String(f.File), f.Line)
+		}
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v (%v), want 0600 kept", path, info.Mode(), err)
+		}
+	}
+}
