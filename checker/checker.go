@@ -651,6 +651,7 @@ func (c *Checker) resolve(role string, a *access) Op {
 		}
 		o.Stack = append(o.Stack, fr)
 	}
+	o.Stack, o.FoldedFrames = userFrames(o.Stack)
 	return o
 }
 

@@ -29,6 +29,16 @@ type symbol struct {
 type object struct {
 	syms  []symbol // FUNC symbols sorted by address.
 	dwarf *dwarf.Data
+	lines map[dwarf.Offset][]lineRow // Line tables of the compile units looked at, by unit.
+}
+
+// lineRow is one row of a line table: the instructions from addr up to the
+// next row's address come from file:line. An end row closes a sequence.
+type lineRow struct {
+	addr uint64
+	file string
+	line int
+	end  bool
 }
 
 type cacheKey struct {
@@ -122,16 +132,48 @@ func (o *object) lookup(addr uint64) Location {
 	if err != nil || cu == nil {
 		return loc
 	}
-	lr, err := o.dwarf.LineReader(cu)
-	if err != nil || lr == nil {
-		return loc
-	}
-	var le dwarf.LineEntry
-	if err := lr.SeekPC(addr, &le); err == nil && le.File != nil {
-		loc.File = le.File.Name
-		loc.Line = le.Line
+	rows := o.lineRows(cu)
+	// The last row at or below addr holds it, unless it ends a sequence.
+	j := sort.Search(len(rows), func(i int) bool { return rows[i].addr > addr }) - 1
+	if j >= 0 && !rows[j].end {
+		loc.File = rows[j].file
+		loc.Line = rows[j].line
 	}
 	return loc
+}
+
+// lineRows returns a compile unit's line table sorted by address. It reads
+// the table itself rather than using LineReader.SeekPC, which misses code in
+// a second sequence (gcc -O2 puts main in .text.startup, and such a unit's
+// sequences are not in address order).
+func (o *object) lineRows(cu *dwarf.Entry) []lineRow {
+	if rows, ok := o.lines[cu.Offset]; ok {
+		return rows
+	}
+	var rows []lineRow
+	if lr, err := o.dwarf.LineReader(cu); err == nil && lr != nil {
+		var le dwarf.LineEntry
+		for lr.Next(&le) == nil {
+			row := lineRow{addr: le.Address, line: le.Line, end: le.EndSequence}
+			if le.File != nil {
+				row.file = le.File.Name
+			}
+			rows = append(rows, row)
+		}
+	}
+	// At one address, a sequence's end row goes before the row that starts
+	// the next sequence there, so the search below lands on the start.
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].addr != rows[j].addr {
+			return rows[i].addr < rows[j].addr
+		}
+		return rows[i].end && !rows[j].end
+	})
+	if o.lines == nil {
+		o.lines = map[dwarf.Offset][]lineRow{}
+	}
+	o.lines[cu.Offset] = rows
+	return rows
 }
 
 // Frame fills f's function, file and line from the module it belongs to,

@@ -91,3 +91,11 @@ func TestFrameRelativeAndInterned(t *testing.T) {
 		t.Errorf("frame = %s %s:%d, want target testdata/prog.c:2", tables.String(f.Func), got, f.Line)
 	}
 }
+
+func TestLookupMainInSecondSequence(t *testing.T) {
+	bin := build(t, "cc", "testdata/startup.c", "-g", "-O2")
+	loc := New().Lookup(bin, symbolAddr(t, bin, "main")+4)
+	if loc.Func != "main" || filepath.Base(loc.File) != "startup.c" || loc.Line < 4 || loc.Line > 7 {
+		t.Errorf("Lookup(main+4) = %+v, want main in startup.c lines 4-7", loc)
+	}
+}

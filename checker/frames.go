@@ -1,0 +1,60 @@
+package checker
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// runtimeModules are libraries whose frames a user cannot act on: CUDA's
+// own, the C library's start-up, and streamcheck's shim.
+var runtimeModules = []string{"libcuda.so", "libcudart", "libcupti", "libstreamcheck", "libc.so", "ld-linux"}
+
+// runtimeFrame reports whether a frame belongs to CUDA, the C runtime or
+// streamcheck rather than to the program: such frames are folded away so
+// that a report's call site is the user's line.
+func runtimeFrame(f Frame) bool {
+	mod := filepath.Base(f.Module)
+	for _, p := range runtimeModules {
+		if strings.HasPrefix(mod, p) {
+			return true
+		}
+	}
+	if strings.Contains(f.Module, "/site-packages/nvidia/") || strings.HasPrefix(f.File, "/usr/local/cuda") {
+		return true
+	}
+	fn := f.Func
+	switch {
+	case strings.HasPrefix(fn, "libcudart_static_"), strings.HasPrefix(fn, "__cuda"),
+		strings.HasPrefix(fn, "__device_stub_"), fn == "_start", strings.HasPrefix(fn, "__libc_start"):
+		return true
+	}
+	// The runtime API linked statically into the program (nvcc's default):
+	// cudaMallocAsync and friends, without debug information.
+	return f.File == "" && isCUDAEntryPoint(fn)
+}
+
+// isCUDAEntryPoint reports whether fn is named like a CUDA runtime or driver
+// API function: "cuda" or "cu" followed by an upper-case letter.
+func isCUDAEntryPoint(fn string) bool {
+	for _, p := range []string{"cuda", "cu"} {
+		if rest, ok := strings.CutPrefix(fn, p); ok && rest != "" && rest[0] >= 'A' && rest[0] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// userFrames returns the frames that are the program's own, and how many
+// were folded away. When every frame is the runtime's, all are kept.
+func userFrames(frames []Frame) ([]Frame, int) {
+	var user []Frame
+	for _, f := range frames {
+		if !runtimeFrame(f) {
+			user = append(user, f)
+		}
+	}
+	if len(user) == 0 {
+		return frames, 0
+	}
+	return user, len(frames) - len(user)
+}

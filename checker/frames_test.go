@@ -1,0 +1,35 @@
+package checker
+
+import "testing"
+
+func TestUserFrames(t *testing.T) {
+	frames := []Frame{
+		{Func: "libcudart_static_4d8b33a1", Module: "/work/app"},
+		{Func: "cudaLaunchKernel", Module: "/work/app"},
+		{Func: "__device_stub__Z5scalePf", File: "/usr/local/cuda/targets/x86_64-linux/include/crt/device_functions.h", Line: 2963, Module: "/work/app"},
+		{Func: "main", File: "app.cu", Line: 14, Module: "/work/app"},
+		{Func: "__libc_start_call_main", Module: "/lib/x86_64-linux-gnu/libc.so.6"},
+		{Func: "_start", Module: "/work/app"},
+		{Func: "cuLaunchKernel", Module: "/usr/lib/x86_64-linux-gnu/libcuda.so.1"},
+		{Func: "cudaFreeAsync", File: "mylib.cu", Line: 3, Module: "/work/app"}, // Has source: the user's own function.
+		{Func: "cublasSgemm", Module: "/venv/site-packages/nvidia/cu13/lib/libcublas.so.13"},
+		{Func: "at::native::launch", Module: "/venv/site-packages/torch/lib/libtorch_cuda.so"},
+	}
+	user, folded := userFrames(frames)
+	var names []string
+	for _, f := range user {
+		names = append(names, f.Func)
+	}
+	want := []string{"main", "cudaFreeAsync", "at::native::launch"}
+	if len(names) != len(want) || folded != len(frames)-len(want) {
+		t.Fatalf("user frames %v (folded %d), want %v", names, folded, want)
+	}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Errorf("frame %d = %s, want %s", i, names[i], want[i])
+		}
+	}
+	if all, n := userFrames(frames[:2]); len(all) != 2 || n != 0 {
+		t.Errorf("all-runtime stack: kept %d, folded %d; want every frame kept", len(all), n)
+	}
+}
