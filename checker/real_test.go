@@ -1,0 +1,146 @@
+package checker_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// expectation is what a test program's header says streamcheck must report
+// (testdata/cuda/README.md): required rules with optional exact counts, and
+// rules that may appear.
+type expectation struct {
+	expect map[string]int // Rule -> required count of findings; -1 means at least one.
+	allow  map[string]bool
+}
+
+var headerLine = regexp.MustCompile(`^(?://|#)\s*streamcheck-(expect|expect-count|allow|may-fail):\s*(\S+)`)
+
+func readExpectation(t *testing.T, source string) expectation {
+	t.Helper()
+	f, err := os.Open(source)
+	if err != nil {
+		t.Fatalf("no source for recorded trace: %v", err)
+	}
+	defer f.Close()
+	e := expectation{expect: map[string]int{}, allow: map[string]bool{}}
+	last := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		m := headerLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		switch m[1] {
+		case "expect":
+			if m[2] != "clean" {
+				e.expect[m[2]] = -1
+				last = m[2]
+			}
+		case "expect-count":
+			n, err := strconv.Atoi(m[2])
+			if err != nil || last == "" {
+				t.Fatalf("%s: bad expect-count line %q", source, sc.Text())
+			}
+			e.expect[last] = n
+		case "allow":
+			e.allow[m[2]] = true
+		}
+	}
+	return e
+}
+
+// sourceOf maps a recorded case ("use_before_alloc_racy-static",
+// "torch_train_ok-py") to the program it was recorded from.
+func sourceOf(name string) string {
+	base, variant, _ := strings.Cut(name, "-")
+	if variant == "py" {
+		return filepath.Join("..", "testdata", "python", base+".py")
+	}
+	return filepath.Join("..", "testdata", "cuda", base+".cu")
+}
+
+// TestRealTraces checks the analyzer against traces recorded by the shim
+// from the test programs on a GPU machine (scripts/gpu-run.sh): every racy
+// program must be reported with its rules and counts, every correct one must
+// be clean, and no recording may be damaged.
+func TestRealTraces(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "testdata", "real", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := 0
+	for _, dir := range dirs {
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			continue
+		}
+		cases++
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			want := readExpectation(t, sourceOf(name))
+			traces, _ := filepath.Glob(filepath.Join(dir, "*.sctrace"))
+			if len(traces) == 0 {
+				t.Fatal("no trace recorded")
+			}
+			found := map[string]int{}
+			for _, path := range traces {
+				r, c, err := model.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := checker.Check(path, r)
+				c.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Damage != nil {
+					t.Errorf("damaged recording: %v", res.Damage)
+				}
+				if res.Tables.Dropped != 0 {
+					t.Errorf("the shim dropped %d events", res.Tables.Dropped)
+				}
+				if res.Stats.Events == 0 {
+					t.Errorf("%s: no events", path)
+				}
+				for _, f := range res.Findings {
+					found[f.Rule]++
+				}
+			}
+			if diff := compare(want, found); diff != "" {
+				t.Error(diff)
+			}
+		})
+	}
+	if cases < 100 {
+		t.Errorf("only %d recorded cases under testdata/real; the GPU run records 131", cases)
+	}
+}
+
+// compare returns what differs between the findings and the expectation.
+func compare(want expectation, found map[string]int) string {
+	var diffs []string
+	for rule, n := range want.expect {
+		switch {
+		case found[rule] == 0:
+			diffs = append(diffs, fmt.Sprintf("missing %s", rule))
+		case n >= 0 && found[rule] != n:
+			diffs = append(diffs, fmt.Sprintf("%s found %d times, want %d", rule, found[rule], n))
+		}
+	}
+	for rule, n := range found {
+		if _, ok := want.expect[rule]; !ok && !want.allow[rule] {
+			diffs = append(diffs, fmt.Sprintf("unexpected %s (%d)", rule, n))
+		}
+	}
+	sort.Strings(diffs)
+	return strings.Join(diffs, "; ")
+}
