@@ -137,8 +137,9 @@ type Checker struct {
 	order    []*Finding
 	stats    Stats
 	threads  map[uint32]bool
-	pending  []pendingFinding // Findings whose operations Finish resolves.
-	step     hb.Step          // What the engine learned from the current event.
+	pending  []pendingFinding      // Findings whose operations Finish resolves.
+	created  map[hb.AgentID]access // Stream creations, for naming streams in reports.
+	step     hb.Step               // What the engine learned from the current event.
 	// The most recent threads, already in threads (nRecent of them): most
 	// events come from one or two threads.
 	recentTIDs [2]uint32
@@ -213,6 +214,11 @@ func (c *Checker) Add(ev *model.Event) {
 		c.report(RuleWaitUnrecordedEvent, nil, c.accessOf(ev, st, 0), nil)
 	}
 	switch ev.Op {
+	case model.OpStreamCreate:
+		if c.created == nil {
+			c.created = map[hb.AgentID]access{}
+		}
+		c.created[st.Agent] = c.accessOf(ev, st, 0)
 	case model.OpMallocAsync, model.OpMalloc:
 		c.allocate(ev, st)
 	case model.OpFreeAsync, model.OpFree:
@@ -636,6 +642,10 @@ func (c *Checker) resolve(role string, a *access) Op {
 		ag := c.engine.Agent(a.agent)
 		o.Stream = c.StreamName(ag)
 		o.StreamKind = ag.Kind.String()
+		o.StreamHandle = ag.Handle
+		if role != "" {
+			o.StreamCreatedAt = c.streamCreatedAt(a.agent)
+		}
 	}
 	if c.opts.Symbolize != nil && a.stack != 0 {
 		c.opts.Symbolize(c.tables, a.stack)
@@ -676,5 +686,27 @@ func (c *Checker) StreamName(a *hb.Agent) string {
 	if n := c.tables.Name(model.ObjectStream, a.Handle); n != "" {
 		return n
 	}
-	return fmt.Sprintf("0x%x", a.Handle)
+	// Recorded programs name no streams: number them in creation order,
+	// which the report ties to code with the creation site.
+	n := 0
+	for _, b := range c.engine.Agents() {
+		if b.Kind == hb.KindBlocking || b.Kind == hb.KindNonBlocking {
+			n++
+		}
+		if b == a {
+			break
+		}
+	}
+	return fmt.Sprintf("s%d", n)
+}
+
+// streamCreatedAt returns where a stream was created, or "" if its creation
+// was not recorded with a stack.
+func (c *Checker) streamCreatedAt(id hb.AgentID) string {
+	cr, ok := c.created[id]
+	if !ok || cr.stack == 0 {
+		return ""
+	}
+	o := c.resolve("", &cr)
+	return o.Site()
 }

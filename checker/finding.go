@@ -42,16 +42,20 @@ func (f Frame) String() string {
 
 // Op is one operation a finding refers to.
 type Op struct {
-	Role       string  `json:"role"` // "allocation", "use", "free", "earlier use", "previous free", "wait".
-	Seq        uint64  `json:"seq"`
-	API        string  `json:"api"`
-	Op         string  `json:"op"`
-	Stream     string  `json:"stream,omitempty"` // Display name; empty for host calls.
-	StreamKind string  `json:"stream_kind,omitempty"`
-	TID        uint32  `json:"tid"`
-	Kernel     string  `json:"kernel,omitempty"`
-	Ptr        uint64  `json:"ptr,omitempty"`   // Address the operation named.
-	Stack      []Frame `json:"stack,omitempty"` // The program's own frames, innermost first.
+	Role       string `json:"role"` // "allocation", "use", "free", "earlier use", "previous free", "wait".
+	Seq        uint64 `json:"seq"`
+	API        string `json:"api"`
+	Op         string `json:"op"`
+	Stream     string `json:"stream,omitempty"` // Display name; empty for host calls.
+	StreamKind string `json:"stream_kind,omitempty"`
+	// StreamHandle is the stream's handle in the traced process, and
+	// StreamCreatedAt the call site that created it, when recorded.
+	StreamHandle    uint64  `json:"stream_handle,omitempty"`
+	StreamCreatedAt string  `json:"stream_created_at,omitempty"`
+	TID             uint32  `json:"tid"`
+	Kernel          string  `json:"kernel,omitempty"`
+	Ptr             uint64  `json:"ptr,omitempty"`   // Address the operation named.
+	Stack           []Frame `json:"stack,omitempty"` // The program's own frames, innermost first.
 	// FoldedFrames counts the frames of CUDA, the C runtime and streamcheck
 	// left out of Stack.
 	FoldedFrames int           `json:"folded_frames,omitempty"`

@@ -87,8 +87,8 @@ func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 }
 
 // describeOp says what a call was, where it ran and where it was made:
-// "cudaLaunchKernel of scale on stream s2 (non-blocking stream), tid 1, at
-// app.cu:14".
+// "cudaLaunchKernel of scale on stream s2 (non-blocking stream created at
+// app.cu:6), tid 1, at app.cu:14".
 func describeOp(o *checker.Op) string {
 	s := o.API
 	if o.Kernel != "" {
@@ -104,7 +104,11 @@ func describeOp(o *checker.Op) string {
 	case hb.KindLegacy.String(), hb.KindPerThread.String():
 		s += " on the " + o.StreamKind // Its name would only repeat this.
 	default:
-		s += fmt.Sprintf(" on stream %s (%s)", o.Stream, o.StreamKind)
+		if o.StreamCreatedAt != "" {
+			s += fmt.Sprintf(" on stream %s (%s created at %s)", o.Stream, o.StreamKind, o.StreamCreatedAt)
+		} else {
+			s += fmt.Sprintf(" on stream %s (%s)", o.Stream, o.StreamKind)
+		}
 	}
 	return fmt.Sprintf("%s, tid %d, at %s", s, o.TID, o.Site())
 }
