@@ -55,39 +55,60 @@ type Symbolizer struct {
 
 	mu      sync.Mutex
 	objects map[string]*object // nil value: the file could not be read.
-	cache   map[cacheKey]Location
+	cache   map[cacheKey][]Location
 }
 
 // New returns an empty Symbolizer.
 func New() *Symbolizer {
-	return &Symbolizer{objects: map[string]*object{}, cache: map[cacheKey]Location{}}
+	return &Symbolizer{objects: map[string]*object{}, cache: map[cacheKey][]Location{}}
 }
 
 // Lookup resolves the ELF virtual address addr in the file at path. The
-// zero Location means nothing is known.
+// zero Location means nothing is known. Where code was inlined, Lookup
+// answers with the innermost function; Inlined gives the whole chain.
 func (s *Symbolizer) Lookup(path string, addr uint64) Location {
+	if chain := s.Inlined(path, addr); len(chain) > 0 {
+		return chain[0]
+	}
+	return Location{}
+}
+
+// Inlined resolves addr to the chain of functions it is in, innermost
+// first: the function whose code is at addr, then, for each level of
+// inlining, the function it was inlined into with the line of the call.
+// Without inlining the chain has one entry; nil means nothing is known.
+func (s *Symbolizer) Inlined(path string, addr uint64) []Location {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := cacheKey{path, addr}
-	if loc, ok := s.cache[k]; ok {
-		return loc
+	if chain, ok := s.cache[k]; ok {
+		return chain
 	}
 	obj, ok := s.objects[path]
 	if !ok {
 		obj = load(path)
 		s.objects[path] = obj
 	}
-	var loc Location
+	var chain []Location
 	if obj != nil {
-		loc = obj.lookup(addr)
-		if loc.File != "" && s.RelativeTo != "" {
-			if rel, err := filepath.Rel(s.RelativeTo, loc.File); err == nil && !strings.HasPrefix(rel, "..") {
-				loc.File = rel
-			}
+		chain = obj.lookup(addr)
+		for i := range chain {
+			chain[i].File = s.relative(chain[i].File)
 		}
 	}
-	s.cache[k] = loc
-	return loc
+	s.cache[k] = chain
+	return chain
+}
+
+// relative makes a source path under RelativeTo relative to it.
+func (s *Symbolizer) relative(file string) string {
+	if file == "" || s.RelativeTo == "" {
+		return file
+	}
+	if rel, err := filepath.Rel(s.RelativeTo, file); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return file
 }
 
 func load(path string) *object {
@@ -115,7 +136,7 @@ func load(path string) *object {
 	return obj
 }
 
-func (o *object) lookup(addr uint64) Location {
+func (o *object) lookup(addr uint64) []Location {
 	var loc Location
 	i := sort.Search(len(o.syms), func(i int) bool { return o.syms[i].addr > addr }) - 1
 	if i >= 0 {
@@ -125,12 +146,12 @@ func (o *object) lookup(addr uint64) Location {
 		}
 	}
 	if o.dwarf == nil {
-		return loc
+		return nonEmpty(loc)
 	}
 	r := o.dwarf.Reader()
 	cu, err := r.SeekPC(addr)
 	if err != nil || cu == nil {
-		return loc
+		return nonEmpty(loc)
 	}
 	rows := o.lineRows(cu)
 	// The last row at or below addr holds it, unless it ends a sequence.
@@ -139,7 +160,119 @@ func (o *object) lookup(addr uint64) Location {
 		loc.File = rows[j].file
 		loc.Line = rows[j].line
 	}
-	return loc
+	scopes := o.scopes(r, addr)
+	if len(scopes) == 0 {
+		return nonEmpty(loc)
+	}
+	// scopes[0] is the function, scopes[1:] the inlined calls, outermost
+	// first. The line table gives the innermost location; each inlined call
+	// records where it was called from in the scope around it.
+	files := o.files(cu)
+	if name := o.name(scopes[len(scopes)-1]); name != "" {
+		loc.Func = name
+	}
+	chain := []Location{loc}
+	for k := len(scopes) - 1; k >= 1; k-- {
+		call := scopes[k]
+		caller := Location{Func: o.name(scopes[k-1])}
+		if idx, ok := call.Val(dwarf.AttrCallFile).(int64); ok && idx >= 0 && int(idx) < len(files) && files[idx] != nil {
+			caller.File = files[idx].Name
+		}
+		if line, ok := call.Val(dwarf.AttrCallLine).(int64); ok {
+			caller.Line = int(line)
+		}
+		chain = append(chain, caller)
+	}
+	return chain
+}
+
+func nonEmpty(loc Location) []Location {
+	if loc == (Location{}) {
+		return nil
+	}
+	return []Location{loc}
+}
+
+// scopes reads the children of the compile unit r was just positioned in
+// and returns the function holding addr and the inlined calls inside it
+// that hold addr, outermost first.
+func (o *object) scopes(r *dwarf.Reader, addr uint64) []*dwarf.Entry {
+	var chain []*dwarf.Entry
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil || e.Tag == 0 {
+			return chain // End of this level's entries.
+		}
+		switch e.Tag {
+		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine, dwarf.TagLexDwarfBlock:
+			if o.holds(e, addr) {
+				if e.Tag != dwarf.TagLexDwarfBlock {
+					chain = append(chain, e)
+				}
+				if !e.Children {
+					return chain
+				}
+				// Siblings cannot hold addr too: look only inside.
+				return append(chain, o.scopes(r, addr)...)
+			}
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+	}
+}
+
+func (o *object) holds(e *dwarf.Entry, addr uint64) bool {
+	ranges, err := o.dwarf.Ranges(e)
+	if err != nil {
+		return false
+	}
+	for _, rg := range ranges {
+		if addr >= rg[0] && addr < rg[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// name returns a function's name, qualified and demangled where the
+// linkage name allows ("sc::launch_spin"), following the references from
+// inlined and out-of-line copies to the declaration that holds it.
+func (o *object) name(e *dwarf.Entry) string {
+	for range 4 { // Origins and specifications chain a few levels at most.
+		for _, attr := range []dwarf.Attr{dwarf.AttrLinkageName, 0x2007 /* DW_AT_MIPS_linkage_name, older gcc */} {
+			if ln, ok := e.Val(attr).(string); ok && ln != "" {
+				return demangle.Filter(ln, demangle.NoParams)
+			}
+		}
+		if n, ok := e.Val(dwarf.AttrName).(string); ok && n != "" {
+			return n
+		}
+		off, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			if off, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset); !ok {
+				return ""
+			}
+		}
+		r := o.dwarf.Reader()
+		r.Seek(off)
+		next, err := r.Next()
+		if err != nil || next == nil {
+			return ""
+		}
+		e = next
+	}
+	return ""
+}
+
+// files returns the file table of a compile unit's line program, indexed as
+// DW_AT_call_file values index it.
+func (o *object) files(cu *dwarf.Entry) []*dwarf.LineFile {
+	lr, err := o.dwarf.LineReader(cu)
+	if err != nil || lr == nil {
+		return nil
+	}
+	return lr.Files()
 }
 
 // lineRows returns a compile unit's line table sorted by address. It reads
@@ -176,33 +309,64 @@ func (o *object) lineRows(cu *dwarf.Entry) []lineRow {
 	return rows
 }
 
-// Frame fills f's function, file and line from the module it belongs to,
-// interning the names into t. Frames that already name a file, or whose
-// module is unknown, are left alone. Recorded pcs are return addresses, so
-// the call instruction is looked up one byte before them.
-func (s *Symbolizer) Frame(t *model.Tables, f *model.Frame) {
+// frames resolves f to its chain of frames, innermost first, with names
+// interned into t; nil when f is already resolved or cannot be. Recorded
+// pcs are return addresses, so the call instruction is looked up one byte
+// before them.
+func (s *Symbolizer) frames(t *model.Tables, f model.Frame) []model.Frame {
 	if f.File != 0 || f.Module == 0 || f.PC == 0 {
-		return
+		return nil
 	}
 	m := t.Module(f.Module)
 	path := t.String(m.Path)
 	if path == "" || f.PC <= m.Base {
-		return
+		return nil
 	}
-	loc := s.Lookup(path, f.PC-m.Base-1)
-	if loc.Func != "" && f.Func == 0 {
-		f.Func = t.Intern(loc.Func)
+	chain := s.Inlined(path, f.PC-m.Base-1)
+	if len(chain) == 0 {
+		return nil
 	}
-	if loc.File != "" {
-		f.File = t.Intern(loc.File)
-		f.Line = uint32(loc.Line)
+	out := make([]model.Frame, len(chain))
+	for i, loc := range chain {
+		out[i] = f
+		if loc.Func != "" && (f.Func == 0 || i > 0) {
+			out[i].Func = t.Intern(loc.Func)
+		}
+		if loc.File != "" {
+			out[i].File = t.Intern(loc.File)
+			out[i].Line = uint32(loc.Line)
+		}
+	}
+	return out
+}
+
+// Frame fills f's function, file and line in place from the module it
+// belongs to (the innermost function where code was inlined). Frames that
+// already name a file, or whose module is unknown, are left alone.
+func (s *Symbolizer) Frame(t *model.Tables, f *model.Frame) {
+	if chain := s.frames(t, *f); chain != nil {
+		*f = chain[0]
 	}
 }
 
-// Stack symbolizes every frame of a stack in place.
+// Stack symbolizes a stack of t in place, expanding each pc into the
+// functions inlined there, so a call made from an inlined helper also shows
+// the line that called the helper.
 func (s *Symbolizer) Stack(t *model.Tables, id model.StackID) {
-	frames := t.Stack(id)
-	for i := range frames {
-		s.Frame(t, &frames[i])
+	if int(id) >= len(t.Stacks) {
+		return
+	}
+	var out []model.Frame
+	changed := false
+	for _, f := range t.Stacks[id] {
+		if chain := s.frames(t, f); chain != nil {
+			out = append(out, chain...)
+			changed = true
+		} else {
+			out = append(out, f)
+		}
+	}
+	if changed {
+		t.Stacks[id] = out
 	}
 }

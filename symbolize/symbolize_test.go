@@ -2,8 +2,10 @@ package symbolize
 
 import (
 	"debug/elf"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/model"
@@ -97,5 +99,31 @@ func TestLookupMainInSecondSequence(t *testing.T) {
 	loc := New().Lookup(bin, symbolAddr(t, bin, "main")+4)
 	if loc.Func != "main" || filepath.Base(loc.File) != "startup.c" || loc.Line < 4 || loc.Line > 7 {
 		t.Errorf("Lookup(main+4) = %+v, want main in startup.c lines 4-7", loc)
+	}
+}
+
+func TestInlinedChain(t *testing.T) {
+	bin := build(t, "c++", "testdata/inlined.cc", "-g", "-O2")
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ra, sinkAt uint64
+	if _, err := fmt.Sscanf(string(out), "0x%x 0x%x", &ra, &sinkAt); err != nil {
+		t.Fatalf("program printed %q: %v", out, err)
+	}
+	// The load bias is where sink is minus where the ELF file says it is.
+	bias := sinkAt - symbolAddr(t, bin, "_Z4sinkv")
+	chain := New().Inlined(bin, ra-bias-1)
+	if len(chain) != 2 {
+		t.Fatalf("chain = %+v, want the helper then main", chain)
+	}
+	// A static inline function has no linkage name, so it may come back
+	// unqualified.
+	if !strings.HasSuffix(chain[0].Func, "helper") || filepath.Base(chain[0].File) != "inlined.cc" || chain[0].Line != 11 {
+		t.Errorf("inner = %+v, want helper inlined.cc:11", chain[0])
+	}
+	if chain[1].Func != "main" || filepath.Base(chain[1].File) != "inlined.cc" || chain[1].Line != 16 {
+		t.Errorf("outer = %+v, want main inlined.cc:16", chain[1])
 	}
 }
