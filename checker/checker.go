@@ -662,6 +662,7 @@ func (c *Checker) resolve(role string, a *access) Op {
 		o.Stack = append(o.Stack, fr)
 	}
 	o.Stack, o.FoldedFrames = userFrames(o.Stack)
+	o.Stack, o.FoldedFrames = dropLaunchStub(o.Stack, o.Kernel, o.FoldedFrames)
 	return o
 }
 

@@ -58,3 +58,18 @@ func userFrames(frames []Frame) ([]Frame, int) {
 	}
 	return user, len(frames) - len(user)
 }
+
+// dropLaunchStub drops the innermost frames of a launch that are the
+// host-side stub nvcc generates for the kernel (a function named like the
+// kernel, often inlined at the <<<>>> line), so the launch's site is the
+// line with the <<<>>>.
+func dropLaunchStub(frames []Frame, kernel string, folded int) ([]Frame, int) {
+	if kernel == "" {
+		return frames, folded
+	}
+	n := 0
+	for n < len(frames)-1 && (frames[n].Func == kernel || strings.HasSuffix(frames[n].Func, "::"+kernel)) {
+		n++
+	}
+	return frames[n:], folded + n
+}

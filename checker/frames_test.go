@@ -33,3 +33,20 @@ func TestUserFrames(t *testing.T) {
 		t.Errorf("all-runtime stack: kept %d, folded %d; want every frame kept", len(all), n)
 	}
 }
+
+func TestDropLaunchStub(t *testing.T) {
+	frames := []Frame{
+		{Func: "sc_write_spin", File: "common.cuh", Line: 109},
+		{Func: "main", File: "app.cu", Line: 18},
+	}
+	got, folded := dropLaunchStub(frames, "sc_write_spin", 2)
+	if len(got) != 1 || got[0].Func != "main" || folded != 3 {
+		t.Errorf("got %v, folded %d; want main only, 3 folded", got, folded)
+	}
+	if got, _ := dropLaunchStub(frames[:1], "sc_write_spin", 0); len(got) != 1 {
+		t.Errorf("a stack of only the stub must be kept, got %v", got)
+	}
+	if got, _ := dropLaunchStub(frames, "", 0); len(got) != 2 {
+		t.Errorf("non-launch ops keep their frames, got %v", got)
+	}
+}
