@@ -31,6 +31,8 @@ measure() { # label, iterations, command...
 sc_run() { bin/streamcheck run --no-color -o "$work/report.txt" -- "$@"; }
 nostacks() { STREAMCHECK_STACK_DEPTH=0 sc_run "$@"; }
 nonames() { STREAMCHECK_RUNTIME_NAMES=0 sc_run "$@"; }
+cbonly() { STREAMCHECK_CALLBACK_ONLY=1 sc_run "$@"; }
+stats() { STREAMCHECK_STATS=1 bin/streamcheck run --no-color -o "$work/report.txt" -- "$@" 2>>"$work/stats"; }
 san() { compute-sanitizer --tool memcheck --track-stream-ordered-races all --print-limit 10 "$@"; }
 
 {
@@ -43,6 +45,8 @@ native=$(measure native "$ITERS" env)
 shim=$(measure "streamcheck run (stacks on)" "$ITERS" sc_run)
 nost=$(measure "streamcheck run (stacks off)" "$ITERS" nostacks)
 nonm=$(measure "streamcheck run (driver names only)" "$ITERS" nonames)
+cbo=$(measure "CUPTI callbacks only (record nothing)" "$ITERS" cbonly)
+RUNS=1 measure "streamcheck run (STREAMCHECK_STATS=1)" "$ITERS" stats >/dev/null
 sann=$(measure "native ($SAN_ITERS iterations)" "$SAN_ITERS" env)
 sanv=$(measure "compute-sanitizer ($SAN_ITERS iters)" "$SAN_ITERS" san)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
@@ -51,7 +55,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 	echo "ratio streamcheck run (stacks on) / native:   $(ratio "$shim" "$native")"
 	echo "ratio streamcheck run (stacks off) / native:  $(ratio "$nost" "$native")"
 	echo "ratio streamcheck run (driver names) / native: $(ratio "$nonm" "$native")"
+	echo "ratio CUPTI callbacks only / native:          $(ratio "$cbo" "$native")"
 	echo "ratio compute-sanitizer / native:             $(ratio "$sanv" "$sann")"
+	echo "the shim's own time (STREAMCHECK_STATS=1):"
+	grep -i "streamcheck" "$work/stats" 2>/dev/null | tail -5
 	echo "streamcheck findings on the loop (expected none):"
 	cat "$work/report.txt" 2>/dev/null | tail -3
 } >>"$REPORT"

@@ -661,6 +661,13 @@ func (c *Checker) resolve(role string, a *access) Op {
 		}
 		o.Stack = append(o.Stack, fr)
 	}
+	// The shim records driver calls; the runtime function the program
+	// called (cudaMallocAsync for cuMemAllocAsync) is in the stack.
+	if isDriverAPI(o.API) {
+		if rt := runtimeAPI(o.Stack); rt != "" {
+			o.API = rt
+		}
+	}
 	o.Stack, o.FoldedFrames = userFrames(o.Stack)
 	o.Stack, o.FoldedFrames = dropLaunchStub(o.Stack, o.Kernel, o.FoldedFrames)
 	return o

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -72,4 +73,32 @@ func dropLaunchStub(frames []Frame, kernel string, folded int) ([]Frame, int) {
 		n++
 	}
 	return frames[n:], folded + n
+}
+
+// isDriverAPI reports whether api names a driver API function
+// (cuMemAllocAsync), as opposed to a runtime one (cudaMallocAsync).
+func isDriverAPI(api string) bool {
+	return isCUDAEntryPoint(api) && !strings.HasPrefix(api, "cuda")
+}
+
+// runtimeSuffix matches the variant suffixes of runtime entry points:
+// per-thread default stream builds (_ptsz, _ptds) and versions (_v11020).
+var runtimeSuffix = regexp.MustCompile(`(_ptsz|_ptds|_v[0-9]+)+$`)
+
+// runtimeAPI returns the runtime API function a call went through: the
+// innermost frame named like one ("cudaMallocAsync", or CUDA 13's
+// "__cudaLaunchKernel" behind <<<>>>), or "" when the stack has none (a
+// program using the driver API directly, or no stack).
+func runtimeAPI(frames []Frame) string {
+	for _, f := range frames {
+		name := strings.TrimPrefix(f.Func, "__")
+		if !strings.HasPrefix(name, "cuda") || !isCUDAEntryPoint(name) {
+			continue
+		}
+		if i := strings.IndexAny(name, "<( "); i >= 0 {
+			name = name[:i] // A C++ wrapper template: cudaMallocAsync<float>.
+		}
+		return runtimeSuffix.ReplaceAllString(name, "")
+	}
+	return ""
 }

@@ -50,3 +50,30 @@ func TestDropLaunchStub(t *testing.T) {
 		t.Errorf("non-launch ops keep their frames, got %v", got)
 	}
 }
+
+func TestRuntimeAPI(t *testing.T) {
+	for _, c := range []struct {
+		frames []string
+		want   string
+	}{
+		{[]string{"libcudart_static_4d8b", "cudaMallocAsync", "main"}, "cudaMallocAsync"},
+		{[]string{"cudaMallocAsync_ptsz", "main"}, "cudaMallocAsync"},
+		{[]string{"libcudart_static_1", "__cudaLaunchKernel", "__device_stub__Z1kPf", "main"}, "cudaLaunchKernel"},
+		{[]string{"cudaLaunchKernel_v7000"}, "cudaLaunchKernel"},
+		{[]string{"cudaMallocAsync<float>", "main"}, "cudaMallocAsync"},
+		{[]string{"cuMemAllocAsync", "main"}, ""}, // The driver API used directly.
+		{[]string{"cudaworker", "main"}, ""},
+		{nil, ""},
+	} {
+		var frames []Frame
+		for _, f := range c.frames {
+			frames = append(frames, Frame{Func: f})
+		}
+		if got := runtimeAPI(frames); got != c.want {
+			t.Errorf("runtimeAPI(%v) = %q, want %q", c.frames, got, c.want)
+		}
+	}
+	if !isDriverAPI("cuMemAllocAsync") || isDriverAPI("cudaMallocAsync") || isDriverAPI("custom") {
+		t.Error("isDriverAPI misclassifies")
+	}
+}

@@ -131,6 +131,9 @@ func run(t *testing.T, b built, mode string, h how, extraEnv ...string) result {
 		"STREAMCHECK_DIR="+dir,
 		"STREAMCHECK_CUPTI="+b.fake,
 		"STREAMCHECK_LIBCUDA="+b.fake,
+		// Most tests check the runtime names the runtime-domain callbacks
+		// give; TestDriverNamesByDefault covers the default without them.
+		"STREAMCHECK_RUNTIME_NAMES=1",
 		"FAKE_LOG="+logPath,
 	)
 	switch h {
@@ -752,5 +755,25 @@ func TestOverhead(t *testing.T) {
 			t.Fatalf("%s: %s %q", c.name, exitDesc(r.state), r.stderr)
 		}
 		t.Logf("%s: %s", c.name, strings.TrimSpace(r.stderr))
+	}
+}
+
+// By default the shim enables no runtime-API callbacks (they cost more than
+// all the rest on a GPU), so events carry driver names and the analyzer
+// recovers runtime names from stacks.
+func TestDriverNamesByDefault(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "basic", inject, "STREAMCHECK_RUNTIME_NAMES=")
+	traces := r.traces(t)
+	if len(traces) != 1 {
+		t.Fatalf("traces %v, stderr %q", traces, r.stderr)
+	}
+	tr := readTrace(t, traces[0])
+	apis := map[string]bool{}
+	for _, ev := range tr.events {
+		apis[tr.tab.String(ev.API)] = true
+	}
+	if !apis["cuMemAllocAsync"] || apis["cudaMallocAsync"] {
+		t.Errorf("API names %v: want driver names (cuMemAllocAsync), no runtime names", apis)
 	}
 }

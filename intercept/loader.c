@@ -196,6 +196,10 @@ static void start(int eager_file) {
     sc_stacks_init();
     const char *st = getenv("STREAMCHECK_STATS");
     sc_stats = st && strcmp(st, "1") == 0;
+    /* STREAMCHECK_CALLBACK_ONLY=1 subscribes but records nothing: it measures
+     * what CUPTI's callbacks alone cost (bench/gpu-overhead.sh). */
+    const char *co = getenv("STREAMCHECK_CALLBACK_ONLY");
+    sc_callback_only = co && strcmp(co, "1") == 0;
     load_driver();
     if (!load_cupti(err, sizeof err)) {
         report_error(err);

@@ -189,6 +189,7 @@ extern sc_driver_fns sc_drv;
 /* ---- callbacks.c ---- */
 /* STREAMCHECK_STATS=1: count and time our own work, print at exit. */
 extern int sc_stats;
+extern int sc_callback_only; /* Record nothing: measure CUPTI's own cost. */
 extern _Atomic uint64_t sc_stat_handler_ns, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
 SC_HIDDEN void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata);
 SC_HIDDEN int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, const char **),
