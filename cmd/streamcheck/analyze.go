@@ -22,11 +22,12 @@ var traceExts = []string{".sctrace", ".jsonl"}
 type input struct {
 	name string // As shown in the report and in messages.
 	open func() (io.ReadCloser, error)
-	err  error // Set instead of open for an argument that cannot be used.
+	err  error  // Set instead of open for an argument that cannot be used.
+	path string // The file, for inputs that are one: its size sets the progress bar.
 }
 
 func fileInput(name, path string) input {
-	return input{name: name, open: func() (io.ReadCloser, error) { return os.Open(path) }}
+	return input{name: name, path: path, open: func() (io.ReadCloser, error) { return os.Open(path) }}
 }
 
 // inputError is an input that could not be read at all (exit 2).
@@ -112,6 +113,9 @@ func isTraceName(name string) bool {
 type analysis struct {
 	results    []*checker.Result // One per readable trace, in input order.
 	unreadable []error           // Inputs that could not be read (exit 2).
+	// suppressed and baselined are the findings taken out of results by
+	// --suppressions and by the baseline (see filterFindings).
+	suppressed, baselined []*checker.Finding
 }
 
 // analyzeAll checks every input; an unreadable input does not stop the
@@ -119,11 +123,24 @@ type analysis struct {
 // records only return addresses and the module map); source paths under
 // sourceRoot are shown relative to it.
 func analyzeAll(ins []input, sourceRoot string) *analysis {
+	return analyzeInputs(ins, sourceRoot, nil)
+}
+
+// analyzeInputs is analyzeAll, advancing prog (if not nil) as the inputs
+// are read.
+func analyzeInputs(ins []input, sourceRoot string, prog *progress) *analysis {
 	a := &analysis{}
 	sym := symbolize.New() // Shared: the processes of a tree share most files.
 	sym.RelativeTo = sourceRoot
 	opts := checker.Options{Symbolize: sym.Stack}
+	if prog != nil {
+		prog.start(ins)
+		defer prog.finish()
+	}
 	for _, in := range ins {
+		if prog != nil && in.open != nil {
+			in.open = prog.wrap(in.name, in.open)
+		}
 		res, err := analyzeOne(in, opts)
 		if err != nil {
 			a.unreadable = append(a.unreadable, err)
@@ -201,7 +218,8 @@ func plural[N int | uint64](n N, word string) string {
 type totals struct {
 	errors, warnings, traces, damaged int
 	events, allocations               uint64
-	streams                           int
+	streams, threads                  int
+	suppressed, baselined             int
 }
 
 func (a *analysis) totals() totals {
@@ -221,7 +239,9 @@ func (a *analysis) totals() totals {
 		t.events += r.Stats.Events
 		t.allocations += r.Stats.Allocations
 		t.streams += r.Stats.Streams
+		t.threads += r.Stats.Threads
 	}
+	t.suppressed, t.baselined = len(a.suppressed), len(a.baselined)
 	return t
 }
 

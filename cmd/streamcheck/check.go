@@ -16,9 +16,10 @@ says where it stopped.
 Exit codes:
   0  no error findings (warnings allowed)
   1  error findings
-  2  bad usage, or an input that could not be read (missing, not a trace)
+  2  bad usage, an input that could not be read (missing, not a trace), or
+     a --suppressions or --baseline file that is missing or malformed
   3  a trace was truncated or corrupt, and no error findings
-`
+` + acceptHelp
 
 // cmdCheck implements "streamcheck check". See checkUsage.
 func (c *cli) cmdCheck(args []string) int {
@@ -32,12 +33,15 @@ func (c *cli) cmdCheck(args []string) int {
 	if err := o.check(); err != nil {
 		return c.usageErrorf("check: %v", err)
 	}
+	if err := o.load(); err != nil {
+		return c.usageErrorf("%v", err)
+	}
 	if len(pos) == 0 {
 		fmt.Fprintln(c.stderr, "streamcheck check: no trace given (try 'streamcheck demo' for an example)")
 		printUsage(c.stderr, fs, checkUsage)
 		return exitUsage
 	}
-	a := analyzeAll(expandArgs(pos), o.root)
+	a := analyzeInputs(expandArgs(pos), o.root, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		return c.usageErrorf("%v", err)
 	}

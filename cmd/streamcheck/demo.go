@@ -25,7 +25,7 @@ without waiting for "compute". It shows what a report looks like without a
 GPU or a recorded trace.
 
 Demo exits 1, since the example has an error finding.
-`
+` + acceptHelp
 
 // cmdDemo implements "streamcheck demo". See demoUsage.
 func (c *cli) cmdDemo(args []string) int {
@@ -38,6 +38,9 @@ func (c *cli) cmdDemo(args []string) int {
 	}
 	if err := o.check(); err != nil {
 		return c.usageErrorf("demo: %v", err)
+	}
+	if err := o.load(); err != nil {
+		return c.usageErrorf("%v", err)
 	}
 	if len(pos) > 0 {
 		return c.usageErrorf("demo takes no arguments (use 'streamcheck check %s')", pos[0])

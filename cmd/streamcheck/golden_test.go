@@ -25,11 +25,11 @@ func checkInProcess(t *testing.T, args ...string) (stdout, stderr string, code i
 }
 
 // TestGolden compares each report format for one racy trace with
-// testdata/golden/racy.{txt,json,sarif}; go test -update rewrites them.
+// testdata/golden/racy.{txt,json,sarif,xml}; go test -update rewrites them.
 func TestGolden(t *testing.T) {
-	for _, format := range []string{"text", "json", "sarif"} {
+	for _, format := range []string{"text", "json", "sarif", "junit"} {
 		t.Run(format, func(t *testing.T) {
-			ext := map[string]string{"text": "txt"}[format]
+			ext := map[string]string{"text": "txt", "junit": "xml"}[format]
 			if ext == "" {
 				ext = format
 			}

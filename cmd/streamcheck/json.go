@@ -31,6 +31,10 @@ type jsonSummary struct {
 	Warnings int `json:"warnings"`
 	Traces   int `json:"traces"`
 	Damaged  int `json:"damaged"`
+	// Suppressed and Baselined count the findings left out by
+	// --suppressions and by the baseline.
+	Suppressed int `json:"suppressed"`
+	Baselined  int `json:"baselined"`
 }
 
 func writeJSON(w io.Writer, a *analysis) error {
@@ -55,7 +59,8 @@ func writeJSON(w io.Writer, a *analysis) error {
 		rep.Traces = append(rep.Traces, t)
 	}
 	tot := a.totals()
-	rep.Summary = jsonSummary{Errors: tot.errors, Warnings: tot.warnings, Traces: tot.traces, Damaged: tot.damaged}
+	rep.Summary = jsonSummary{Errors: tot.errors, Warnings: tot.warnings, Traces: tot.traces, Damaged: tot.damaged,
+		Suppressed: tot.suppressed, Baselined: tot.baselined}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // Messages are read by people, not embedded in HTML.
 	enc.SetIndent("", "  ")

@@ -10,6 +10,9 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+
+	"github.com/streamcheck/streamcheck/baseline"
+	"github.com/streamcheck/streamcheck/suppress"
 )
 
 // reportOptions are the flags that shape a report, shared by check, run and
@@ -20,21 +23,42 @@ type reportOptions struct {
 	noColor    bool
 	sourceRoot string
 	root       string // Absolute source root, set by check.
+	// printLimit bounds the findings the text report prints in full; 0 is
+	// no bound.
+	printLimit int
+	// suppressions, baseline and writeBaseline name the files of
+	// --suppressions, --baseline and --write-baseline; load reads the first
+	// two into supp and base.
+	suppressions, baseline, writeBaseline string
+	supp                                  *suppress.List
+	base                                  baseline.Set
 }
 
+// defaultPrintLimit is --print-limit's default: enough for any real bug
+// list, few enough that a CI log stays readable when a trace is full of
+// findings.
+const defaultPrintLimit = 100
+
 func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
-	fs.StringVar(&o.format, "format", "text", "report `format`: text, json or sarif")
+	fs.StringVar(&o.format, "format", "text", "report `format`: text, json, sarif or junit")
 	fs.StringVar(&o.output, "o", "", "write the report to `FILE` instead of "+defaultDest)
 	fs.BoolVar(&o.noColor, "no-color", false, "never color the text report (color is also off when NO_COLOR is set or the output is not a terminal)")
 	fs.StringVar(&o.sourceRoot, "source-root", "", "show source paths under `DIR` relative to it (default: the current directory)")
+	fs.IntVar(&o.printLimit, "print-limit", defaultPrintLimit, "print at most `N` findings in full in the text report, errors first (0: all); the summary counts every finding")
+	fs.StringVar(&o.suppressions, "suppressions", "", "do not report findings that an entry of `FILE` matches (see Accepted findings above)")
+	fs.StringVar(&o.baseline, "baseline", "", "do not report findings recorded in the baseline `FILE`: only new findings fail")
+	fs.StringVar(&o.writeBaseline, "write-baseline", "", "record every finding (less suppressed ones) in the baseline `FILE` and accept them for this run")
 }
 
 // check validates the flags and resolves the source root.
 func (o *reportOptions) check() error {
 	switch o.format {
-	case "text", "json", "sarif":
+	case "text", "json", "sarif", "junit":
 	default:
-		return fmt.Errorf("unknown report format %q (want text, json or sarif)", o.format)
+		return fmt.Errorf("unknown report format %q (want text, json, sarif or junit)", o.format)
+	}
+	if o.printLimit < 0 {
+		return fmt.Errorf("--print-limit %d: want 0 (all) or more", o.printLimit)
 	}
 	// Source paths are shown relative to --source-root, or the current
 	// directory.
@@ -47,11 +71,38 @@ func (o *reportOptions) check() error {
 	return err
 }
 
+// load reads the --suppressions and --baseline files. Commands call it
+// before doing anything else (run: before starting the program), so that a
+// bad file stops them at once; its errors name the file.
+func (o *reportOptions) load() error {
+	if o.suppressions != "" {
+		l, err := suppress.Load(o.suppressions)
+		if err != nil {
+			return err
+		}
+		o.supp = l
+	}
+	if o.baseline != "" {
+		b, err := baseline.ReadFile(o.baseline)
+		if err != nil {
+			return err
+		}
+		o.base = b.Set()
+	}
+	return nil
+}
+
 // writeReport renders the analysis in the chosen format to -o FILE, or else
 // to console (stdout for check, stderr for run). Notes about damaged traces
 // go to stderr too when the report itself is not text on the console, so a
 // person always sees them.
+//
+// It first takes the suppressed findings and those in the baseline out of a
+// (see filterFindings), so that a.exitCode() counts only reported ones.
 func (c *cli) writeReport(a *analysis, o *reportOptions, console io.Writer) error {
+	if err := c.filterFindings(a, o); err != nil {
+		return err
+	}
 	for _, err := range a.unreadable {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 	}
@@ -73,9 +124,11 @@ func (c *cli) writeReport(a *analysis, o *reportOptions, console io.Writer) erro
 		err = writeJSON(&buf, a)
 	case "sarif":
 		err = writeSARIF(&buf, a, o.root)
+	case "junit":
+		err = writeJUnit(&buf, a)
 	default:
 		colored := !o.noColor && o.output == "" && colorTerminal(console)
-		writeText(&buf, a, newPalette(colored))
+		writeTextReport(&buf, a, newPalette(colored), o.printLimit)
 	}
 	if err != nil {
 		return err

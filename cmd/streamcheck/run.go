@@ -18,7 +18,9 @@ Exit codes, the first that applies:
   the program's  if the program failed: its exit code (128+N if signal N
                  killed it; 126 or 127 if it could not be started). The
                  report is still printed: a failing program is never hidden
-  2              bad usage, the shim was not found, or a trace is unreadable
+  2              bad usage, the shim was not found, a trace is unreadable,
+                 or a --suppressions or --baseline file is missing or
+                 malformed (checked before the program starts)
   1              error findings
   3              a trace was truncated or corrupt
   4              the shim reported that it could not record (its message is
@@ -26,7 +28,7 @@ Exit codes, the first that applies:
   0              otherwise
 If the program made no CUDA call at all, run prints "streamcheck: no CUDA
 activity was recorded" and exits with the program's code.
-`
+` + acceptHelp
 
 // cmdRun implements "streamcheck run". Its exit code is, the first that
 // applies: the program's own code when it failed (never hide a failing
@@ -47,6 +49,9 @@ func (c *cli) cmdRun(args []string) int {
 	}
 	if err := o.check(); err != nil {
 		return c.usageErrorf("run: %v", err)
+	}
+	if err := o.load(); err != nil {
+		return c.usageErrorf("%v", err)
 	}
 	if len(argv) == 0 {
 		fmt.Fprintln(c.stderr, "streamcheck run: no program given")
@@ -101,7 +106,7 @@ func (c *cli) cmdRun(args []string) int {
 		}
 		ins[i] = fileInput(shown, filepath.Join(dir, name))
 	}
-	a := analyzeAll(ins, o.root)
+	a := analyzeInputs(ins, o.root, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stderr); err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)

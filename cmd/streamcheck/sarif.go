@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/url"
@@ -11,16 +9,16 @@ import (
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
+	"github.com/streamcheck/streamcheck/baseline"
 	"github.com/streamcheck/streamcheck/checker"
 )
 
 const (
 	toolName = "streamcheck"
 	toolURI  = "https://github.com/streamcheck/streamcheck"
-	// fingerprintKey names streamcheck's partial fingerprint; bump the
-	// version if what it hashes changes, so code-scanning services do not
-	// match old results with new ones.
-	fingerprintKey = "streamcheckSites/v1"
+	// fingerprintKey names streamcheck's partial fingerprint, the one
+	// baselines use too (see package baseline).
+	fingerprintKey = baseline.FingerprintKey
 )
 
 // writeSARIF writes a SARIF 2.1.0 log with one run: every rule, every
@@ -56,7 +54,7 @@ func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result 
 		WithMessage(sarif.NewTextMessage(sarifText(f))).
 		WithOccurrenceCount(f.Count).
 		WithAnalysisTarget(sarif.NewSimpleArtifactLocation(fileURI(f.Trace, root))).
-		WithPartialFingerprints(map[string]string{fingerprintKey: fingerprint(f)})
+		WithPartialFingerprints(map[string]string{fingerprintKey: baseline.Fingerprint(f)})
 
 	primary := &f.Ops[0]
 	if loc := opLocation(primary, root); loc != nil {
@@ -142,28 +140,6 @@ func fileURI(path, root string) string {
 
 func escapePath(p string) string {
 	return (&url.URL{Path: filepath.ToSlash(p)}).EscapedPath()
-}
-
-// fingerprint identifies a finding across runs by its rule and the call
-// sites involved, never by addresses, sequence numbers or the trace name,
-// which change from run to run.
-func fingerprint(f *checker.Finding) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", f.Rule)
-	site := func(o *checker.Op) {
-		s := o.Stream // Without a stack, the stream stands in for the site.
-		if len(o.Stack) > 0 {
-			s = o.Site()
-		}
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", o.Role, o.API, o.Kernel, s)
-	}
-	if f.Alloc != nil {
-		site(&f.Alloc.Op)
-	}
-	for i := range f.Ops {
-		site(&f.Ops[i])
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 func sarifLevel(s checker.Severity) string {

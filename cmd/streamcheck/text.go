@@ -3,6 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/hb"
@@ -12,37 +16,79 @@ import (
 // ones say where the call was made, the rest is usually main's callers.
 const maxFrames = 6
 
-// writeText writes the human-readable report: each finding, then notes on
-// damaged traces, then a one-line summary.
-func writeText(w io.Writer, a *analysis, p *palette) {
+// writeText writes the human-readable report with every finding in full.
+func writeText(w io.Writer, a *analysis, p *palette) { writeTextReport(w, a, p, 0) }
+
+// writeTextReport writes the human-readable report: the findings, errors
+// first (at most limit of them in full, unless limit is 0), notes on
+// damaged traces, a table of findings per rule and one of the traces, then
+// a one-line summary.
+func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
 	multi := len(a.results) > 1
-	first := true
-	for _, res := range a.results {
-		for _, f := range res.Findings {
-			if !first {
-				fmt.Fprintln(w)
-			}
-			first = false
-			writeFinding(w, f, multi, p)
+	all := sortedFindings(a)
+	shown := all
+	if limit > 0 && len(all) > limit {
+		shown = all[:limit]
+	}
+	// Sections are separated by blank lines.
+	started := false
+	section := func() {
+		if started {
+			fmt.Fprintln(w)
 		}
+		started = true
+	}
+	for _, f := range shown {
+		section()
+		writeFinding(w, f, multi, p)
 	}
 	if len(a.results) == 0 {
 		return // Nothing could be read; stderr says why.
 	}
-	if !first {
-		fmt.Fprintln(w)
+	if rest := len(all) - len(shown); rest > 0 {
+		section()
+		fmt.Fprintf(w, "... and %s (use --print-limit 0 for all)\n", plural(rest, "more finding"))
 	}
+	notes := false
 	for _, res := range a.results {
 		if res.Damage != nil {
+			if !notes {
+				section()
+				notes = true
+			}
 			fmt.Fprintf(w, "%s %s\n", p.note.Sprint("damaged:"), damageNote(res))
 		}
 		if n := droppedNote(res); n != "" {
+			if !notes {
+				section()
+				notes = true
+			}
 			fmt.Fprintf(w, "%s %s\n", p.note.Sprint("incomplete:"), n)
 		}
 	}
 	t := a.totals()
+	anyFindings := t.errors+t.warnings+t.suppressed+t.baselined > 0
+	if anyFindings {
+		section()
+		writeRuleTable(w, a, p)
+	}
+	if anyFindings || multi {
+		section()
+		writeTraceTable(w, a, p)
+	}
+	section()
 	stats := fmt.Sprintf("in %s (%s, %s, %s)", plural(t.traces, "trace"), plural(t.events, "event"),
 		plural(t.allocations, "allocation"), plural(t.streams, "stream"))
+	var accepted []string
+	if t.suppressed > 0 {
+		accepted = append(accepted, fmt.Sprintf("%d suppressed", t.suppressed))
+	}
+	if t.baselined > 0 {
+		accepted = append(accepted, fmt.Sprintf("%d in the baseline", t.baselined))
+	}
+	if len(accepted) > 0 {
+		stats += "; " + strings.Join(accepted, ", ")
+	}
 	switch {
 	case t.errors+t.warnings == 0:
 		fmt.Fprintf(w, "no findings %s\n", stats)
@@ -50,6 +96,148 @@ func writeText(w io.Writer, a *analysis, p *palette) {
 		fmt.Fprintf(w, "%s, %s %s\n", p.error.Sprint(plural(t.errors, "error")), plural(t.warnings, "warning"), stats)
 	default:
 		fmt.Fprintf(w, "0 errors, %s %s\n", p.warning.Sprint(plural(t.warnings, "warning")), stats)
+	}
+}
+
+// sortedFindings returns the reported findings, errors first, otherwise in
+// trace order and, within a trace, in the checker's order.
+func sortedFindings(a *analysis) []*checker.Finding {
+	var all []*checker.Finding
+	for _, res := range a.results {
+		all = append(all, res.Findings...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Severity > all[j].Severity })
+	return all
+}
+
+// writeRuleTable writes a row per rule that has findings: its severity, the
+// findings reported, how often they occurred (a finding repeated in a loop
+// is one finding), and, when there are any, how many findings were
+// suppressed or in the baseline.
+func writeRuleTable(w io.Writer, a *analysis, p *palette) {
+	type row struct {
+		sev                                       checker.Severity
+		findings, occurrences, suppressed, inBase int
+	}
+	rows := map[string]*row{}
+	var order []string
+	get := func(f *checker.Finding) *row {
+		r := rows[f.Rule]
+		if r == nil {
+			r = &row{sev: f.Severity}
+			rows[f.Rule] = r
+			order = append(order, f.Rule)
+		}
+		return r
+	}
+	for _, res := range a.results {
+		for _, f := range res.Findings {
+			r := get(f)
+			r.findings++
+			r.occurrences += max(f.Count, 1)
+		}
+	}
+	for _, f := range a.suppressed {
+		get(f).suppressed++
+	}
+	for _, f := range a.baselined {
+		get(f).inBase++
+	}
+	// Rules in checker.Rules order; any other after them, as met.
+	rank := map[string]int{}
+	for i, r := range checker.Rules {
+		rank[r.ID] = i - len(checker.Rules)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return rank[order[i]] < rank[order[j]] })
+
+	header := []string{"rule", "severity", "findings", "occurrences"}
+	showSupp, showBase := len(a.suppressed) > 0, len(a.baselined) > 0
+	if showSupp {
+		header = append(header, "suppressed")
+	}
+	if showBase {
+		header = append(header, "baselined")
+	}
+	tab := [][]string{header}
+	for _, id := range order {
+		r := rows[id]
+		cells := []string{id, r.sev.String(), strconv.Itoa(r.findings), strconv.Itoa(r.occurrences)}
+		if showSupp {
+			cells = append(cells, strconv.Itoa(r.suppressed))
+		}
+		if showBase {
+			cells = append(cells, strconv.Itoa(r.inBase))
+		}
+		tab = append(tab, cells)
+	}
+	writeTable(w, tab, 2, func(row, col int, s string) string {
+		switch {
+		case row == 0:
+			return p.dim.Sprint(s)
+		case col == 1 && rows[order[row-1]].sev == checker.SeverityError:
+			return p.error.Sprint(s)
+		case col == 1:
+			return p.warning.Sprint(s)
+		}
+		return s
+	})
+}
+
+// writeTraceTable writes what was analyzed (events, allocations, streams,
+// host threads) and the findings reported: a row per trace when there are
+// several, and a total row. A single trace is only the total row, so that
+// the report does not depend on the trace's name, as elsewhere.
+func writeTraceTable(w io.Writer, a *analysis, p *palette) {
+	tab := [][]string{{"trace", "events", "allocations", "streams", "threads", "findings"}}
+	if len(a.results) > 1 {
+		for _, res := range a.results {
+			tab = append(tab, []string{res.Trace,
+				strconv.FormatUint(res.Stats.Events, 10), strconv.FormatUint(res.Stats.Allocations, 10),
+				strconv.Itoa(res.Stats.Streams), strconv.Itoa(res.Stats.Threads), strconv.Itoa(len(res.Findings))})
+		}
+	}
+	t := a.totals()
+	tab = append(tab, []string{"total",
+		strconv.FormatUint(t.events, 10), strconv.FormatUint(t.allocations, 10),
+		strconv.Itoa(t.streams), strconv.Itoa(t.threads), strconv.Itoa(t.errors + t.warnings)})
+	writeTable(w, tab, 1, func(row, col int, s string) string {
+		if row == 0 {
+			return p.dim.Sprint(s)
+		}
+		return s
+	})
+}
+
+// writeTable writes rows as columns two spaces apart: the first textCols
+// columns left-aligned, the others (numbers) right-aligned. style colors a
+// cell after it is padded.
+func writeTable(w io.Writer, rows [][]string, textCols int, style func(row, col int, s string) string) {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for ri, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			switch {
+			case i >= textCols:
+				b.WriteString(pad + style(ri, i, c))
+			case i == len(r)-1:
+				b.WriteString(style(ri, i, c)) // No trailing blanks.
+			default:
+				b.WriteString(style(ri, i, c) + pad)
+			}
+		}
+		fmt.Fprintln(w, b.String())
 	}
 }
 

@@ -1,0 +1,103 @@
+package baseline
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/checker"
+)
+
+func use(rule, site string, ptr uint64) *checker.Finding {
+	return &checker.Finding{
+		Rule:    rule,
+		Message: "at some address", // Never hashed.
+		Alloc:   &checker.Alloc{Ptr: ptr, Op: checker.Op{Role: "allocation", API: "cudaMallocAsync", Seq: ptr, Stack: []checker.Frame{{Func: "alloc", File: "a.cu", Line: 1}}}},
+		Ops:     []checker.Op{{Role: "use", API: "cudaLaunchKernel", Kernel: "k", Stream: "s2", Ptr: ptr, Seq: ptr + 1, Stack: []checker.Frame{{Func: "step", File: site, Line: 41}}}},
+		Trace:   "t.jsonl",
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	a := use(checker.RuleUseBeforeAlloc, "main.cu", 0x1000)
+	b := use(checker.RuleUseBeforeAlloc, "main.cu", 0x2000)
+	b.Trace = "other.sctrace"
+	if fa, fb := Fingerprint(a), Fingerprint(b); fa != fb || len(fa) != 32 {
+		t.Errorf("fingerprints %s, %s: want equal, 32 hex digits (addresses and traces are not hashed)", fa, fb)
+	}
+	if Fingerprint(a) == Fingerprint(use(checker.RuleUseAfterFree, "main.cu", 0x1000)) {
+		t.Error("the rule is not hashed")
+	}
+	if Fingerprint(a) == Fingerprint(use(checker.RuleUseBeforeAlloc, "other.cu", 0x1000)) {
+		t.Error("the site is not hashed")
+	}
+	// Without a stack the stream stands in for the site.
+	c, d := use(checker.RuleLeak, "x", 1), use(checker.RuleLeak, "x", 1)
+	c.Alloc, d.Alloc = nil, nil
+	c.Ops[0].Stack, d.Ops[0].Stack = nil, nil
+	d.Ops[0].Stream = "s3"
+	if Fingerprint(c) == Fingerprint(d) {
+		t.Error("the stream is not hashed when there is no stack")
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	fs := []*checker.Finding{
+		use(checker.RuleLeak, "z.cu", 1),
+		use(checker.RuleUseBeforeAlloc, "main.cu", 0x1000),
+		use(checker.RuleUseBeforeAlloc, "main.cu", 0x2000), // Same fingerprint: once.
+		use(checker.RuleUseBeforeAlloc, "a.cu", 0x3000),
+	}
+	b := New(fs)
+	if len(b.Findings) != 3 {
+		t.Fatalf("%d entries, want 3", len(b.Findings))
+	}
+	if b.Findings[0].Rule != checker.RuleUseBeforeAlloc || !strings.Contains(b.Findings[0].Where, "a.cu:41") || b.Findings[2].Rule != checker.RuleLeak {
+		t.Errorf("not sorted by rule, then where: %+v", b.Findings)
+	}
+	path := filepath.Join(t.TempDir(), "base.json")
+	if err := b.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := got.Set()
+	for _, f := range fs {
+		if !set.Contains(f) {
+			t.Errorf("round trip lost %s at %s", f.Rule, f.Ops[0].Site())
+		}
+	}
+	if set.Contains(use(checker.RuleUseBeforeAlloc, "new.cu", 1)) {
+		t.Error("a new finding is in the baseline")
+	}
+	// No findings: an empty list, not null.
+	var buf bytes.Buffer
+	New(nil).Write(&buf)
+	if !strings.Contains(buf.String(), `"findings": []`) {
+		t.Errorf("empty baseline:\n%s", buf.String())
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{``, "b.json: not a streamcheck baseline: empty file"},
+		{`{"version":1,`, "b.json: not a streamcheck baseline: unexpected EOF"},
+		{`[1,2]`, "b.json: not a streamcheck baseline: json: cannot unmarshal array into Go value of type baseline.File"},
+		{`{"version":1,"fingerprint":"streamcheckSites/v1"} {}`, "b.json: not a streamcheck baseline: data after the JSON object"},
+		{`{"version":2,"fingerprint":"streamcheckSites/v1"}`, "b.json: baseline version 2, want 1 (write a new one with --write-baseline)"},
+		{`{"version":1,"fingerprint":"streamcheckSites/v0"}`, `b.json: baseline fingerprints are "streamcheckSites/v0", want "streamcheckSites/v1" (write a new one with --write-baseline)`},
+		{`{"version":1,"fingerprint":"streamcheckSites/v1","findings":[{"rule":"leak"}]}`, "b.json: finding 1 has no fingerprint"},
+	} {
+		_, err := Read(strings.NewReader(tc.data), "b.json")
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: error %v, want %s", tc.data, err, tc.want)
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "none.json")
+	if _, err := ReadFile(missing); err == nil || err.Error() != missing+": no such file or directory" {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jstemmer/go-junit-report/v2/junit"
+
+	"github.com/streamcheck/streamcheck/checker"
+)
+
+const (
+	// junitClass is every testcase's classname.
+	junitClass = "streamcheck"
+	// junitReadCase names the testcase that passes when a trace was read
+	// completely, and errs when it was damaged or could not be read.
+	junitReadCase = "read-trace"
+)
+
+// writeJUnit writes a JUnit XML report for CI systems that show test
+// results: one testsuite per trace (named by the trace file) with one
+// testcase per rule in checker.Rules, so that rules without findings show
+// as passed tests, plus a read-trace testcase. A rule's testcase fails when
+// the rule has error findings; the failure's message is the finding's (or
+// says how many there are) and its body is the text report of every one of
+// them. Warnings do not fail the testcase: their text report is its
+// system-out. A damaged trace makes read-trace an error, with the damage
+// note; an unreadable input is a testsuite whose read-trace has the reason.
+//
+// The report has no timings (time="0.000"), so that the same traces give
+// the same file.
+func writeJUnit(w io.Writer, a *analysis) error {
+	suites := junit.Testsuites{Name: toolName}
+	for _, res := range a.results {
+		suites.AddSuite(junitSuite(res, len(suites.Suites)))
+	}
+	for _, err := range a.unreadable {
+		name := err.Error()
+		var ie *inputError
+		if errors.As(err, &ie) {
+			name = ie.name
+		}
+		s := junit.Testsuite{Name: name, ID: len(suites.Suites), Time: junitTime}
+		s.AddTestcase(junit.Testcase{Name: junitReadCase, Classname: junitClass, Time: junitTime,
+			Error: &junit.Result{Message: xmlText(err.Error()), Type: "unreadable"}})
+		suites.AddSuite(s)
+	}
+	suites.Time = junitTime
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	return suites.WriteXML(w)
+}
+
+const junitTime = "0.000"
+
+func junitSuite(res *checker.Result, id int) junit.Testsuite {
+	s := junit.Testsuite{Name: res.Trace, ID: id, Time: junitTime, File: res.Trace}
+	s.AddProperty("events", fmt.Sprint(res.Stats.Events))
+	s.AddProperty("allocations", fmt.Sprint(res.Stats.Allocations))
+	s.AddProperty("streams", fmt.Sprint(res.Stats.Streams))
+	s.AddProperty("threads", fmt.Sprint(res.Stats.Threads))
+
+	byRule := map[string][]*checker.Finding{}
+	for _, f := range res.Findings {
+		byRule[f.Rule] = append(byRule[f.Rule], f)
+	}
+	plain := newPalette(false)
+	for _, r := range checker.Rules {
+		tc := junit.Testcase{Name: r.ID, Classname: junitClass, Time: junitTime}
+		var errs, warns bytes.Buffer
+		var errFindings []*checker.Finding
+		for _, f := range byRule[r.ID] {
+			buf := &warns
+			if f.Severity == checker.SeverityError {
+				buf = &errs
+				errFindings = append(errFindings, f)
+			}
+			if buf.Len() > 0 {
+				buf.WriteString("\n")
+			}
+			writeFinding(buf, f, false, plain)
+		}
+		if len(errFindings) > 0 {
+			msg := errFindings[0].Message
+			if len(errFindings) > 1 {
+				msg = fmt.Sprintf("%d findings; the first: %s", len(errFindings), msg)
+			}
+			tc.Failure = &junit.Result{Message: xmlText(msg), Type: r.ID, Data: xmlText(errs.String())}
+		}
+		if warns.Len() > 0 {
+			tc.SystemOut = &junit.Output{Data: xmlText(warns.String())}
+		}
+		s.AddTestcase(tc)
+	}
+
+	read := junit.Testcase{Name: junitReadCase, Classname: junitClass, Time: junitTime}
+	if res.Damage != nil {
+		read.Error = &junit.Result{Message: xmlText(damageNote(res)), Type: "damaged"}
+	}
+	s.AddTestcase(read)
+	if n := droppedNote(res); n != "" {
+		s.SystemErr = &junit.Output{Data: xmlText(n)}
+	}
+	return s
+}
+
+// xmlText replaces the characters XML 1.0 cannot hold (most control
+// characters; kernel names and paths come from the traced program) with
+// U+FFFD.
+func xmlText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t', r == '\n', r == '\r',
+			r >= 0x20 && r <= 0xD7FF,
+			r >= 0xE000 && r <= 0xFFFD,
+			r >= 0x10000 && r <= 0x10FFFF:
+			return r
+		}
+		return '\uFFFD'
+	}, s)
+}

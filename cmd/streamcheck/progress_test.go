@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProgressOnlyOnTerminal: no progress bar unless stderr is a terminal,
+// so tests and CI never see one.
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	t.Setenv("TERM", "xterm")
+	if p := newProgress(&bytes.Buffer{}); p != nil {
+		t.Error("progress on a buffer")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if p := newProgress(w); p != nil {
+		t.Error("progress on a pipe")
+	}
+	_, term := openPTY(t)
+	if p := newProgress(term); p == nil {
+		t.Error("no progress on a terminal")
+	}
+	t.Setenv("TERM", "dumb")
+	if p := newProgress(term); p != nil {
+		t.Error("progress on a dumb terminal")
+	}
+}
+
+// TestProgressBar: on a terminal, a long analysis shows a bar naming the
+// trace, and the bar is erased when the analysis is done.
+func TestProgressBar(t *testing.T) {
+	t.Setenv("TERM", "xterm")
+	var b strings.Builder
+	b.WriteString(`{"op":"stream_create","stream":"s1"}` + "\n")
+	for i := range 4000 {
+		fmt.Fprintf(&b, `{"op":"malloc_async","stream":"s1","ptr":"0x%x","size":256,"site":"app.cu:10"}`+"\n", 0x10000+i*0x1000)
+		fmt.Fprintf(&b, `{"op":"free_async","stream":"s1","ptr":"0x%x","site":"app.cu:11"}`+"\n", 0x10000+i*0x1000)
+	}
+	trace := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(trace, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ctrl, term := openPTY(t)
+	got := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(ctrl) // Ends with EIO once the terminal side is closed.
+		got <- string(b)
+	}()
+	p := newProgress(term)
+	if p == nil {
+		t.Fatal("no progress on a terminal")
+	}
+	p.delay = 0 // Show it at once: the trace is read in milliseconds.
+	a := analyzeInputs([]input{fileInput("big.jsonl", trace)}, t.TempDir(), p)
+	term.Close()
+	out := <-got
+	if len(a.results) != 1 || a.results[0].Stats.Events != 8001 {
+		t.Fatalf("analysis: %+v", a)
+	}
+	if !strings.Contains(out, "analyzing big.jsonl") || !strings.Contains(out, " kB") {
+		t.Errorf("no bar naming the trace and its size:\n%q", out)
+	}
+	// Erased: the output ends by blanking the line and going back to its
+	// start.
+	last := strings.LastIndex(strings.TrimSuffix(out, "\r"), "\r")
+	if !strings.HasSuffix(out, "\r") || last < 0 || strings.TrimSpace(out[last+1:]) != "" {
+		t.Errorf("the bar is not erased at the end:\n%q", out)
+	}
+}
