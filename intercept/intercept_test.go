@@ -416,6 +416,17 @@ func checkStacks(t *testing.T, b built, tr trace) {
 		if len(st) == 0 {
 			continue
 		}
+		// The first frame is the CUDA library function the program called
+		// (here the fake's), kept to name the call; the program's own call
+		// comes next.
+		if lib := tr.tab.String(tr.tab.Module(st[0].Module).Path); filepath.Base(lib) != filepath.Base(b.fake) {
+			t.Errorf("event %d (%v): first frame in %q, want the CUDA library entry point (%s)", i+1, ev.Op, lib, b.fake)
+		}
+		st = st[1:]
+		if len(st) == 0 {
+			t.Errorf("event %d (%v): no program frame after the library entry point", i+1, ev.Op)
+			continue
+		}
 		m := tr.tab.Module(st[0].Module)
 		path := tr.tab.String(m.Path)
 		if p, _ := filepath.EvalSymlinks(path); p != appPath {

@@ -7,7 +7,8 @@
  * We unwind with libgcc's _Unwind_Backtrace (the unwinder glibc's
  * backtrace() uses, without its first-call dlopen and malloc). Frames at the
  * top of the stack that belong to the shim, CUPTI, libcuda or libcudart are
- * skipped, so the innermost recorded frame is the program's own call; at
+ * skipped but for the outermost of them, the library function the program
+ * called, so the next recorded frame is the program's own call; at
  * most sc_stack_depth frames are kept after that (STREAMCHECK_STACK_DEPTH,
  * default 32, 0 disables stacks). If every frame was skipped (a library
  * without unwind tables stopped the walk) the raw frames are kept instead.
@@ -243,6 +244,13 @@ uint32_t sc_stack_capture(sc_tstate *ts) {
     if (sc_stats) atomic_fetch_add_explicit(&sc_stat_stack_unwinds, 1, memory_order_relaxed);
     const uint64_t *frames = wk.pc + wk.nskip;
     int n = wk.n - wk.nskip;
+    /* Keep the outermost skipped frame: it is the CUDA library function the
+     * program called (cudaMallocAsync in libcudart, or cuLaunchKernel in
+     * libcuda for driver-API users), which names the call in reports. */
+    if (wk.nskip > 0 && n > 0) {
+        frames--;
+        n++;
+    }
     if (n == 0) { /* nothing but our machinery: keep the raw frames */
         frames = wk.pc;
         n = wk.n < depth ? wk.n : depth;
