@@ -64,6 +64,8 @@ var commands = []command{
 	{"run", "record a program's CUDA calls, then analyze them", (*cli).cmdRun},
 	{"record", "record a program's CUDA calls into a directory", (*cli).cmdRecord},
 	{"convert", "convert a trace between the binary and JSON Lines forms", (*cli).cmdConvert},
+	{"explain", "explain findings as happens-before graphs (text or Graphviz DOT)", (*cli).cmdExplain},
+	{"timeline", "write a trace as Chrome/Perfetto trace-event JSON", (*cli).cmdTimeline},
 	{"demo", "analyze a built-in example trace", (*cli).cmdDemo},
 	{"doctor", "check this machine's CUDA setup and self-test on the GPU", (*cli).cmdDoctor},
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/streamcheck/streamcheck/timeline"
+)
+
+const timelineUsage = `
+usage: streamcheck timeline [flags] TRACE
+
+Timeline writes one trace as Chrome/Perfetto trace-event JSON, to open in
+https://ui.perfetto.dev or chrome://tracing: one track per stream and one per
+host thread, every recorded call as a slice, each event record and the wait
+or synchronize that joined it as a flow arrow, and each finding as an
+instant event (its rule, message, why and fix in the event's arguments) on
+the track of its operation.
+
+A trace records when calls were issued, not when their work ran on the GPU:
+slices show issue order. Each starts at its call's recorded time and lasts
+1 us; a call issued less than 1 us after the previous one is moved later so
+that the order stays visible.
+
+Exit codes:
+  0  written (findings do not change the exit code)
+  2  bad usage, or an input that could not be read (missing, not a trace)
+  3  the trace was truncated or corrupt; written up to the damage
+`
+
+// cmdTimeline implements "streamcheck timeline". See timelineUsage.
+func (c *cli) cmdTimeline(args []string) int {
+	fs := newFlags("timeline")
+	output := fs.String("o", "", "write the JSON to `FILE` instead of stdout")
+	pos, code, done := c.parseFlags(fs, timelineUsage, args, true)
+	if done {
+		return code
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(c.stderr, "streamcheck timeline: want exactly one TRACE")
+		printUsage(c.stderr, fs, timelineUsage)
+		return exitUsage
+	}
+	path := pos[0]
+	if sameFile(path, *output) {
+		return c.usageErrorf("timeline: output %s is the input", *output)
+	}
+	tr, err := loadTrace(path)
+	if err != nil {
+		return c.usageErrorf("%v", err)
+	}
+	c.replayNotes(tr.res)
+	r, closer, err := tr.reopen()
+	if err != nil {
+		return c.usageErrorf("%v", &inputError{path, err})
+	}
+	// The JSON grows with the trace: it is streamed, and a file that could
+	// not be finished is removed.
+	out, finish, err := c.timelineOutput(*output)
+	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
+		return c.usageErrorf("timeline: %v", err)
+	}
+	if r == nil { // Cut inside its header: no events.
+		_, err = io.WriteString(out, "{\"traceEvents\":[],\n\"displayTimeUnit\":\"ns\"}\n")
+	} else {
+		err = timeline.Write(out, r, tr.res)
+		closer.Close()
+	}
+	if ferr := finish(err == nil); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return c.usageErrorf("timeline: %v", err)
+	}
+	if tr.res.Damage != nil {
+		return exitDamaged
+	}
+	return exitOK
+}
+
+// timelineOutput opens where the JSON goes: stdout, or the file named
+// output. finish(ok) closes the file, and removes it unless ok.
+func (c *cli) timelineOutput(output string) (io.Writer, func(ok bool) error, error) {
+	if output == "" {
+		return c.stdout, func(bool) error { return nil }, nil
+	}
+	f, err := os.Create(output)
+	if err != nil {
+		return nil, nil, err
+	}
+	finish := func(ok bool) error {
+		err := f.Close()
+		if !ok || err != nil {
+			os.Remove(output)
+		}
+		return err
+	}
+	return f, finish, nil
+}

@@ -1,0 +1,85 @@
+package timeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// slicesOf writes the timeline of a JSON Lines trace (without findings) and
+// returns its slices.
+func slicesOf(t *testing.T, trace string) []Event {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, model.NewJSONLReader(strings.NewReader(trace), "t.jsonl"), nil); err != nil {
+		t.Fatal(err)
+	}
+	var tf struct{ TraceEvents []Event }
+	if err := json.Unmarshal(b.Bytes(), &tf); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	var out []Event
+	for _, e := range tf.TraceEvents {
+		if e.Ph == "X" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestIssueOrder: slices start at the recorded times, moved later only to
+// keep SliceNS between calls; a trace without times gets one call per
+// SliceNS.
+func TestIssueOrder(t *testing.T) {
+	cases := []struct {
+		trace string
+		want  []float64 // Slice starts, us.
+	}{
+		{`{"op":"stream_create","stream":"s1"}
+{"op":"launch","stream":"s1","kernel":"k"}
+{"op":"stream_sync","stream":"s1"}
+`, []float64{0, 1, 2}},
+		{`{"op":"stream_create","stream":"s1","time":5000}
+{"op":"launch","stream":"s1","kernel":"k","time":5200}
+{"op":"stream_sync","stream":"s1","time":9000}
+`, []float64{5, 6, 9}},
+	}
+	for _, c := range cases {
+		ss := slicesOf(t, c.trace)
+		if len(ss) != len(c.want) {
+			t.Fatalf("%d slices, want %d", len(ss), len(c.want))
+		}
+		for i, s := range ss {
+			if s.TS != c.want[i] || s.Dur == nil || *s.Dur != float64(SliceNS)/1000 {
+				t.Errorf("slice %d (%s) at %v lasting %v, want at %v lasting %v", i, s.Name, s.TS, s.Dur, c.want[i], float64(SliceNS)/1000)
+			}
+		}
+	}
+}
+
+// TestTracks: stream work goes on its stream's track in its device's
+// process, host calls on their thread's track.
+func TestTracks(t *testing.T) {
+	ss := slicesOf(t, `{"op":"stream_create","stream":"s1","device":1}
+{"op":"launch","stream":"s1","kernel":"k","device":1,"tid":7}
+{"op":"device_sync","device":1,"tid":7}
+{"op":"malloc","ptr":"0x1000","size":16}
+`)
+	want := []struct {
+		name     string
+		pid, tid int
+	}{
+		{"cudaStreamCreateWithFlags", DevicePID(1), 1},
+		{"k", DevicePID(1), 1},
+		{"cudaDeviceSynchronize", HostPID, 2}, // Thread 7 is the second seen.
+		{"cudaMalloc", HostPID, 1},
+	}
+	for i, s := range ss {
+		if s.Name != want[i].name || s.PID != want[i].pid || s.TID != want[i].tid {
+			t.Errorf("slice %d: %s on %d/%d, want %s on %d/%d", i, s.Name, s.PID, s.TID, want[i].name, want[i].pid, want[i].tid)
+		}
+	}
+}
