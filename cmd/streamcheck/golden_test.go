@@ -215,3 +215,56 @@ func TestSARIFReport(t *testing.T) {
 		seen[fp] = true
 	}
 }
+
+// TestGoldenRealTrace pins the text report for two races recorded by the
+// shim on a GPU (testdata/real): both call sites must name the test
+// program's own source lines, and the fix sentence must name them too.
+func TestGoldenRealTrace(t *testing.T) {
+	// Copies named after the cases keep the report free of the recording's
+	// process ids, which name the trace files.
+	tmp := t.TempDir()
+	var traces []string
+	for _, c := range []string{"use_before_alloc_racy-static", "free_while_in_flight_racy-static"} {
+		found, err := filepath.Glob(filepath.Join("..", "..", "testdata", "real", c, "*.sctrace"))
+		if err != nil || len(found) != 1 {
+			t.Fatalf("%s: want one recorded trace, found %v (%v)", c, found, err)
+		}
+		data, err := os.ReadFile(found[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, c+".sctrace"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, c+".sctrace")
+	}
+	golden, _ := filepath.Abs(filepath.Join("testdata", "golden", "real.txt"))
+	t.Chdir(tmp)
+	got, stderr, code := checkInProcess(t, append([]string{"--no-color"}, traces...)...)
+	if code != exitFindings {
+		t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitFindings, stderr)
+	}
+	for _, want := range []string{
+		"at main testdata/cuda/use_before_alloc_racy.cu:17", // the cudaMallocAsync
+		"at main testdata/cuda/use_before_alloc_racy.cu:20", // the <<<>>> on the other stream
+		"at main testdata/cuda/free_while_in_flight_racy.cu:22",
+		"fix: Record an event on stream s1 after the cudaMallocAsync at main testdata/cuda/use_before_alloc_racy.cu:17",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s", golden, got)
+	}
+}
