@@ -10,7 +10,7 @@ import (
 // demoTrace is the embedded example "streamcheck demo" analyzes. To switch
 // to another trace (a GPU-recorded .sctrace, say), put it in testdata/demo/
 // and change this constant.
-const demoTrace = "testdata/demo/reuse.jsonl"
+const demoTrace = "testdata/demo/reuse_while_in_flight.sctrace"
 
 //go:embed testdata/demo
 var demoFS embed.FS
