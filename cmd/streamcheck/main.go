@@ -6,6 +6,8 @@
 //	streamcheck run [flags] -- PROGRAM [ARG...]     record a program, then analyze it
 //	streamcheck record -o DIR [flags] -- PROGRAM    record traces only
 //	streamcheck convert [flags] TRACE               binary <-> JSON Lines
+//	streamcheck explain [--dot] TRACE               happens-before graph of a finding
+//	streamcheck timeline [-o FILE] TRACE            Chrome/Perfetto trace-event JSON
 //	streamcheck demo [flags]                        analyze a built-in example
 //	streamcheck doctor [flags]                      check the CUDA setup, self-test
 //
