@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measures recording overhead on the GPU machine: the launch-bound loop in
 # bench/gpu/loop.cu natively, under `streamcheck run` (stacks on, the
-# default), under `streamcheck run` with runtime API names off, and under
+# default), with stacks off, with runtime-API callbacks on
+# (STREAMCHECK_RUNTIME_NAMES=1), with CUPTI callbacks only, and under
 # compute-sanitizer's stream-ordered race check. The loop times itself (us per
 # iteration, after a warm-up), so start-up costs are not counted.
 #
@@ -30,7 +31,7 @@ measure() { # label, iterations, command...
 }
 sc_run() { bin/streamcheck run --no-color -o "$work/report.txt" -- "$@"; }
 nostacks() { STREAMCHECK_STACK_DEPTH=0 sc_run "$@"; }
-nonames() { STREAMCHECK_RUNTIME_NAMES=0 sc_run "$@"; }
+rtnames() { STREAMCHECK_RUNTIME_NAMES=1 sc_run "$@"; }
 cbonly() { STREAMCHECK_CALLBACK_ONLY=1 sc_run "$@"; }
 stats() { STREAMCHECK_STATS=1 bin/streamcheck run --no-color -o "$work/report.txt" -- "$@" 2>>"$work/stats"; }
 san() { compute-sanitizer --tool memcheck --track-stream-ordered-races all --print-limit 10 "$@"; }
@@ -44,7 +45,7 @@ san() { compute-sanitizer --tool memcheck --track-stream-ordered-races all --pri
 native=$(measure native "$ITERS" env)
 shim=$(measure "streamcheck run (stacks on)" "$ITERS" sc_run)
 nost=$(measure "streamcheck run (stacks off)" "$ITERS" nostacks)
-nonm=$(measure "streamcheck run (driver names only)" "$ITERS" nonames)
+rtnm=$(measure "streamcheck run (runtime callbacks on)" "$ITERS" rtnames)
 cbo=$(measure "CUPTI callbacks only (record nothing)" "$ITERS" cbonly)
 RUNS=1 measure "streamcheck run (STREAMCHECK_STATS=1)" "$ITERS" stats >/dev/null
 sann=$(measure "native ($SAN_ITERS iterations)" "$SAN_ITERS" env)
@@ -54,7 +55,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 	echo
 	echo "ratio streamcheck run (stacks on) / native:   $(ratio "$shim" "$native")"
 	echo "ratio streamcheck run (stacks off) / native:  $(ratio "$nost" "$native")"
-	echo "ratio streamcheck run (driver names) / native: $(ratio "$nonm" "$native")"
+	echo "ratio streamcheck run (runtime callbacks) / native: $(ratio "$rtnm" "$native")"
 	echo "ratio CUPTI callbacks only / native:          $(ratio "$cbo" "$native")"
 	echo "ratio compute-sanitizer / native:             $(ratio "$sanv" "$sann")"
 	echo "the shim's own time (STREAMCHECK_STATS=1):"
