@@ -595,6 +595,8 @@ type pendingFinding struct {
 // resolveFinding fills a finding's operations and explanation.
 func (c *Checker) resolveFinding(p *pendingFinding) {
 	f := p.f
+	proc := c.tables.Process
+	f.PID, f.Exe, f.Command = proc.PID, c.tables.String(proc.Exe), c.tables.String(proc.Args)
 	if p.hasAlloc {
 		f.Alloc = &Alloc{Ptr: p.base, Size: p.size, Op: c.resolve("allocation", &p.alloc)}
 	}

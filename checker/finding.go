@@ -115,6 +115,11 @@ type Finding struct {
 	Fix   string `json:"fix,omitempty"`
 	Count int    `json:"count"`
 	Trace string `json:"trace,omitempty"`
+	// Process says which process of a recorded tree the trace is: its pid,
+	// program and command line (which names the script of an interpreter).
+	PID     uint32 `json:"pid,omitempty"`
+	Exe     string `json:"exe,omitempty"`
+	Command string `json:"command,omitempty"`
 }
 
 // MarshalText makes severities encode as "error" and "warning".

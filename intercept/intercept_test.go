@@ -322,6 +322,10 @@ func checkCommon(t *testing.T, tr trace, pid uint64) {
 	if exe := tr.tab.String(tr.tab.Process.Exe); filepath.Base(exe) != "fakeapp" {
 		t.Errorf("process exe %q", exe)
 	}
+	// The command line: the program, then its scenario argument.
+	if prog, scenario, ok := strings.Cut(tr.tab.String(tr.tab.Process.Args), " "); !ok || filepath.Base(prog) != "fakeapp" || scenario == "" {
+		t.Errorf("process args %q, want fakeapp and its scenario", tr.tab.String(tr.tab.Process.Args))
+	}
 	var last model.Event
 	for i, ev := range tr.events {
 		if ev.Seq != uint64(i+1) {

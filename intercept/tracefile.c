@@ -123,15 +123,29 @@ static int write_process_locked(void) {
     exe[n > 0 ? n : 0] = 0;
     uint32_t exe_id = sc_intern_locked(exe, strlen(exe));
     uint32_t ver_id = sc_intern_locked(SC_VERSION, strlen(SC_VERSION));
+    /* The command line names the script of an interpreter (python3 train.py). */
+    char args[1024];
+    size_t na = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t r = read(fd, args, sizeof args - 1);
+        na = r > 0 ? (size_t)r : 0;
+        close(fd);
+    }
+    while (na > 0 && args[na - 1] == 0) na--; /* the last argument's NUL */
+    for (size_t i = 0; i < na; i++)
+        if (args[i] == 0) args[i] = ' ';
+    uint32_t args_id = sc_intern_locked(args, na);
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
-    uint8_t buf[64];
+    uint8_t buf[80];
     size_t k = 0;
     k += sc_put_uvarint(buf + k, (uint64_t)getpid());
     k += sc_put_uvarint(buf + k, (uint64_t)getppid());
     k += sc_put_uvarint(buf + k, exe_id);
     k += sc_put_svarint(buf + k, (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec);
     k += sc_put_uvarint(buf + k, ver_id);
+    k += sc_put_uvarint(buf + k, args_id);
     return sc_append_locked(REC_PROCESS, buf, k, NULL, 0);
 }
 

@@ -340,7 +340,8 @@ func (r *BinaryReader) definition(kind RecordKind, p []byte) error {
 		}
 		t.Modules = append(t.Modules, Module{ID: uint32(v[0]), Base: v[1], Size: v[2], Path: StringID(v[3])})
 	case RecordProcess:
-		if _, err := decode(kind, p, processFields[:], v[:]); err != nil {
+		rest, err := decode(kind, p, processFields[:], v[:])
+		if err != nil {
 			return err
 		}
 		pid, err := toUint32(kind, "pid", v[0])
@@ -358,6 +359,16 @@ func (r *BinaryReader) definition(kind RecordKind, p []byte) error {
 			return err
 		}
 		t.Process = Process{PID: pid, PPID: ppid, Exe: StringID(v[2]), Start: unzigzag(v[3]), Version: StringID(v[4])}
+		// The command line came later: traces without it stay valid.
+		if len(rest) > 0 {
+			if _, n := readUvarints(rest, v[:1]); n != 1 {
+				return fieldErr("args", "corrupt process record: malformed or missing value")
+			}
+			if err := checkString(kind, "args", v[0], t); err != nil {
+				return err
+			}
+			t.Process.Args = StringID(v[0])
+		}
 	case RecordName:
 		if len(p) == 0 {
 			return fieldErr("kind", "corrupt name record: malformed or missing value")

@@ -315,11 +315,16 @@ func (w *BinaryWriter) writeProcess(t *Tables) error {
 	if err != nil {
 		return err
 	}
+	args, err := w.str(t, t.Process.Args)
+	if err != nil {
+		return err
+	}
 	p := binary.AppendUvarint(nil, uint64(t.Process.PID))
 	p = binary.AppendUvarint(p, uint64(t.Process.PPID))
 	p = binary.AppendUvarint(p, uint64(exe))
 	p = binary.AppendVarint(p, t.Process.Start)
 	p = binary.AppendUvarint(p, uint64(version))
+	p = binary.AppendUvarint(p, uint64(args))
 	return w.record(RecordProcess, p)
 }
 

@@ -243,4 +243,7 @@ type Process struct {
 	Exe     StringID
 	Start   int64 // Unix nanoseconds at trace start.
 	Version StringID
+	// Args is the command line, arguments separated by spaces (cut at 1 KiB):
+	// for an interpreter it names the script ("python3 train.py").
+	Args StringID
 }

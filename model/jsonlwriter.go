@@ -87,8 +87,8 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	}
 	if w.src == nil && t.Process != (Process{}) {
 		p := t.Process
-		fmt.Fprintf(w.w, "# process %d (parent %d), exe %q, started %d ns after the Unix epoch, recorder %q\n",
-			p.PID, p.PPID, t.String(p.Exe), p.Start, t.String(p.Version))
+		fmt.Fprintf(w.w, "# process %d (parent %d), exe %q, command %q, started %d ns after the Unix epoch, recorder %q\n",
+			p.PID, p.PPID, t.String(p.Exe), t.String(p.Args), p.Start, t.String(p.Version))
 	}
 	w.src = t
 	form := opForms[ev.Op]

@@ -118,7 +118,7 @@ func TestJSONLWriterImplicitCreates(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	want := `# process 77 (parent 1), exe "/bin/app", started 1700000000000000000 ns after the Unix epoch, recorder ""
+	want := `# process 77 (parent 1), exe "/bin/app", command "", started 1700000000000000000 ns after the Unix epoch, recorder ""
 {"op":"stream_create","stream":"0x55aa00","implicit":true,"api":""}
 {"op":"malloc_async","stream":"0x55aa00","ptr":"0x7f00","size":256,"stack":["0x400123","0x400456"]}
 {"op":"event_create","event":"0x66bb00","implicit":true,"tid":5,"device":1,"api":"","time":9}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/streamcheck/streamcheck/model"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,5 +267,47 @@ func TestGoldenRealTrace(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s", golden, got)
+	}
+}
+
+// A finding from an interpreter's process names the script: the native stack
+// alone would show only the interpreter.
+func TestProcessLineForInterpreters(t *testing.T) {
+	for _, c := range []struct {
+		exe, args string
+		want      bool
+	}{
+		{"/usr/bin/python3.12", "python3 train.py --steps 3", true},
+		{"/work/build/app", "./app --small", false},
+	} {
+		tables := model.NewTables()
+		tables.Process = model.Process{PID: 42, Exe: tables.Intern(c.exe), Args: tables.Intern(c.args)}
+		events := []model.Event{
+			{Op: model.OpStreamCreate, Stream: 0x10},
+			{Op: model.OpStreamCreate, Stream: 0x20},
+			{Op: model.OpMallocAsync, Stream: 0x10, Ptr: 0x7f00, Size: 64},
+			{Op: model.OpLaunch, Stream: 0x20, Ptrs: []uint64{0x7f00}},
+		}
+		path := filepath.Join(t.TempDir(), "p.sctrace")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := model.NewBinaryWriter(f)
+		for i := range events {
+			events[i].Seq = uint64(i + 1)
+			if err := w.WriteEvent(&events[i], tables); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.CloseDamaged("test"); err != nil { // No leak report: keep the output to the one finding.
+			t.Fatal(err)
+		}
+		f.Close()
+		out, _, _ := checkInProcess(t, "--no-color", path)
+		line := "  process: " + c.args + " (pid 42)\n"
+		if strings.Contains(out, line) != c.want {
+			t.Errorf("%s: process line present = %v, want %v\n%s", c.exe, !c.want, c.want, out)
+		}
 	}
 }

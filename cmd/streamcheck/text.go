@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -254,6 +256,10 @@ func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 	if withTrace {
 		fmt.Fprintf(w, "  %s %s\n", p.label.Sprint("trace:"), f.Trace)
 	}
+	if f.Command != "" && interpreter.MatchString(filepath.Base(f.Exe)) {
+		// The native stack shows the interpreter; the command names the script.
+		fmt.Fprintf(w, "  %s %s (pid %d)\n", p.label.Sprint("process:"), f.Command, f.PID)
+	}
 	if f.Alloc != nil {
 		fmt.Fprintf(w, "  %s %d bytes at 0x%x by %s\n", p.label.Sprint("allocation:"), f.Alloc.Size, f.Alloc.Ptr, describeOp(&f.Alloc.Op))
 		writeFrames(w, &f.Alloc.Op, p)
@@ -300,6 +306,10 @@ func describeOp(o *checker.Op) string {
 	}
 	return fmt.Sprintf("%s, tid %d, at %s", s, o.TID, o.Site())
 }
+
+// interpreter matches the programs whose command line, not their stack,
+// says which code ran: Python and other script interpreters.
+var interpreter = regexp.MustCompile(`^(python|pypy|ruby|node|perl|java)[0-9.]*$`)
 
 // writeFrames prints an operation's callers, innermost first, below its
 // site (already printed on the operation's line).
