@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/streamcheck/streamcheck/model"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/model"
 )
 
 const goldenTrace = "testdata/golden/racy.jsonl"
