@@ -359,6 +359,27 @@ static uint64_t span(uint64_t pitch, uint64_t rows_per_slice, uint64_t width, ui
 
 /* ---- the callback ---- */
 
+/* READ_COPY3D fills an event from a CUDA_MEMCPY3D or CUDA_MEMCPY3D_PEER
+ * descriptor c: the two name their fields alike but lay them out apart, so
+ * a macro reads either. The size is the byte span from the first to the last
+ * byte touched on either side. */
+#define READ_COPY3D(c, ev)                                                                      \
+    do {                                                                                        \
+        int dd_, sd_;                                                                           \
+        uint64_t dh_ = (c)->dstHeight ? (c)->dstHeight : (c)->Height;                            \
+        uint64_t sh_ = (c)->srcHeight ? (c)->srcHeight : (c)->Height;                            \
+        (ev)->ptr = side((c)->dstMemoryType, (c)->dstHost, (c)->dstDevice,                       \
+                         ((c)->dstZ * dh_ + (c)->dstY) * (c)->dstPitch + (c)->dstXInBytes, &dd_, \
+                         &(ev)->flags);                                                         \
+        (ev)->src = side((c)->srcMemoryType, (c)->srcHost, (c)->srcDevice,                       \
+                         ((c)->srcZ * sh_ + (c)->srcY) * (c)->srcPitch + (c)->srcXInBytes, &sd_, \
+                         &(ev)->flags);                                                         \
+        uint64_t a_ = span((c)->dstPitch, dh_, (c)->WidthInBytes, (c)->Height, (c)->Depth);      \
+        uint64_t b_ = span((c)->srcPitch, sh_, (c)->WidthInBytes, (c)->Height, (c)->Depth);      \
+        (ev)->size = a_ > b_ ? a_ : b_;                                                         \
+        (ev)->kind = kind_of(dd_, sd_);                                                         \
+    } while (0)
+
 static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
     drv_info in = drv[cbid];
     const void *pp = cb->functionParams;
@@ -580,35 +601,15 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     }
     case H_CPY_3D: {
         const p_cuMemcpy3D *p = pp;
-        const sc_CUDA_MEMCPY3D *c = p->pCopy;
-        if (!c) break;
-        int dd, sd;
-        uint64_t dh = c->dstHeight ? c->dstHeight : c->Height, sh = c->srcHeight ? c->srcHeight : c->Height;
-        ev.ptr = side(c->dstMemoryType, c->dstHost, c->dstDevice,
-                      (c->dstZ * dh + c->dstY) * c->dstPitch + c->dstXInBytes, &dd, &ev.flags);
-        ev.src = side(c->srcMemoryType, c->srcHost, c->srcDevice,
-                      (c->srcZ * sh + c->srcY) * c->srcPitch + c->srcXInBytes, &sd, &ev.flags);
-        uint64_t a = span(c->dstPitch, dh, c->WidthInBytes, c->Height, c->Depth);
-        uint64_t b = span(c->srcPitch, sh, c->WidthInBytes, c->Height, c->Depth);
-        ev.size = a > b ? a : b;
-        ev.kind = kind_of(dd, sd);
+        if (!p->pCopy) break;
+        READ_COPY3D(p->pCopy, &ev);
         if (in.async) ev.stream = norm_stream(p->hStream, pt);
         break;
     }
     case H_CPY_3DPEER: {
         const p_cuMemcpy3DPeer *p = pp;
-        const sc_CUDA_MEMCPY3D_PEER *c = p->pCopy;
-        if (!c) break;
-        int dd, sd;
-        uint64_t dh = c->dstHeight ? c->dstHeight : c->Height, sh = c->srcHeight ? c->srcHeight : c->Height;
-        ev.ptr = side(c->dstMemoryType, c->dstHost, c->dstDevice,
-                      (c->dstZ * dh + c->dstY) * c->dstPitch + c->dstXInBytes, &dd, &ev.flags);
-        ev.src = side(c->srcMemoryType, c->srcHost, c->srcDevice,
-                      (c->srcZ * sh + c->srcY) * c->srcPitch + c->srcXInBytes, &sd, &ev.flags);
-        uint64_t a = span(c->dstPitch, dh, c->WidthInBytes, c->Height, c->Depth);
-        uint64_t b = span(c->srcPitch, sh, c->WidthInBytes, c->Height, c->Depth);
-        ev.size = a > b ? a : b;
-        ev.kind = kind_of(dd, sd);
+        if (!p->pCopy) break;
+        READ_COPY3D(p->pCopy, &ev);
         if (in.async) ev.stream = norm_stream(p->hStream, pt);
         break;
     }
