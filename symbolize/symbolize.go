@@ -340,15 +340,6 @@ func (s *Symbolizer) frames(t *model.Tables, f model.Frame) []model.Frame {
 	return out
 }
 
-// Frame fills f's function, file and line in place from the module it
-// belongs to (the innermost function where code was inlined). Frames that
-// already name a file, or whose module is unknown, are left alone.
-func (s *Symbolizer) Frame(t *model.Tables, f *model.Frame) {
-	if chain := s.frames(t, *f); chain != nil {
-		*f = chain[0]
-	}
-}
-
 // Stack symbolizes a stack of t in place, expanding each pc into the
 // functions inlined there, so a call made from an inlined helper also shows
 // the line that called the helper.

@@ -77,7 +77,7 @@ func TestMissingFile(t *testing.T) {
 	}
 }
 
-func TestFrameRelativeAndInterned(t *testing.T) {
+func TestStackRelativeAndInterned(t *testing.T) {
 	// Compiled from an absolute path, so DWARF holds the absolute file name.
 	abs, _ := filepath.Abs("testdata/prog.c")
 	bin2 := build(t, "cc", abs, "-g", "-O0")
@@ -85,10 +85,11 @@ func TestFrameRelativeAndInterned(t *testing.T) {
 	const bias = 0x400000
 	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: 1 << 20, Path: tables.Intern(bin2)})
 	// A return address just after the function's first instruction.
-	f := model.Frame{PC: bias + symbolAddr(t, bin2, "target") + 1, Module: 1}
+	tables.Stacks = append(tables.Stacks, []model.Frame{{PC: bias + symbolAddr(t, bin2, "target") + 1, Module: 1}})
 	s := New()
 	s.RelativeTo, _ = filepath.Abs(".")
-	s.Frame(tables, &f)
+	s.Stack(tables, 1)
+	f := tables.Stack(1)[0]
 	if got := tables.String(f.File); got != "testdata/prog.c" || f.Line != 2 || tables.String(f.Func) != "target" {
 		t.Errorf("frame = %s %s:%d, want target testdata/prog.c:2", tables.String(f.Func), got, f.Line)
 	}

@@ -44,20 +44,27 @@ func TestGolden(t *testing.T) {
 			if stderr != "" {
 				t.Errorf("unexpected stderr:\n%s", stderr)
 			}
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s", golden, got)
-			}
+			matchGolden(t, golden, got)
 		})
+	}
+}
+
+// matchGolden compares got with the golden file, or rewrites the file with
+// -update.
+func matchGolden(t *testing.T, golden, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s", golden, got)
 	}
 }
 
@@ -255,19 +262,7 @@ func TestGoldenRealTrace(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s", golden, got)
-	}
+	matchGolden(t, golden, got)
 }
 
 // A finding from an interpreter's process names the script: the native stack
