@@ -80,18 +80,10 @@ func (o *Op) Site() string {
 // Where describes the operation for a sentence: "cudaMallocAsync on stream
 // s1 at app.cu:10".
 func (o *Op) Where() string {
-	var b strings.Builder
-	b.WriteString(o.API)
-	if o.Kernel != "" {
-		fmt.Fprintf(&b, " of %s", o.Kernel)
+	if o.Stream == "" {
+		return fmt.Sprintf("%s on host thread %d at %s", what(o), o.TID, o.Site())
 	}
-	if o.Stream != "" {
-		fmt.Fprintf(&b, " on stream %s", o.Stream)
-	} else {
-		fmt.Fprintf(&b, " on host thread %d", o.TID)
-	}
-	fmt.Fprintf(&b, " at %s", o.Site())
-	return b.String()
+	return fmt.Sprintf("%s at %s", what(o), o.Site())
 }
 
 // Alloc describes the allocation a finding is about.
