@@ -21,9 +21,13 @@ import (
 type expectation struct {
 	expect map[string]int // Rule -> required count of findings; -1 means at least one.
 	allow  map[string]bool
+	// apis are API names that some finding's reported operation must carry:
+	// they show that an entry point was recorded, decoded and named as the
+	// program called it.
+	apis []string
 }
 
-var headerLine = regexp.MustCompile(`^(?://|#)\s*streamcheck-(expect|expect-count|allow|may-fail):\s*(\S+)`)
+var headerLine = regexp.MustCompile(`^(?://|#)\s*streamcheck-(expect|expect-count|expect-api|allow|may-fail):\s*(\S+)`)
 
 func readExpectation(t *testing.T, source string) expectation {
 	t.Helper()
@@ -54,6 +58,8 @@ func readExpectation(t *testing.T, source string) expectation {
 			e.expect[last] = n
 		case "allow":
 			e.allow[m[2]] = true
+		case "expect-api":
+			e.apis = append(e.apis, m[2])
 		}
 	}
 	return e
@@ -92,6 +98,7 @@ func TestRealTraces(t *testing.T) {
 				t.Fatal("no trace recorded")
 			}
 			found := map[string]int{}
+			reported := map[string]bool{}
 			for _, path := range traces {
 				r, c, err := model.Open(path)
 				if err != nil {
@@ -113,10 +120,18 @@ func TestRealTraces(t *testing.T) {
 				}
 				for _, f := range res.Findings {
 					found[f.Rule]++
+					if len(f.Ops) > 0 {
+						reported[f.Ops[0].API] = true
+					}
 				}
 			}
 			if diff := compare(want, found); diff != "" {
 				t.Error(diff)
+			}
+			for _, api := range want.apis {
+				if !reported[api] {
+					t.Errorf("no finding reported at %s", api)
+				}
 			}
 		})
 	}

@@ -379,7 +379,7 @@ WARNINGS = {"leak", "wait-unrecorded-event"}
 KNOWN = ERRORS | WARNINGS
 RULE_KEYS = ("rule", "rule_id", "ruleId", "ruleID", "id", "check", "kind", "type", "code", "name")
 LIST_KEYS = ("findings", "diagnostics", "results", "issues", "reports", "problems", "errors", "warnings")
-HEADER = re.compile(r"^\s*(?://|#)\s*streamcheck-(expect-count|expect|allow|may-fail)\s*:\s*(.*?)\s*$")
+HEADER = re.compile(r"^\s*(?://|#)\s*streamcheck-(expect-count|expect-api|expect|allow|may-fail)\s*:\s*(.*?)\s*$")
 
 
 def norm(v):
@@ -387,7 +387,7 @@ def norm(v):
 
 
 def parse_header(path):
-    exp, allow, may_fail = {}, set(), []
+    exp, allow, may_fail, apis = {}, set(), [], set()
     last = None
     with open(path, encoding="utf-8", errors="replace") as f:
         for i, line in enumerate(f):
@@ -410,9 +410,21 @@ def parse_header(path):
                     exp[last] = int(n.group(0))
             elif key == "allow":
                 allow.add(word)
+            elif key == "expect-api":
+                apis.add(val.split()[0])
             else:
                 may_fail.append(val)
-    return exp, allow, may_fail
+    return exp, allow, may_fail, apis
+
+
+def apis_of(doc):
+    """API names of the reported operations (each finding's first operation)."""
+    out = set()
+    for f in (doc.get("findings") or []) if isinstance(doc, dict) else []:
+        ops = f.get("operations") if isinstance(f, dict) else None
+        if isinstance(ops, list) and ops and isinstance(ops[0], dict):
+            out.add(str(ops[0].get("api", "")))
+    return out
 
 
 def rule_of(d):
@@ -529,7 +541,8 @@ for name, variant, src in cases:
     if only and not re.search(only, name):
         continue
     case = f"{name}-{variant}"
-    exp, allow, may_fail = parse_header(src)
+    exp, allow, may_fail, want_apis = parse_header(src)
+    reported_apis = set()
     rc = read(os.path.join(trace_dir, case + ".rc"), "").strip()
     plog = read(os.path.join(trace_dir, case + ".log"))
     notes = []
@@ -571,6 +584,7 @@ for name, variant, src in cases:
                 doc = load_json(jpath)
                 for r in findings_of(doc):
                     found[r] = found.get(r, 0) + 1
+                reported_apis = apis_of(doc)
                 tnotes, incomplete = trace_notes(doc)
                 notes.extend(tnotes)
             except Exception as e:  # noqa: BLE001
@@ -586,6 +600,8 @@ for name, variant, src in cases:
         for r, n in found.items():
             if r not in exp and r not in allow:
                 unexpected.append(f"{r}({n})")
+        for api in sorted(want_apis - reported_apis):
+            missing.append(f"no finding reported at {api}")
         if rc != "0":
             notes.insert(0, f"program exit {rc}")
         if not missing and not unexpected:
