@@ -164,6 +164,15 @@ _Atomic int sc_active;
 int sc_stats;
 int sc_callback_only;
 _Atomic uint64_t sc_stat_handler_ns, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
+_Atomic uint64_t sc_stat_phase_ns[SC_NPHASES];
+
+/* With STREAMCHECK_STATS=1, time each phase of a handled call. */
+static inline void phase_done(int phase, int64_t *t) {
+    if (!sc_stats) return;
+    int64_t now = sc_now_ns();
+    atomic_fetch_add_explicit(&sc_stat_phase_ns[phase], (uint64_t)(now - *t), memory_order_relaxed);
+    *t = now;
+}
 
 /* "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync"; "cuMemAlloc_v2" -> "cuMemAlloc". */
 const char *sc_display_name(const char *fn, char *buf, size_t n) {
@@ -391,6 +400,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     int pt = in.pt;
     int64_t alloc_add = -1; /* ptr to add to the allocation map after recording */
     uint64_t alloc_free = 0;
+    int64_t t = sc_stats ? sc_now_ns() : 0;
 
     switch (in.h) {
     case H_STREAM_CREATE: {
@@ -684,10 +694,14 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     }
     ev.api = sid;
     ev.ptrs = ts->ptrs;
+    phase_done(SC_PHASE_DECODE, &t);
     ev.stack = sc_stack_capture(ts);
+    phase_done(SC_PHASE_STACK, &t);
     sc_emit(ts, &ev);
+    phase_done(SC_PHASE_EMIT, &t);
     if (alloc_add >= 0) sc_alloc_add((uint64_t)alloc_add, ev.size);
     if (alloc_free) sc_alloc_free(alloc_free);
+    phase_done(SC_PHASE_MAP, &t);
 }
 
 void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {

@@ -37,6 +37,9 @@
 //
 //	STREAMCHECK_DIR          directory for traces and error markers (default ".")
 //	STREAMCHECK_PRELOAD=1    start from the constructor (LD_PRELOAD use)
+//	STREAMCHECK_LAUNCHER=1   set by `streamcheck run` and `record`, which report
+//	                         the error markers: the shim then does not also print
+//	                         why it cannot record (unless the marker cannot be written)
 //	STREAMCHECK_STACK_DEPTH  host frames kept per event (default 32, 0 = no stacks, at most 128)
 //	STREAMCHECK_RUNTIME_NAMES=1  also subscribe to runtime-API callbacks, so events
 //	                         carry the runtime name (cudaMallocAsync) directly. Off by
@@ -44,7 +47,9 @@
 //	                         slower, against 0.98x without; the analyzer recovers the
 //	                         runtime name from the recorded stack instead.
 //	STREAMCHECK_STATS=1      at exit, print on stderr how many calls were recorded,
-//	                         the shim's own time per call and the stack cache's hits
+//	                         the shim's own time per call (and per phase: decoding
+//	                         and launch scans, stack, trace write, allocation map)
+//	                         and the stack cache's hits
 //	STREAMCHECK_CUPTI        path of libcupti to use (else searched: libcupti.so,
 //	                         libcupti.so.13, libcupti.so.12, $CUDA_HOME/lib64,
 //	                         $CUDA_PATH/lib64, /usr/local/cuda/lib64,

@@ -734,6 +734,16 @@ func TestCannotRecord(t *testing.T) {
 				if f := r.traces(t); len(f) != 0 {
 					t.Errorf("traces written: %v", f)
 				}
+				// Under `streamcheck run` the launcher reports the marker,
+				// so the shim stays quiet.
+				r = run(t, b, "basic", h, c.env, "STREAMCHECK_LAUNCHER=1")
+				if strings.Contains(r.stderr, "streamcheck:") {
+					t.Errorf("launcher mode: shim printed %q", r.stderr)
+				}
+				marker = filepath.Join(r.dir, fmt.Sprintf("streamcheck-%d.error", r.log["pid"]))
+				if data, err := os.ReadFile(marker); err != nil || !strings.HasPrefix(string(data), c.reason) {
+					t.Errorf("launcher mode: marker %s: %q, %v", marker, data, err)
+				}
 			}
 		})
 	}

@@ -43,16 +43,22 @@ static _Atomic int started;
 static CUpti_SubscriberHandle subscriber;
 static char cupti_path[PATH_MAX];
 
+/* Says why nothing is recorded: in a marker file that `streamcheck run` and
+ * `record` read and report, and on stderr, unless the launcher said it
+ * reports markers itself (STREAMCHECK_LAUNCHER=1) and the marker was
+ * written: the user should read the reason once, not twice. */
 static void report_error(const char *reason) {
-    dprintf(2, "streamcheck: cannot record CUDA calls: %s\n", reason);
     const char *d = getenv("STREAMCHECK_DIR");
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/streamcheck-%d.error", d && *d ? d : ".", (int)getpid());
+    int marked = 0;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
-        dprintf(fd, "%s\n", reason);
+        marked = dprintf(fd, "%s\n", reason) > 0;
         close(fd);
     }
+    const char *l = getenv("STREAMCHECK_LAUNCHER");
+    if (!marked || !l || strcmp(l, "1") != 0) dprintf(2, "streamcheck: cannot record CUDA calls: %s\n", reason);
 }
 
 /* ---- finding libcupti ---- */
@@ -255,6 +261,12 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     (unsigned long long)n, n ? (double)atomic_load(&sc_stat_handler_ns) / n : 0.0,
                     (unsigned long long)atomic_load(&sc_stat_stack_hits),
                     (unsigned long long)atomic_load(&sc_stat_stack_unwinds));
+            if (n) {
+                double d = (double)n;
+                dprintf(2, "streamcheck: stats: ns per call: decode %.0f, stack %.0f, write %.0f, allocation map %.0f\n",
+                        atomic_load(&sc_stat_phase_ns[SC_PHASE_DECODE]) / d, atomic_load(&sc_stat_phase_ns[SC_PHASE_STACK]) / d,
+                        atomic_load(&sc_stat_phase_ns[SC_PHASE_EMIT]) / d, atomic_load(&sc_stat_phase_ns[SC_PHASE_MAP]) / d);
+            }
         }
         errno = saved;
     }

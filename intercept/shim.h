@@ -191,6 +191,11 @@ extern sc_driver_fns sc_drv;
 extern int sc_stats;
 extern int sc_callback_only; /* Record nothing: measure CUPTI's own cost. */
 extern _Atomic uint64_t sc_stat_handler_ns, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
+/* Phases of a handled call, timed with STREAMCHECK_STATS=1: decoding the
+ * parameters (and scanning a launch's words), the call stack, writing the
+ * event, updating the allocation map. */
+enum { SC_PHASE_DECODE, SC_PHASE_STACK, SC_PHASE_EMIT, SC_PHASE_MAP, SC_NPHASES };
+extern _Atomic uint64_t sc_stat_phase_ns[SC_NPHASES];
 SC_HIDDEN void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata);
 SC_HIDDEN int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, const char **),
                                  CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId),

@@ -74,7 +74,9 @@ func isFile(p string) error {
 //   - with preload, shimPath is appended to LD_PRELOAD and
 //     STREAMCHECK_PRELOAD=1 is set (the shim starts when the program loads).
 //
-// STREAMCHECK_DIR=traceDir is set in both cases. Earlier settings of these
+// STREAMCHECK_DIR=traceDir and STREAMCHECK_LAUNCHER=1 are set in both cases
+// (the latter tells the shim that the caller reports its error markers, so
+// the shim does not print them too). Earlier settings of these
 // variables in base are replaced (LD_PRELOAD is extended, not replaced).
 // base is not modified.
 func Env(base []string, shimPath, traceDir string, preload bool) []string {
@@ -83,7 +85,7 @@ func Env(base []string, shimPath, traceDir string, preload bool) []string {
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
-		case "STREAMCHECK_DIR", "CUDA_INJECTION64_PATH", "STREAMCHECK_PRELOAD":
+		case "STREAMCHECK_DIR", "CUDA_INJECTION64_PATH", "STREAMCHECK_PRELOAD", "STREAMCHECK_LAUNCHER":
 			continue
 		case "LD_PRELOAD":
 			if preload {
@@ -93,7 +95,7 @@ func Env(base []string, shimPath, traceDir string, preload bool) []string {
 		}
 		out = append(out, kv)
 	}
-	out = append(out, "STREAMCHECK_DIR="+traceDir)
+	out = append(out, "STREAMCHECK_DIR="+traceDir, "STREAMCHECK_LAUNCHER=1")
 	if preload {
 		// ld.so takes LD_PRELOAD entries separated by spaces or colons.
 		if ldPreload = strings.TrimSpace(ldPreload); ldPreload != "" {

@@ -12,7 +12,8 @@ func TestEnvInjection(t *testing.T) {
 	base := []string{"PATH=/bin", "CUDA_INJECTION64_PATH=/old.so", "STREAMCHECK_DIR=/old", "LD_PRELOAD=/x.so", "STREAMCHECK_PRELOAD=1"}
 	orig := append([]string(nil), base...)
 	got := Env(base, "/opt/libstreamcheck.so", "/tmp/traces", false)
-	want := []string{"PATH=/bin", "LD_PRELOAD=/x.so", "STREAMCHECK_DIR=/tmp/traces", "CUDA_INJECTION64_PATH=/opt/libstreamcheck.so"}
+	want := []string{"PATH=/bin", "LD_PRELOAD=/x.so", "STREAMCHECK_DIR=/tmp/traces", "STREAMCHECK_LAUNCHER=1",
+		"CUDA_INJECTION64_PATH=/opt/libstreamcheck.so"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Env = %q, want %q", got, want)
 	}

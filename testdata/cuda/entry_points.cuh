@@ -72,7 +72,7 @@ inline int run(const char* name, bool handoff) {
     cudaStream_t s2 = sc::make_stream(true);
     int* src = nullptr;  // an ordinary cudaMalloc buffer, only read
     SC_CHECK(cudaMalloc(reinterpret_cast<void**>(&src), sc::kBytes));
-    SC_CHECK(cudaMemset(src, 0, sc::kBytes));
+    SC_CHECK(cudaMemsetAsync(src, 0, sc::kBytes, s2));  // s2 is synchronized before cudaFree(src)
 
     // s1 is held by a host callback, then a spin kernel, so the allocations
     // behind them complete in stream order well after s2 starts using them.
