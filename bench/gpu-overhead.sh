@@ -2,7 +2,8 @@
 # Measures recording overhead on the GPU machine: the launch-bound loop in
 # bench/gpu/loop.cu natively, under `streamcheck run` (stacks on, the
 # default), with stacks off, with runtime-API callbacks on
-# (STREAMCHECK_RUNTIME_NAMES=1), with CUPTI callbacks only, and under
+# (STREAMCHECK_RUNTIME_NAMES=1), without the trace prefault helper
+# (STREAMCHECK_PREFAULT=0), with CUPTI callbacks only, and under
 # compute-sanitizer's stream-ordered race check. The loop times itself (us per
 # iteration, after a warm-up), so start-up costs are not counted. The
 # configurations run interleaved, RUNS rounds (default 15; about 3 minutes).
@@ -24,6 +25,7 @@ sc_run() { bin/streamcheck run --no-color -o "$work/report.txt" -- "$@"; }
 nostacks() { STREAMCHECK_STACK_DEPTH=0 sc_run "$@"; }
 rtnames() { STREAMCHECK_RUNTIME_NAMES=1 sc_run "$@"; }
 cbonly() { STREAMCHECK_CALLBACK_ONLY=1 sc_run "$@"; }
+nopf() { STREAMCHECK_PREFAULT=0 sc_run "$@"; }
 san() { compute-sanitizer --tool memcheck --track-stream-ordered-races all --print-limit 10 "$@"; }
 
 # Configurations, each "label|command". The GPU machine's speed drifts by
@@ -34,6 +36,7 @@ configs=(
 	"native|env"
 	"streamcheck run (stacks on, the default)|sc_run"
 	"streamcheck run (stacks off)|nostacks"
+	"streamcheck run (prefault helper off)|nopf"
 	"streamcheck run (runtime callbacks on)|rtnames"
 	"CUPTI callbacks only (record nothing)|cbonly"
 )
@@ -76,7 +79,9 @@ printf '%-42s %8s us/iter  ratio %5.2fx  runs: %s (native: %s)\n' "compute-sanit
 	"$(printf '%s\n' "${sva[@]}" | median)" "${srat:-0}" "$sv" "$nv" >>"$REPORT"
 {
 	echo "the shim's own time (STREAMCHECK_STATS=1):"
-	STREAMCHECK_STATS=1 bin/streamcheck run --no-color -o "$work/report.txt" -- "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:" | tail -1
+	STREAMCHECK_STATS=1 bin/streamcheck run --no-color -o "$work/report.txt" -- "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:"
+	echo "the same without the prefault helper (STREAMCHECK_PREFAULT=0):"
+	STREAMCHECK_STATS=1 STREAMCHECK_PREFAULT=0 bin/streamcheck run --no-color -o /dev/null -- "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:"
 	echo "streamcheck findings on the loop (expected none):"
 	tail -1 "$work/report.txt" 2>/dev/null
 } >>"$REPORT"

@@ -706,7 +706,9 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
 
 void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {
     (void)userdata;
-    if (!atomic_load_explicit(&sc_active, memory_order_relaxed) || !cbdata || cbid >= MAXCB || sc_callback_only) return;
+    if (!atomic_load_explicit(&sc_active, memory_order_relaxed) || !cbdata || cbid >= MAXCB || sc_callback_only ||
+        atomic_load_explicit(&sc_trace_failed, memory_order_relaxed))
+        return;
     const sc_CUpti_CallbackData *cb = cbdata;
     int driver_exit = domain == CUPTI_CB_DOMAIN_DRIVER_API && cb->callbackSite == CUPTI_API_EXIT;
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (!driver_exit || drv[cbid].h == H_NONE)) return;

@@ -759,6 +759,12 @@ func TestUnwritableDir(t *testing.T) {
 	if n != 1 || strings.Count(r.stderr, "streamcheck:") != 1 {
 		t.Errorf("stderr %q: want one line about the trace file", r.stderr)
 	}
+	// Once the file could not be created, calls are not handled at all (no
+	// unwinds for events that go nowhere).
+	r = run(t, b, "basic", inject, "STREAMCHECK_DIR=/nonexistent/streamcheck", "STREAMCHECK_STATS=1")
+	if !strings.Contains(r.stderr, "streamcheck: stats: 0 driver calls handled") {
+		t.Errorf("stderr %q: want stats saying no driver call was handled", r.stderr)
+	}
 }
 
 // TestOverhead runs the launch-bound loop with and without the shim and
@@ -780,6 +786,24 @@ func TestOverhead(t *testing.T) {
 			t.Fatalf("%s: %s %q", c.name, exitDesc(r.state), r.stderr)
 		}
 		t.Logf("%s: %s", c.name, strings.TrimSpace(r.stderr))
+	}
+}
+
+// The helper thread that faults trace pages in ahead of the writer starts
+// with the trace, unless STREAMCHECK_PREFAULT=0. (How much it faulted in
+// depends on when it gets a CPU, so that is only printed.)
+func TestPrefault(t *testing.T) {
+	b := build(t)
+	for _, c := range []struct {
+		env, want string
+	}{
+		{"STREAMCHECK_PREFAULT=1", "streamcheck: stats: prefault helper on, "},
+		{"STREAMCHECK_PREFAULT=0", "streamcheck: stats: prefault helper off"},
+	} {
+		r := run(t, b, "basic", inject, c.env, "STREAMCHECK_STATS=1")
+		if exitDesc(r.state) != "exit 7" || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: %s, stderr %q; want %q", c.env, exitDesc(r.state), r.stderr, c.want)
+		}
 	}
 }
 

@@ -263,6 +263,11 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     (unsigned long long)atomic_load(&sc_stat_stack_unwinds));
             if (n) {
                 double d = (double)n;
+                if (atomic_load(&sc_stat_prefault_started))
+                    dprintf(2, "streamcheck: stats: prefault helper on, %llu KiB faulted in ahead\n",
+                            (unsigned long long)(atomic_load(&sc_stat_prefaulted) >> 10));
+                else
+                    dprintf(2, "streamcheck: stats: prefault helper off\n");
                 dprintf(2, "streamcheck: stats: ns per call: decode %.0f, stack %.0f, write %.0f, allocation map %.0f\n",
                         atomic_load(&sc_stat_phase_ns[SC_PHASE_DECODE]) / d, atomic_load(&sc_stat_phase_ns[SC_PHASE_STACK]) / d,
                         atomic_load(&sc_stat_phase_ns[SC_PHASE_EMIT]) / d, atomic_load(&sc_stat_phase_ns[SC_PHASE_MAP]) / d);

@@ -126,6 +126,7 @@ SC_HIDDEN void sc_lock_acquire(void);
 SC_HIDDEN void sc_lock_release(void);
 SC_HIDDEN int sc_trace_setup(int eager); /* eager: create the file now, else on first use */
 extern _Atomic int sc_active; /* callbacks should record */
+extern _Atomic int sc_trace_failed; /* this process's trace cannot be written */
 SC_HIDDEN void sc_trace_finish(void);
 SC_HIDDEN int sc_trace_writable_locked(void); /* opens the child's file lazily */
 SC_HIDDEN int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
@@ -196,6 +197,8 @@ extern _Atomic uint64_t sc_stat_handler_ns, sc_stat_handled, sc_stat_stack_hits,
  * event, updating the allocation map. */
 enum { SC_PHASE_DECODE, SC_PHASE_STACK, SC_PHASE_EMIT, SC_PHASE_MAP, SC_NPHASES };
 extern _Atomic uint64_t sc_stat_phase_ns[SC_NPHASES];
+extern _Atomic uint64_t sc_stat_prefaulted; /* trace bytes faulted in ahead by the helper thread */
+extern _Atomic int sc_stat_prefault_started;
 SC_HIDDEN void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata);
 SC_HIDDEN int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, const char **),
                                  CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId),

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,9 @@ static uint64_t tf_seq, tf_events, tf_dropped;
 static int64_t tf_t0;
 static char tf_dir[PATH_MAX] = ".";
 static int tf_warned;
+/* Set when this process's trace cannot be written: callbacks then skip all
+ * work (an unwind per call with nothing to cache the stack ids in cost 5 us). */
+_Atomic int sc_trace_failed;
 
 #define INITIAL_SIZE ((size_t)1 << 20)
 #define MAX_STEP ((size_t)256 << 20)
@@ -62,6 +66,113 @@ int64_t sc_now_ns(void) {
 
 const char *sc_trace_dir(void) { return tf_dir; }
 
+/* ---- prefaulting ----
+ *
+ * The first write to each page of the mapping faults, and the fault is paid
+ * by the program's CUDA call that happens to cross the page. On a virtual
+ * machine whose memory the host backs lazily that costs microseconds, which
+ * made writing an event the shim's largest cost on the GPU machine. So a
+ * helper thread faults pages in ahead of the writer (MADV_POPULATE_WRITE,
+ * Linux 5.14 and later; elsewhere it quits at once and pages fault in line).
+ * Only the process that loaded the shim runs it; a forked child faults in
+ * line. STREAMCHECK_PREFAULT=0 turns it off. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define PF_AHEAD ((size_t)4 << 20) /* keep this much populated past the end */
+#define PF_CHUNK ((size_t)1 << 20) /* populate in steps, so grow() never waits long */
+
+/* Read side: one populate step. Write side: grow() and the final munmap,
+ * which move or remove the mapping. */
+static pthread_rwlock_t pf_maplock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t pf_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pf_cv = PTHREAD_COND_INITIALIZER;
+enum { PF_NONE, PF_RUNNING, PF_OFF };
+static int pf_state;   /* under pf_mu */
+static size_t pf_want; /* under pf_mu: populate file offsets [0, pf_want) */
+static size_t pf_asked; /* under sc_lock: the last pf_want the writer set */
+_Atomic uint64_t sc_stat_prefaulted; /* bytes the helper populated */
+_Atomic int sc_stat_prefault_started;
+
+static void *pf_main(void *arg) {
+    (void)arg;
+    size_t done = 0;
+    for (;;) {
+        pthread_mutex_lock(&pf_mu);
+        while (pf_state == PF_RUNNING && pf_want <= done) pthread_cond_wait(&pf_cv, &pf_mu);
+        int run = pf_state == PF_RUNNING;
+        size_t want = pf_want;
+        pthread_mutex_unlock(&pf_mu);
+        if (!run) return NULL;
+        pthread_rwlock_rdlock(&pf_maplock);
+        size_t end = want - done > PF_CHUNK ? done + PF_CHUNK : want;
+        if (end > tf_mapsize) end = tf_mapsize;
+        int r = end > done && tf_map ? madvise(tf_map + done, end - done, MADV_POPULATE_WRITE) : -1;
+        pthread_rwlock_unlock(&pf_maplock);
+        if (r != 0) { /* not supported here, or the mapping is gone: stop */
+            pthread_mutex_lock(&pf_mu);
+            pf_state = PF_OFF;
+            pthread_mutex_unlock(&pf_mu);
+            return NULL;
+        }
+        atomic_fetch_add_explicit(&sc_stat_prefaulted, end - done, memory_order_relaxed);
+        done = end;
+    }
+}
+
+static void pf_start_locked(void) {
+    const char *e = getenv("STREAMCHECK_PREFAULT");
+    if ((e && strcmp(e, "0") == 0) || atomic_load(&sc_fork_gen) != 0) return;
+    pthread_mutex_lock(&pf_mu);
+    int start = pf_state == PF_NONE;
+    if (start) pf_state = PF_RUNNING;
+    pthread_mutex_unlock(&pf_mu);
+    if (!start) return;
+    /* The program's signals must never be delivered to our thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 64 << 10);
+    pthread_t t;
+    int r = pthread_create(&t, &a, pf_main, NULL);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r != 0) {
+        pthread_mutex_lock(&pf_mu);
+        pf_state = PF_OFF;
+        pthread_mutex_unlock(&pf_mu);
+        return;
+    }
+    pthread_setname_np(t, "streamcheck-pf");
+    atomic_store(&sc_stat_prefault_started, 1);
+}
+
+/* Asks the helper to keep PF_AHEAD past tf_used populated; cheap when
+ * nothing new is needed. */
+static inline void pf_request_locked(void) {
+    if (tf_used + PF_AHEAD / 2 <= pf_asked) return;
+    size_t want = (tf_used + PF_AHEAD + PF_CHUNK - 1) / PF_CHUNK * PF_CHUNK;
+    if (want > tf_mapsize) want = tf_mapsize;
+    if (want <= pf_asked) return;
+    pf_asked = want;
+    pthread_mutex_lock(&pf_mu);
+    if (pf_state == PF_RUNNING) {
+        pf_want = want;
+        pthread_cond_signal(&pf_cv);
+    }
+    pthread_mutex_unlock(&pf_mu);
+}
+
+static void pf_stop(void) {
+    pthread_mutex_lock(&pf_mu);
+    if (pf_state == PF_RUNNING) pf_state = PF_OFF;
+    pthread_cond_broadcast(&pf_cv);
+    pthread_mutex_unlock(&pf_mu);
+}
+
 /* Make the file at least want bytes long and map all of it. */
 static int grow(size_t want) {
     if (want <= tf_mapsize) return 1;
@@ -73,12 +184,15 @@ static int grow(size_t want) {
     } while (r != 0 && errno == EINTR);
     if (r != 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) r = ftruncate(tf_fd, (off_t)size);
     if (r != 0) return 0;
+    pthread_rwlock_wrlock(&pf_maplock);
     void *m = tf_map ? mremap(tf_map, tf_mapsize, size, MREMAP_MAYMOVE)
                      : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, tf_fd, 0);
-    if (m == MAP_FAILED) return 0;
-    tf_map = m;
-    tf_mapsize = size;
-    return 1;
+    if (m != MAP_FAILED) {
+        tf_map = m;
+        tf_mapsize = size;
+    }
+    pthread_rwlock_unlock(&pf_maplock);
+    return m != MAP_FAILED;
 }
 
 /* Appends one record whose payload is a followed by b. Returns 0 (and
@@ -96,6 +210,7 @@ int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, 
     if (blen) memcpy(p + n + alen, b, blen);
     __atomic_store_n(p, (uint8_t)kind, __ATOMIC_RELEASE); /* commit */
     tf_used += total;
+    pf_request_locked();
     return 1;
 }
 
@@ -162,6 +277,7 @@ static int open_locked(void) {
             tf_fd = -1;
         }
         tf_state = TF_FAILED;
+        atomic_store(&sc_trace_failed, 1);
         if (!tf_warned) {
             tf_warned = 1;
             dprintf(2, "streamcheck: cannot create trace file %s: %s; CUDA calls are not recorded\n", path,
@@ -175,10 +291,13 @@ static int open_locked(void) {
     tf_seq = tf_events = tf_dropped = 0;
     tf_t0 = sc_now_ns();
     tf_state = TF_OPEN;
-    if (!(sc_replay_strings_locked() && sc_replay_modules_locked() && sc_replay_stacks_locked()))
+    if (!(sc_replay_strings_locked() && sc_replay_modules_locked() && sc_replay_stacks_locked())) {
         tf_state = TF_FAILED;
+        atomic_store(&sc_trace_failed, 1);
+    }
     if (tf_state == TF_OPEN) write_process_locked();
     if (tf_state == TF_OPEN) sc_modules_init_locked();
+    if (tf_state == TF_OPEN) pf_start_locked();
     return tf_state == TF_OPEN;
 }
 
@@ -303,9 +422,12 @@ void sc_trace_finish(void) {
         size_t n = sc_put_uvarint(buf, tf_events);
         n += sc_put_uvarint(buf + n, tf_dropped);
         sc_append_locked(REC_END, buf, n, NULL, 0);
+        pf_stop();
+        pthread_rwlock_wrlock(&pf_maplock); /* waits for a populate step in progress */
         munmap(tf_map, tf_mapsize);
         tf_map = NULL;
         tf_mapsize = 0;
+        pthread_rwlock_unlock(&pf_maplock);
         if (ftruncate(tf_fd, (off_t)tf_used) != 0) { /* the zero tail is harmless */
         }
         close(tf_fd);
@@ -332,6 +454,15 @@ void sc_atfork_parent(void) {
 void sc_atfork_child(void) {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&sc_lock, &fresh, sizeof fresh);
+    /* The helper thread did not come along; its locks may have been held. */
+    pthread_rwlock_t fresh_rw = PTHREAD_RWLOCK_INITIALIZER;
+    memcpy(&pf_maplock, &fresh_rw, sizeof fresh_rw);
+    memcpy(&pf_mu, &fresh, sizeof fresh);
+    pthread_cond_t fresh_cv = PTHREAD_COND_INITIALIZER;
+    memcpy(&pf_cv, &fresh_cv, sizeof fresh_cv);
+    pf_state = PF_OFF;
+    pf_asked = 0;
+    atomic_store(&sc_trace_failed, 0); /* the child tries its own file */
     sc_alloc_atfork_child();
     atomic_fetch_add(&sc_fork_gen, 1);
     if (tf_state == TF_OPEN || tf_state == TF_FAILED || tf_state == TF_PENDING) {
