@@ -16,7 +16,17 @@ REPORT="$OUT/overhead.txt"
 ITERS=${ITERS:-20000}
 SAN_ITERS=${SAN_ITERS:-2000}
 RUNS=${RUNS:-15}
+PIN=${PIN-2,3}
 work=$(mktemp -d)
+# Native runs on the GPU machine came in two modes (about 12.5 and 16.5 us
+# per iteration), likely from where the scheduler put the process; pinning
+# this shell, and so every run, to the same cores (PIN="" to not pin) keeps
+# the configurations comparable.
+if [ -n "$PIN" ] && command -v taskset >/dev/null; then
+	taskset -pc "$PIN" $$ >/dev/null || PIN=""
+else
+	PIN=""
+fi
 nvcc -O2 -arch=sm_90 -o "$work/loop" bench/gpu/loop.cu || exit 2
 
 per_iter() { sed -n 's/^bench: \([0-9.]*\) us per iteration.*/\1/p'; }
@@ -46,7 +56,7 @@ declare -A vals
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 	nvcc --version | tail -1
 	echo "loop: 7 CUDA calls per iteration (cudaMallocAsync, 3 launches, event record, stream wait, cudaFreeAsync)"
-	echo "$RUNS interleaved rounds of $ITERS iterations; ratios are medians of per-round ratios to native"
+	echo "$RUNS interleaved rounds of $ITERS iterations; ratios are medians of per-round ratios to native; pinned to CPUs ${PIN:-none}"
 } >"$REPORT"
 n=${#configs[@]}
 for round in $(seq "$RUNS"); do

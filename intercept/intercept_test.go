@@ -21,6 +21,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -786,6 +787,32 @@ func TestOverhead(t *testing.T) {
 			t.Fatalf("%s: %s %q", c.name, exitDesc(r.state), r.stderr)
 		}
 		t.Logf("%s: %s", c.name, strings.TrimSpace(r.stderr))
+	}
+}
+
+// Event times come from the TSC between calibrations against the monotonic
+// clock: they must never go backwards, and must stay within the run.
+func TestTimestamps(t *testing.T) {
+	b := build(t)
+	start := time.Now()
+	r := run(t, b, "bench", inject, "FAKE_ITERS=50000")
+	wall := time.Since(start)
+	files := r.traces(t)
+	if len(files) != 1 {
+		t.Fatalf("traces %v, want one", files)
+	}
+	tr := readTrace(t, files[0])
+	if tr.err != nil || len(tr.events) < 50000 {
+		t.Fatalf("trace: %d events, %v", len(tr.events), tr.err)
+	}
+	for i := 1; i < len(tr.events); i++ {
+		if tr.events[i].Time < tr.events[i-1].Time {
+			t.Fatalf("event %d at %d ns, before event %d at %d ns", i, tr.events[i].Time, i-1, tr.events[i-1].Time)
+		}
+	}
+	last := time.Duration(tr.events[len(tr.events)-1].Time)
+	if last <= 0 || last > wall {
+		t.Errorf("last event at %v into a run of %v", last, wall)
 	}
 }
 

@@ -22,6 +22,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,9 +354,59 @@ static size_t encode_tail(uint8_t *p, const sc_event *e) {
     return n;
 }
 
+/* Event timestamps. clock_gettime cost about 80 ns on the GPU machine (a
+ * virtual machine), once per event. With an invariant TSC (x86-64) we read
+ * the TSC instead and convert it with a rate measured against
+ * CLOCK_MONOTONIC, re-anchored every CAL_SPAN_NS: the error stays within a
+ * small fraction of the time since the last anchor. Timestamps only place
+ * events on a timeline (order comes from sequence numbers); they never go
+ * backwards. */
+#define CAL_SPAN_NS 10e6
+#define CAL_MIN_NS 1000000      /* shortest interval a rate is measured over */
+#define CAL_BRACKET_TICKS 20000 /* a few microseconds at any TSC rate in use */
+static int tsc_usable = -1;     /* -1 unknown */
+static uint64_t cal_tsc;        /* anchor: TSC and clock at the last calibration */
+static int64_t cal_ns, last_event_ns;
+static double ns_per_tick; /* 0 until two anchors CAL_MIN_NS apart were seen */
+static uint64_t cal_span;  /* ticks in CAL_SPAN_NS */
+
+static int64_t event_time_locked(void) {
+    int64_t t;
+#if defined(__x86_64__)
+    if (tsc_usable < 0) {
+        unsigned a, b, c, d;
+        tsc_usable = __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)); /* invariant TSC */
+    }
+    if (tsc_usable) {
+        uint64_t tick = __rdtsc();
+        if (ns_per_tick > 0 && tick - cal_tsc < cal_span) {
+            t = cal_ns + (int64_t)((double)(tick - cal_tsc) * ns_per_tick);
+        } else {
+            /* An anchor is the clock bracketed by two TSC reads; if the
+             * thread was preempted in between, the pair is not used. */
+            t = sc_now_ns();
+            uint64_t after = __rdtsc();
+            int tight = after - tick < CAL_BRACKET_TICKS;
+            tick += (after - tick) / 2;
+            if (tight && cal_tsc && tick > cal_tsc && t - cal_ns >= CAL_MIN_NS) {
+                ns_per_tick = (double)(t - cal_ns) / (double)(tick - cal_tsc);
+                cal_tsc = tick, cal_ns = t;
+                cal_span = (uint64_t)(CAL_SPAN_NS / ns_per_tick);
+            } else if (tight && !cal_tsc) {
+                cal_tsc = tick, cal_ns = t;
+            }
+        }
+    } else
+#endif
+        t = sc_now_ns();
+    if (t < last_event_ns) t = last_event_ns;
+    last_event_ns = t;
+    return t;
+}
+
 static void write_event_locked(const sc_event *e, uint32_t tid, const uint8_t *tail, size_t tlen) {
     uint8_t head[64];
-    int64_t t = sc_now_ns() - tf_t0;
+    int64_t t = event_time_locked() - tf_t0;
     size_t hn = encode_head(head, e->op, tf_seq + 1, tid, e->device, t);
     if (sc_append_locked(REC_EVENT, head, hn, tail, tlen)) {
         tf_seq++;
