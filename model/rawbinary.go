@@ -44,6 +44,11 @@ type Record struct {
 // a record larger than it, so at most to MaxRecordLen plus the record head.
 const rawBufSize = 64 << 10
 
+// bufSlack is spare capacity kept past the read buffer's length, so that
+// every payload has 8 bytes of capacity after it for readUvarints' 64-bit
+// loads.
+const bufSlack = 8
+
 // recordHeadMax is the longest kind byte plus length.
 const recordHeadMax = 1 + binary.MaxVarintLen64
 
@@ -65,7 +70,7 @@ type RawReader struct {
 // NewRawReader reads and checks the 16-byte header. Errors are
 // *PositionError values naming file.
 func NewRawReader(r io.Reader, file string) (*RawReader, error) {
-	rr := &RawReader{file: file, rd: r, buf: make([]byte, rawBufSize)}
+	rr := &RawReader{file: file, rd: r, buf: make([]byte, rawBufSize, rawBufSize+bufSlack)}
 	if err := rr.readHeader(); err != nil {
 		return nil, err
 	}
@@ -184,7 +189,9 @@ func (r *RawReader) fill(n int) {
 		r.r = 0
 	}
 	if n > len(r.buf) {
-		r.buf = append(r.buf, make([]byte, n-len(r.buf))...)
+		buf := make([]byte, n, n+bufSlack)
+		copy(buf, r.buf[:r.w])
+		r.buf = buf
 	}
 	for empty := 0; r.w < n && r.rerr == nil; {
 		m, err := r.rd.Read(r.buf[r.w:])
