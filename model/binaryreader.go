@@ -39,6 +39,13 @@ func (r *BinaryReader) Next(ev *Event) error {
 	if r.err != nil {
 		return r.err
 	}
+	// Most records are short events, wholly buffered.
+	if p, off, ok := r.raw.nextEvent(); ok {
+		if err := r.event(p, ev); err != nil {
+			return r.fail(off, err)
+		}
+		return nil
+	}
 	for {
 		rec, err := r.raw.Next()
 		if err != nil {
@@ -51,12 +58,7 @@ func (r *BinaryReader) Next(ev *Event) error {
 			err = r.definition(rec.Kind, rec.Payload)
 		}
 		if err != nil {
-			pe := &PositionError{File: r.file, Offset: rec.Offset, Err: err}
-			if fe, ok := err.(*fieldError); ok {
-				pe.Field, pe.Err = fe.field, fe.err
-			}
-			r.err = pe
-			return pe
+			return r.fail(rec.Offset, err)
 		}
 		switch rec.Kind {
 		case RecordEvent:
@@ -66,6 +68,16 @@ func (r *BinaryReader) Next(ev *Event) error {
 			return io.EOF
 		}
 	}
+}
+
+// fail makes err, about the record at offset off, the reader's sticky error.
+func (r *BinaryReader) fail(off int64, err error) error {
+	pe := &PositionError{File: r.file, Offset: off, Err: err}
+	if fe, ok := err.(*fieldError); ok {
+		pe.Field, pe.Err = fe.field, fe.err
+	}
+	r.err = pe
+	return pe
 }
 
 // fieldError names the field a decoding error is about.

@@ -109,14 +109,24 @@ func (r *RawReader) Version() uint16 { return r.version }
 // *PositionError wrapping ErrTruncated; an impossible length gives one
 // wrapping ErrCorrupt.
 func (r *RawReader) Next() (Record, error) {
-	// Fast path: a whole event record of under 128 bytes is buffered.
-	if b := r.buf[r.r:r.w]; len(b) >= 2 && b[0] == byte(RecordEvent) && b[1] < 0x80 && len(b) >= 2+int(b[1]) && r.err == nil {
-		total := 2 + int(b[1])
-		off := r.off
-		r.consume(total)
-		return Record{Kind: RecordEvent, Offset: off, Payload: b[2:total]}, nil
+	if p, off, ok := r.nextEvent(); ok {
+		return Record{Kind: RecordEvent, Offset: off, Payload: p}, nil
 	}
 	return r.nextSlow()
+}
+
+// nextEvent is Next's fast path, small enough to inline into readers: if the
+// next record is an event record of under 128 bytes, wholly buffered, it
+// consumes it and returns its payload and offset.
+func (r *RawReader) nextEvent() (payload []byte, off int64, ok bool) {
+	b := r.buf[r.r:r.w]
+	if len(b) < 2 || b[0] != byte(RecordEvent) || b[1] >= 0x80 || len(b) < 2+int(b[1]) || r.err != nil {
+		return nil, 0, false
+	}
+	total := 2 + int(b[1])
+	off = r.off
+	r.consume(total)
+	return b[2:total], off, true
 }
 
 func (r *RawReader) nextSlow() (Record, error) {
