@@ -40,14 +40,15 @@ func (c *Clock) join(o Clock) bool {
 		*c = append(*c, make([]uint64, len(o)-len(*c))...)
 	}
 	d := (*c)[:len(o)]
-	changed := false
+	// Without branches: which entries grow is unpredictable, and a
+	// mispredicted branch costs more than storing every entry.
+	var grown uint64
 	for i, v := range o {
-		if v > d[i] {
-			d[i] = v
-			changed = true
-		}
+		m := max(d[i], v)
+		grown |= m ^ d[i]
+		d[i] = m
 	}
-	return changed
+	return grown != 0
 }
 
 // tick advances agent a in *c and returns the new epoch.

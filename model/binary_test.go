@@ -592,10 +592,17 @@ func TestReadUvarints(t *testing.T) {
 			want = append(want, v)
 			rest = rest[n:]
 		}
-		out := make([]uint64, len(want)+1)
-		gotRest, n := readUvarints(in, out)
-		if n != len(want) || !reflect.DeepEqual(out[:n], want) || !bytes.Equal(gotRest, rest) {
-			t.Fatalf("input %x: got %x (rest %x), want %x (rest %x)", in, out[:n], gotRest, want, rest)
+		// As RawReader hands it out, with capacity past the end (whose bytes
+		// must not matter), and without.
+		for _, fill := range []byte{0x80, 0x00, 0xff} {
+			padded := append(bytes.Clone(in), bytes.Repeat([]byte{fill}, 8)...)[:len(in)]
+			for _, b := range [][]byte{in[:len(in):len(in)], padded} {
+				out := make([]uint64, len(want)+1)
+				gotRest, n := readUvarints(b, out)
+				if n != len(want) || !reflect.DeepEqual(out[:n], want) || !bytes.Equal(gotRest, rest) {
+					t.Fatalf("input %x (capacity %d): got %x (rest %x), want %x (rest %x)", in, cap(b), out[:n], gotRest, want, rest)
+				}
+			}
 		}
 	}
 }

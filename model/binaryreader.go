@@ -39,6 +39,13 @@ func (r *BinaryReader) Next(ev *Event) error {
 	if r.err != nil {
 		return r.err
 	}
+	// Most records are short events, wholly buffered.
+	if p, off, ok := r.raw.nextEvent(); ok {
+		if err := r.event(p, ev); err != nil {
+			return r.fail(off, err)
+		}
+		return nil
+	}
 	for {
 		rec, err := r.raw.Next()
 		if err != nil {
@@ -51,12 +58,7 @@ func (r *BinaryReader) Next(ev *Event) error {
 			err = r.definition(rec.Kind, rec.Payload)
 		}
 		if err != nil {
-			pe := &PositionError{File: r.file, Offset: rec.Offset, Err: err}
-			if fe, ok := err.(*fieldError); ok {
-				pe.Field, pe.Err = fe.field, fe.err
-			}
-			r.err = pe
-			return pe
+			return r.fail(rec.Offset, err)
 		}
 		switch rec.Kind {
 		case RecordEvent:
@@ -66,6 +68,16 @@ func (r *BinaryReader) Next(ev *Event) error {
 			return io.EOF
 		}
 	}
+}
+
+// fail makes err, about the record at offset off, the reader's sticky error.
+func (r *BinaryReader) fail(off int64, err error) error {
+	pe := &PositionError{File: r.file, Offset: off, Err: err}
+	if fe, ok := err.(*fieldError); ok {
+		pe.Field, pe.Err = fe.field, fe.err
+	}
+	r.err = pe
+	return pe
 }
 
 // fieldError names the field a decoding error is about.
@@ -124,10 +136,53 @@ func decode(kind RecordKind, p []byte, names []string, v []uint64) ([]byte, erro
 
 // readUvarints decodes len(out) uvarints from b. It returns the bytes after
 // them and how many it decoded: fewer than len(out) means value n is cut
-// short or overflows 64 bits. This is the hot path of trace reading: one
-// loop, no calls, and values of 2 to 8 bytes (addresses, handles) are
-// decoded from one 64-bit load without a loop.
+// short or overflows 64 bits. This is the hot path of trace reading.
+//
+// When b has at least 8 bytes of capacity past its end (RawReader's
+// payloads do), each value is decoded from one 64-bit load, which saves the
+// bounds checks of a byte-by-byte decode; the bytes past the end only fill
+// the load and are masked off.
 func readUvarints(b []byte, out []uint64) ([]byte, int) {
+	if cap(b)-len(b) < 8 {
+		return readUvarintsSafe(b, out)
+	}
+	i := 0
+	for k := range out {
+		if i >= len(b) {
+			return b[i:], k
+		}
+		u := binary.LittleEndian.Uint64(b[i : i+8 : cap(b)])
+		if u&0x80 == 0 { // Half the fields are one-byte values (mostly zero).
+			out[k] = u & 0x7f
+			i++
+			continue
+		}
+		stops := ^u & 0x8080808080808080
+		n := bits.TrailingZeros64(stops)/8 + 1 // Bytes in this value.
+		if stops == 0 || i+n > len(b) {
+			// Longer than 8 bytes, cut short or malformed: decode the rest
+			// byte by byte.
+			rest, m := readUvarintsSafe(b[i:], out[k:])
+			return rest, k + m
+		}
+		out[k] = packUvarint(u, n)
+		i += n
+	}
+	return b[i:], len(out)
+}
+
+// packUvarint returns the value of the n-byte uvarint (n <= 8) in the low
+// bytes of u.
+func packUvarint(u uint64, n int) uint64 {
+	x := u & 0x7f7f7f7f7f7f7f7f & (1<<(8*n) - 1)
+	// Pack the 7-bit groups together: pairs, then quads, then all.
+	x = x&0x007f007f007f007f | (x&0x7f007f007f007f00)>>1
+	x = x&0x00003fff00003fff | (x&0x3fff00003fff0000)>>2
+	return x&0x000000000fffffff | (x&0x0fffffff00000000)>>4
+}
+
+// readUvarintsSafe is readUvarints for any b: it reads no byte past len(b).
+func readUvarintsSafe(b []byte, out []uint64) ([]byte, int) {
 	i := 0
 	for k := range out {
 		if i < len(b) && b[i] < 0x80 {
@@ -139,12 +194,7 @@ func readUvarints(b []byte, out []uint64) ([]byte, int) {
 			u := binary.LittleEndian.Uint64(b[i:])
 			if stops := ^u & 0x8080808080808080; stops != 0 {
 				n := bits.TrailingZeros64(stops)/8 + 1 // Bytes in this value.
-				x := u & 0x7f7f7f7f7f7f7f7f & (1<<(8*n) - 1)
-				// Pack the 7-bit groups together: pairs, then quads, then all.
-				x = x&0x007f007f007f007f | (x&0x7f007f007f007f00)>>1
-				x = x&0x00003fff00003fff | (x&0x3fff00003fff0000)>>2
-				x = x&0x000000000fffffff | (x&0x0fffffff00000000)>>4
-				out[k] = x
+				out[k] = packUvarint(u, n)
 				i += n
 				continue
 			}

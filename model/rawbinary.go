@@ -44,6 +44,11 @@ type Record struct {
 // a record larger than it, so at most to MaxRecordLen plus the record head.
 const rawBufSize = 64 << 10
 
+// bufSlack is spare capacity kept past the read buffer's length, so that
+// every payload has 8 bytes of capacity after it for readUvarints' 64-bit
+// loads.
+const bufSlack = 8
+
 // recordHeadMax is the longest kind byte plus length.
 const recordHeadMax = 1 + binary.MaxVarintLen64
 
@@ -65,7 +70,7 @@ type RawReader struct {
 // NewRawReader reads and checks the 16-byte header. Errors are
 // *PositionError values naming file.
 func NewRawReader(r io.Reader, file string) (*RawReader, error) {
-	rr := &RawReader{file: file, rd: r, buf: make([]byte, rawBufSize)}
+	rr := &RawReader{file: file, rd: r, buf: make([]byte, rawBufSize, rawBufSize+bufSlack)}
 	if err := rr.readHeader(); err != nil {
 		return nil, err
 	}
@@ -104,14 +109,24 @@ func (r *RawReader) Version() uint16 { return r.version }
 // *PositionError wrapping ErrTruncated; an impossible length gives one
 // wrapping ErrCorrupt.
 func (r *RawReader) Next() (Record, error) {
-	// Fast path: a whole event record of under 128 bytes is buffered.
-	if b := r.buf[r.r:r.w]; len(b) >= 2 && b[0] == byte(RecordEvent) && b[1] < 0x80 && len(b) >= 2+int(b[1]) && r.err == nil {
-		total := 2 + int(b[1])
-		off := r.off
-		r.consume(total)
-		return Record{Kind: RecordEvent, Offset: off, Payload: b[2:total]}, nil
+	if p, off, ok := r.nextEvent(); ok {
+		return Record{Kind: RecordEvent, Offset: off, Payload: p}, nil
 	}
 	return r.nextSlow()
+}
+
+// nextEvent is Next's fast path, small enough to inline into readers: if the
+// next record is an event record of under 128 bytes, wholly buffered, it
+// consumes it and returns its payload and offset.
+func (r *RawReader) nextEvent() (payload []byte, off int64, ok bool) {
+	b := r.buf[r.r:r.w]
+	if len(b) < 2 || b[0] != byte(RecordEvent) || b[1] >= 0x80 || len(b) < 2+int(b[1]) || r.err != nil {
+		return nil, 0, false
+	}
+	total := 2 + int(b[1])
+	off = r.off
+	r.consume(total)
+	return b[2:total], off, true
 }
 
 func (r *RawReader) nextSlow() (Record, error) {
@@ -184,7 +199,9 @@ func (r *RawReader) fill(n int) {
 		r.r = 0
 	}
 	if n > len(r.buf) {
-		r.buf = append(r.buf, make([]byte, n-len(r.buf))...)
+		buf := make([]byte, n, n+bufSlack)
+		copy(buf, r.buf[:r.w])
+		r.buf = buf
 	}
 	for empty := 0; r.w < n && r.rerr == nil; {
 		m, err := r.rd.Read(r.buf[r.w:])
