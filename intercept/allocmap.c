@@ -41,17 +41,17 @@ static struct {
 static size_t ring_next, ring_len;
 static uint32_t free_gen;
 
-/* First index with rs[i].lo > addr. */
+/* First index with rs[i].lo > addr. The halving step is a conditional move,
+ * not a branch: launch arguments make the comparisons unpredictable. */
 static size_t upper(uint64_t addr) {
-    size_t a = 0, b = nrs;
-    while (a < b) {
-        size_t m = (a + b) / 2;
-        if (rs[m].lo <= addr)
-            a = m + 1;
-        else
-            b = m;
+    if (nrs == 0) return 0;
+    const range *b = rs;
+    for (size_t n = nrs; n > 1;) {
+        size_t half = n / 2;
+        b = b[half].lo <= addr ? b + half : b;
+        n -= half;
     }
-    return a;
+    return (size_t)(b - rs) + (b->lo <= addr);
 }
 
 static void remove_at(size_t i) {

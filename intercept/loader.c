@@ -202,6 +202,7 @@ static void start(int eager_file) {
     sc_stacks_init();
     const char *st = getenv("STREAMCHECK_STATS");
     sc_stats = st && strcmp(st, "1") == 0;
+    if (sc_stats) sc_stat_begin();
     /* STREAMCHECK_CALLBACK_ONLY=1 subscribes but records nothing: it measures
      * what CUPTI's callbacks alone cost (bench/gpu-overhead.sh). */
     const char *co = getenv("STREAMCHECK_CALLBACK_ONLY");
@@ -257,20 +258,21 @@ __attribute__((destructor)) static void sc_dtor(void) {
         sc_trace_finish();
         if (sc_stats) {
             uint64_t n = atomic_load(&sc_stat_handled);
+            double unit = sc_stat_ns_per_unit();
             dprintf(2, "streamcheck: stats: %llu driver calls handled, %.0f ns each in the shim; stacks: %llu cache hits, %llu unwinds\n",
-                    (unsigned long long)n, n ? (double)atomic_load(&sc_stat_handler_ns) / n : 0.0,
+                    (unsigned long long)n, n ? unit * (double)atomic_load(&sc_stat_handler_time) / n : 0.0,
                     (unsigned long long)atomic_load(&sc_stat_stack_hits),
                     (unsigned long long)atomic_load(&sc_stat_stack_unwinds));
             if (n) {
-                double d = (double)n;
+                double d = (double)n / unit;
                 if (atomic_load(&sc_stat_prefault_started))
                     dprintf(2, "streamcheck: stats: prefault helper on, %llu KiB faulted in ahead\n",
                             (unsigned long long)(atomic_load(&sc_stat_prefaulted) >> 10));
                 else
                     dprintf(2, "streamcheck: stats: prefault helper off\n");
                 dprintf(2, "streamcheck: stats: ns per call: decode %.0f, stack %.0f, write %.0f, allocation map %.0f\n",
-                        atomic_load(&sc_stat_phase_ns[SC_PHASE_DECODE]) / d, atomic_load(&sc_stat_phase_ns[SC_PHASE_STACK]) / d,
-                        atomic_load(&sc_stat_phase_ns[SC_PHASE_EMIT]) / d, atomic_load(&sc_stat_phase_ns[SC_PHASE_MAP]) / d);
+                        atomic_load(&sc_stat_phase_time[SC_PHASE_DECODE]) / d, atomic_load(&sc_stat_phase_time[SC_PHASE_STACK]) / d,
+                        atomic_load(&sc_stat_phase_time[SC_PHASE_EMIT]) / d, atomic_load(&sc_stat_phase_time[SC_PHASE_MAP]) / d);
             }
         }
         errno = saved;

@@ -191,12 +191,16 @@ extern sc_driver_fns sc_drv;
 /* STREAMCHECK_STATS=1: count and time our own work, print at exit. */
 extern int sc_stats;
 extern int sc_callback_only; /* Record nothing: measure CUPTI's own cost. */
-extern _Atomic uint64_t sc_stat_handler_ns, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
+/* Times are in sc_stat_clock units; sc_stat_ns_per_unit converts them. */
+extern _Atomic uint64_t sc_stat_handler_time, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
+SC_HIDDEN int64_t sc_stat_clock(void);
+SC_HIDDEN void sc_stat_begin(void);
+SC_HIDDEN double sc_stat_ns_per_unit(void);
 /* Phases of a handled call, timed with STREAMCHECK_STATS=1: decoding the
  * parameters (and scanning a launch's words), the call stack, writing the
  * event, updating the allocation map. */
 enum { SC_PHASE_DECODE, SC_PHASE_STACK, SC_PHASE_EMIT, SC_PHASE_MAP, SC_NPHASES };
-extern _Atomic uint64_t sc_stat_phase_ns[SC_NPHASES];
+extern _Atomic uint64_t sc_stat_phase_time[SC_NPHASES];
 extern _Atomic uint64_t sc_stat_prefaulted; /* trace bytes faulted in ahead by the helper thread */
 extern _Atomic int sc_stat_prefault_started;
 SC_HIDDEN void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata);
