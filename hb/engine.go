@@ -359,6 +359,7 @@ func hostWaitsForCopy(ev *model.Event) bool {
 // issue applies an operation issued by the host to a stream.
 func (e *Engine) issue(ev *model.Event, st *Step) {
 	a := e.Stream(ev.Stream, ev.Device, ev.TID)
+	var waited *eventState // The event a wait names, looked up once.
 	switch ev.Op {
 	case model.OpCaptureBegin:
 		a.capturing, a.captureOrigin = true, a.ID
@@ -371,8 +372,9 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpStreamWait:
 		// Cross-stream capture: waiting on an event recorded in a capturing
 		// stream makes this stream part of the same capture.
-		if es := e.events[ev.Event]; !a.capturing && es != nil && es.captureOrigin != 0 && e.agents[es.captureOrigin].capturing {
-			a.capturing, a.captureOrigin = true, es.captureOrigin
+		waited = e.events[ev.Event]
+		if w := waited; !a.capturing && w != nil && w.captureOrigin != 0 && e.agents[w.captureOrigin].capturing {
+			a.capturing, a.captureOrigin = true, w.captureOrigin
 		}
 	}
 	if a.capturing {
@@ -411,11 +413,10 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	*st = Step{Agent: a.ID}
 	switch ev.Op {
 	case model.OpStreamWait:
-		es := e.events[ev.Event]
-		if es == nil || !es.recorded {
+		if waited == nil || !waited.recorded {
 			st.UnrecordedWait = true
 		} else {
-			a.clock.join(es.snap)
+			a.clock.join(waited.snap)
 		}
 	case model.OpEventRecord:
 		es := e.events[ev.Event]
