@@ -294,9 +294,9 @@ do_record() {
         name="$(basename "$py" .py)"
         selected "$name" || continue
         case "$name" in
-            torch_*)
-                if [ "$have_torch" -ne 1 ]; then
-                    echo "skip   $name-py (torch with CUDA not importable)"
+            torch_* | triton_*)
+                if [ "$have_torch" -ne 1 ] || { [ "${name#triton_}" != "$name" ] && ! python3 -c 'import triton' >/dev/null 2>&1; }; then
+                    echo "skip   $name-py (torch with CUDA, or triton, not importable)"
                     echo "skipped" >"$TRACE_DIR/$name-py.rc"
                     continue
                 fi
