@@ -1,5 +1,6 @@
 # streamcheck-expect: use-before-alloc
 # streamcheck-expect-count: 1
+# streamcheck-expect-api: cuLaunchKernelEx
 # streamcheck-allow: leak
 #
 # A Triton kernel, which Triton launches through the driver API from its own
