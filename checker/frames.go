@@ -10,6 +10,10 @@ import (
 // own, the C library's start-up, and streamcheck's shim.
 var runtimeModules = []string{"libcuda.so", "libcudart", "libcupti", "libstreamcheck", "libc.so", "ld-linux"}
 
+// pythonModule matches the file names of CPython interpreters and their
+// shared library: python3.12, python3.13t, libpython3.12.so.1.0.
+var pythonModule = regexp.MustCompile(`^(lib)?python\d+(\.\d+)*[a-z]*(\.so(\.[\d.]+)?)?$`)
+
 // runtimeFrame reports whether a frame belongs to CUDA, the C runtime or
 // streamcheck rather than to the program: such frames are folded away so
 // that a report's call site is the user's line.
@@ -21,6 +25,11 @@ func runtimeFrame(f Frame) bool {
 		}
 	}
 	if strings.Contains(f.Module, "/site-packages/nvidia/") || strings.HasPrefix(f.File, "/usr/local/cuda") {
+		return true
+	}
+	// The Python interpreter's own frames (the eval loop, call helpers) say
+	// nothing about the script; the process line of a report names it.
+	if pythonModule.MatchString(mod) {
 		return true
 	}
 	fn := f.Func

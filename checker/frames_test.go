@@ -14,13 +14,17 @@ func TestUserFrames(t *testing.T) {
 		{Func: "cudaFreeAsync", File: "mylib.cu", Line: 3, Module: "/work/app"}, // Has source: the user's own function.
 		{Func: "cublasSgemm", Module: "/venv/site-packages/nvidia/cu13/lib/libcublas.so.13"},
 		{Func: "at::native::launch", Module: "/venv/site-packages/torch/lib/libtorch_cuda.so"},
+		{Func: "_PyEval_EvalFrameDefault", Module: "/usr/bin/python3.12"},
+		{Func: "PyObject_Call", Module: "/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0"},
+		{Func: "launch", Module: "/root/.triton/cache/ab/cuda_utils.cpython-312-x86_64-linux-gnu.so"},
+		{Func: "helper", Module: "/work/python_helpers.so"}, // Not an interpreter.
 	}
 	user, folded := userFrames(frames)
 	var names []string
 	for _, f := range user {
 		names = append(names, f.Func)
 	}
-	want := []string{"main", "cudaFreeAsync", "at::native::launch"}
+	want := []string{"main", "cudaFreeAsync", "at::native::launch", "launch", "helper"}
 	if len(names) != len(want) || folded != len(frames)-len(want) {
 		t.Fatalf("user frames %v (folded %d), want %v", names, folded, want)
 	}
