@@ -46,6 +46,8 @@
 //	                         default: on an H200 it made a launch-bound loop 1.37x
 //	                         slower, against 0.98x without; the analyzer recovers the
 //	                         runtime name from the recorded stack instead.
+//	STREAMCHECK_PREFAULT=0   no helper thread faulting trace pages in ahead of the
+//	                         writer (on by default; see tracefile.c)
 //	STREAMCHECK_STATS=1      at exit, print on stderr how many calls were recorded,
 //	                         the shim's own time per call (and per phase: decoding
 //	                         and launch scans, stack, trace write, allocation map)
