@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -24,8 +25,18 @@ func (s *Symbolizer) Rewrite(path string) error {
 	if err != nil {
 		return err
 	}
+	var jit perfMap
+	if s.PerfMapDir != "" && tables.Process.PID != 0 {
+		started := time.Unix(0, tables.Process.Start).Add(-time.Second) // Clocks round.
+		path := PerfMapPath(s.PerfMapDir, tables.Process.PID)
+		if jit = readPerfMap(path, started); jit != nil {
+			s.mu.Lock()
+			s.PerfMapsRead = append(s.PerfMapsRead, path)
+			s.mu.Unlock()
+		}
+	}
 	for id := range tables.Stacks {
-		s.Stack(tables, model.StackID(id))
+		s.stack(tables, model.StackID(id), jit)
 	}
 
 	in, err := os.Open(path)

@@ -52,6 +52,12 @@ type Symbolizer struct {
 	// RelativeTo, if set, makes source paths under it relative to it, so
 	// reports name files the way the project does ("src/app.cu").
 	RelativeTo string
+	// PerfMapDir, if set, is where Python processes wrote their perf maps
+	// (see perfmap.go): "/tmp" on the machine that ran them.
+	PerfMapDir string
+	// PerfMapsRead lists the perf maps Rewrite used, for a caller that
+	// owns them to remove.
+	PerfMapsRead []string
 
 	mu      sync.Mutex
 	objects map[string]*object // nil value: the file could not be read.
@@ -344,12 +350,24 @@ func (s *Symbolizer) frames(t *model.Tables, f model.Frame) []model.Frame {
 // functions inlined there, so a call made from an inlined helper also shows
 // the line that called the helper.
 func (s *Symbolizer) Stack(t *model.Tables, id model.StackID) {
+	s.stack(t, id, nil)
+}
+
+// stack is Stack, resolving pcs outside the loaded files through a perf map.
+func (s *Symbolizer) stack(t *model.Tables, id model.StackID, jit perfMap) {
 	if int(id) >= len(t.Stacks) {
 		return
 	}
 	var out []model.Frame
 	changed := false
 	for _, f := range t.Stacks[id] {
+		if f.Module == 0 && f.File == 0 && f.PC != 0 && jit != nil {
+			if py, ok := s.pythonFrame(t, jit, f); ok {
+				out = append(out, py)
+				changed = true
+				continue
+			}
+		}
 		if chain := s.frames(t, f); chain != nil {
 			out = append(out, chain...)
 			changed = true

@@ -131,7 +131,8 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	}()
 	err = cmd.Wait()
 	close(done)
-	c.symbolizeTraces(abs)
+	_, userPerf := os.LookupEnv(launch.PythonPerfVar)
+	c.symbolizeTraces(abs, !userPerf)
 	return exitStatus(cmd.ProcessState), nil
 }
 
@@ -140,13 +141,25 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 // readable elsewhere (a CI job, a bug report). Paths under the working
 // directory become relative to it. A trace that cannot be symbolized is
 // kept as recorded.
-func (c *cli) symbolizeTraces(dir string) {
+//
+// Python functions are named from the perf maps Python processes wrote in
+// /tmp (see launch.Env); removePerfMaps removes the ones read, when the
+// launcher, not the user, asked Python to write them.
+func (c *cli) symbolizeTraces(dir string, removePerfMaps bool) {
 	names, err := traceFiles(dir)
 	if err != nil {
 		return
 	}
 	sym := symbolize.New()
 	sym.RelativeTo, _ = os.Getwd()
+	sym.PerfMapDir = pythonPerfMapDir
+	if removePerfMaps {
+		defer func() {
+			for _, p := range sym.PerfMapsRead {
+				os.Remove(p)
+			}
+		}()
+	}
 	for _, name := range names {
 		if !strings.HasSuffix(name, ".sctrace") {
 			continue
@@ -156,6 +169,9 @@ func (c *cli) symbolizeTraces(dir string) {
 		}
 	}
 }
+
+// pythonPerfMapDir is where CPython writes perf maps, whatever TMPDIR says.
+var pythonPerfMapDir = "/tmp"
 
 // exitStatus is the program's exit code, or 128+N when signal N killed it,
 // as shells report it.

@@ -66,6 +66,9 @@ func isFile(p string) error {
 	return nil
 }
 
+// PythonPerfVar makes CPython 3.12+ keep a perf map of its Python functions.
+const PythonPerfVar = "PYTHONPERFSUPPORT"
+
 // Env returns base with the variables that make a CUDA program load the
 // shim at shimPath and write its traces into traceDir:
 //
@@ -76,15 +79,21 @@ func isFile(p string) error {
 //
 // STREAMCHECK_DIR=traceDir and STREAMCHECK_LAUNCHER=1 are set in both cases
 // (the latter tells the shim that the caller reports its error markers, so
-// the shim does not print them too). Earlier settings of these
+// the shim does not print them too), and PYTHONPERFSUPPORT=1 unless base
+// sets it already: Python 3.12 and later then call each Python function
+// through a trampoline the recorded stacks end at, which the perf map it
+// writes names (see package symbolize). Earlier settings of these
 // variables in base are replaced (LD_PRELOAD is extended, not replaced).
 // base is not modified.
 func Env(base []string, shimPath, traceDir string, preload bool) []string {
-	out := make([]string, 0, len(base)+3)
+	out := make([]string, 0, len(base)+5)
 	ldPreload := ""
+	pythonPerf := false
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
+		case PythonPerfVar:
+			pythonPerf = true
 		case "STREAMCHECK_DIR", "CUDA_INJECTION64_PATH", "STREAMCHECK_PRELOAD", "STREAMCHECK_LAUNCHER":
 			continue
 		case "LD_PRELOAD":
@@ -96,6 +105,9 @@ func Env(base []string, shimPath, traceDir string, preload bool) []string {
 		out = append(out, kv)
 	}
 	out = append(out, "STREAMCHECK_DIR="+traceDir, "STREAMCHECK_LAUNCHER=1")
+	if !pythonPerf {
+		out = append(out, PythonPerfVar+"=1")
+	}
 	if preload {
 		// ld.so takes LD_PRELOAD entries separated by spaces or colons.
 		if ldPreload = strings.TrimSpace(ldPreload); ldPreload != "" {

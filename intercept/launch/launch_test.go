@@ -13,7 +13,7 @@ func TestEnvInjection(t *testing.T) {
 	orig := append([]string(nil), base...)
 	got := Env(base, "/opt/libstreamcheck.so", "/tmp/traces", false)
 	want := []string{"PATH=/bin", "LD_PRELOAD=/x.so", "STREAMCHECK_DIR=/tmp/traces", "STREAMCHECK_LAUNCHER=1",
-		"CUDA_INJECTION64_PATH=/opt/libstreamcheck.so"}
+		"PYTHONPERFSUPPORT=1", "CUDA_INJECTION64_PATH=/opt/libstreamcheck.so"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Env = %q, want %q", got, want)
 	}
@@ -43,6 +43,14 @@ func TestEnvPreload(t *testing.T) {
 		if n := count(got, "LD_PRELOAD="); n != 1 {
 			t.Errorf("%d LD_PRELOAD entries in %q", n, got)
 		}
+	}
+}
+
+// A user's own PYTHONPERFSUPPORT setting, even 0, is kept.
+func TestEnvKeepsPythonPerf(t *testing.T) {
+	got := Env([]string{"PYTHONPERFSUPPORT=0"}, "/opt/libstreamcheck.so", "/tmp/t", false)
+	if !contains(got, "PYTHONPERFSUPPORT=0") || count(got, "PYTHONPERFSUPPORT=") != 1 {
+		t.Errorf("Env = %q, want the user's PYTHONPERFSUPPORT=0 only", got)
 	}
 }
 
