@@ -136,6 +136,14 @@ int sc_alloc_contains_rdlocked(uint64_t addr) {
     return i > 0 && addr < rs[i - 1].hi;
 }
 
+int sc_alloc_contains_live_rdlocked(uint64_t addr) {
+    if (addr < atomic_load_explicit(&minlo, memory_order_relaxed) ||
+        addr >= atomic_load_explicit(&maxhi, memory_order_relaxed))
+        return 0;
+    size_t i = upper(addr);
+    return i > 0 && addr < rs[i - 1].hi && !rs[i - 1].freed;
+}
+
 int sc_alloc_contains(uint64_t addr) {
     sc_alloc_rdlock();
     int r = sc_alloc_contains_rdlocked(addr);

@@ -655,6 +655,35 @@ func TestMoreEntryPoints(t *testing.T) {
 // TestRecentFrees checks the bounded memory of freed ranges: pointers into
 // memory freed a moment ago are still recognized, old ones are forgotten,
 // and a range freed, reused and freed again is remembered from its last free.
+// A large by-value parameter yields only pointers to live allocations: its
+// unused slots hold stale addresses (see params.c). A small one still yields
+// a pointer to freed memory, the use after free it is.
+func TestLargeAggregates(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "aggregate", inject)
+	if exitDesc(r.state) != "exit 0" {
+		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
+	}
+	files := r.traces(t)
+	if len(files) != 1 {
+		t.Fatalf("traces %v", files)
+	}
+	tr := readTrace(t, files[0])
+	if tr.err != nil {
+		t.Fatal(tr.err)
+	}
+	var launches [][]uint64
+	for _, ev := range tr.events {
+		if ev.Op == model.OpLaunch {
+			launches = append(launches, ev.Ptrs)
+		}
+	}
+	want := []uint64{0x7c0000000000, 0x7c0000200000, 0x7c0000300000}
+	if len(launches) != 1 || !reflect.DeepEqual(launches[0], want) {
+		t.Errorf("launch ptrs %#x, want %#x (the live pointer, the live table entry, the freed one from the small struct)", launches, want)
+	}
+}
+
 func TestRecentFrees(t *testing.T) {
 	b := build(t)
 	r := run(t, b, "churn", inject)

@@ -12,6 +12,14 @@
  * goes) is looked up in the allocation map; matches go to Ptrs, sorted and
  * deduplicated, at most SC_MAX_PTRS.
  *
+ * A parameter larger than SC_AGGREGATE_BYTES only yields pointers to live
+ * allocations, not to recently freed ones. Such parameters are tables built
+ * on the host stack, like PyTorch's multi-tensor-apply metadata (up to 4 KiB
+ * of tensor addresses, of which a launch fills the first few): the unused
+ * slots hold whatever the stack held before, often the address of a tensor
+ * freed a moment ago, which would read as a use after free. A real use of
+ * freed memory passed through such a table is missed.
+ *
  * kernelParams[i] points at parameter i. With kernelParams NULL, the
  * parameters are one packed buffer passed in "extra"
  * (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE); with no layout we then scan every
@@ -118,10 +126,11 @@ static inline void check_word(found *fd, uint64_t w) {
 }
 
 static void scan_bytes(found *fd, const uint8_t *p, size_t len) {
-    for (size_t o = 0; o < len; o += 8) {
+    int live_only = len > SC_AGGREGATE_BYTES;
+    for (size_t o = 0; o < len && fd->n < SC_MAX_PTRS; o += 8) {
         uint64_t w = 0;
         memcpy(&w, p + o, len - o < 8 ? len - o : 8); /* little endian: low bytes */
-        check_word(fd, w);
+        if (live_only ? sc_alloc_contains_live_rdlocked(w) : sc_alloc_contains_rdlocked(w)) fd->out[fd->n++] = w;
     }
 }
 

@@ -74,6 +74,7 @@ enum {
 };
 
 #define SC_MAX_PTRS 4096       /* device addresses kept per launch */
+#define SC_AGGREGATE_BYTES 512 /* larger launch parameters yield live allocations only (params.c) */
 #define SC_MAX_STACK 128       /* hard cap on STREAMCHECK_STACK_DEPTH */
 #define SC_MAX_STRING 65536    /* longer strings (kernel names) are cut */
 #define SC_PAYLOAD_MAX (256 + SC_MAX_PTRS * 10)
@@ -168,6 +169,7 @@ SC_HIDDEN int sc_alloc_contains(uint64_t addr); /* live or recently freed */
 SC_HIDDEN void sc_alloc_rdlock(void);
 SC_HIDDEN void sc_alloc_rdunlock(void);
 SC_HIDDEN int sc_alloc_contains_rdlocked(uint64_t addr);
+SC_HIDDEN int sc_alloc_contains_live_rdlocked(uint64_t addr); /* and not freed */
 SC_HIDDEN void sc_alloc_atfork_prepare(void);
 SC_HIDDEN void sc_alloc_atfork_parent(void);
 SC_HIDDEN void sc_alloc_atfork_child(void);

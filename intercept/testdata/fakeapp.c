@@ -115,7 +115,11 @@ static void launch_k1(const char *rt, const char *drv, CUstream s, CUdeviceptr p
         d_launch(drv, K1, K1NAME, s, args);
 }
 
+static CUfunction K4 = (CUfunction)0x4b4000; /* takes a 2 KiB table by value */
+
 static void register_kernels(void) {
+    static const size_t k4[] = {8, 2048, 16};
+    fk_register_kernel(K4, 1, 3, k4);
     static const size_t k1[] = {8, 8, 16, 4, 8, 8};
     fk_register_kernel(K1, 0, 6, k1);
     static const size_t k2[] = {8, 4, 8};
@@ -529,6 +533,32 @@ static int churn(void) {
     return 0;
 }
 
+/* ---- pointers in a large by-value table (PyTorch's multi-tensor apply) ---- */
+
+static int aggregate(void) {
+    CUstream s;
+    const CUdeviceptr live = 0x7c0000000000ull, freed = 0x7c0000100000ull, live2 = 0x7c0000200000ull,
+                      freed2 = 0x7c0000300000ull;
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, (CUstream)0xb10000));
+    alloc_at(live, 0x1000, s);
+    alloc_at(live2, 0x1000, s);
+    alloc_at(freed, 0x1000, s);
+    RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", freed, s));
+    alloc_at(freed2, 0x1000, s);
+    RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", freed2, s));
+    void *a = (void *)(uintptr_t)live;
+    uint64_t table[256] = {0}; /* 2 KiB: one live entry, then a stale one */
+    table[0] = live2;
+    table[100] = freed;
+    struct pair small = {1, (void *)(uintptr_t)freed2}; /* small: a freed pointer counts */
+    void *args[] = {&a, table, &small};
+    cuLaunchKernel_params p = {K4, 1, 1, 1, 1, 1, 1, 0, s, args, NULL};
+    fk_driver_enter("cuLaunchKernel", &p, "k4");
+    fk_driver_exit("cuLaunchKernel", &p, 0, "k4");
+    printf("fakeapp: aggregate done\n");
+    return 0;
+}
+
 /* ---- a crash in the middle ---- */
 
 static int crash(int sig) {
@@ -608,6 +638,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "kill") == 0) return crash(SIGKILL);
     if (strcmp(mode, "bench") == 0) return bench();
     if (strcmp(mode, "churn") == 0) return churn();
+    if (strcmp(mode, "aggregate") == 0) return aggregate();
     if (strcmp(mode, "more") == 0) return more();
     fprintf(stderr, "fakeapp: unknown mode %s\n", mode);
     return 98;
