@@ -63,9 +63,17 @@ type Op struct {
 	Agent        hb.AgentID    `json:"-"`
 }
 
-// Site returns the operation's innermost frame that names a source
-// location, or a description of the call when no stack was recorded.
+// Site returns the operation's innermost Python function, else its innermost
+// frame that names a source location, or a description of the call when no
+// stack was recorded.
 func (o *Op) Site() string {
+	// In a Python program the innermost Python function is the place to
+	// act on; the C++ or Cython frames inside it are the library's.
+	for _, f := range o.Stack {
+		if strings.HasPrefix(f.Func, "py::") {
+			return f.String()
+		}
+	}
 	for _, f := range o.Stack {
 		if f.File != "" {
 			return f.String()

@@ -81,3 +81,23 @@ func TestRuntimeAPI(t *testing.T) {
 		t.Error("isDriverAPI misclassifies")
 	}
 }
+
+// A Python program's call is placed in its innermost Python function, ahead
+// of the library's C++ or Cython frames with source lines; other programs'
+// calls at their innermost frame with a source line.
+func TestSite(t *testing.T) {
+	for _, c := range []struct {
+		stack []Frame
+		want  string
+	}{
+		{[]Frame{{Func: "__pyx_f_launch", File: "cupy/driver.cpp", Line: 8369}, {Func: "py::main", File: "train.py"}}, "py::main train.py"},
+		{[]Frame{{Func: "at::native::launch"}, {Func: "main", File: "app.cu", Line: 12}}, "main app.cu:12"},
+		{[]Frame{{Func: "at::native::launch"}}, "at::native::launch"},
+		{nil, "call #7"},
+	} {
+		op := Op{Seq: 7, Stack: c.stack}
+		if got := op.Site(); got != c.want {
+			t.Errorf("Site(%v) = %q, want %q", c.stack, got, c.want)
+		}
+	}
+}

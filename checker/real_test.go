@@ -159,3 +159,48 @@ func compare(want expectation, found map[string]int) string {
 	sort.Strings(diffs)
 	return strings.Join(diffs, "; ")
 }
+
+// TestRealPythonFrames checks that the recorded Python programs' findings
+// name Python functions (from the perf maps CPython wrote while `streamcheck
+// record` ran them), not the interpreter: every error finding's operations
+// are placed in Python code, and each program's findings name its script.
+// (A call is placed in the innermost Python function: for a Triton launch,
+// Triton's own launcher; the allocation before it is in the script.)
+func TestRealPythonFrames(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "real", "*_racy-py"))
+	if len(dirs) == 0 {
+		t.Fatal("no recorded racy Python programs")
+	}
+	for _, dir := range dirs {
+		name := filepath.Base(dir)
+		script := strings.TrimSuffix(name, "-py") + ".py"
+		traces, _ := filepath.Glob(filepath.Join(dir, "*.sctrace"))
+		namesScript := false
+		for _, path := range traces {
+			r, c, err := model.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := checker.Check(path, r)
+			c.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res.Findings {
+				if f.Severity != checker.SeverityError {
+					continue
+				}
+				for _, op := range f.Ops {
+					site := op.Site()
+					if !strings.HasPrefix(site, "py::") {
+						t.Errorf("%s: %s: %s placed at %q, not in Python code", name, f.Rule, op.Role, site)
+					}
+					namesScript = namesScript || strings.HasSuffix(site, script)
+				}
+			}
+		}
+		if !namesScript {
+			t.Errorf("%s: no finding names %s", name, script)
+		}
+	}
+}
