@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -94,5 +95,60 @@ func TestSymbolizedStacks(t *testing.T) {
 	fr := use.Stack[0]
 	if fr.Func != "main.target" || fr.File != "main.go" || fr.Line != 4 {
 		t.Errorf("frame = %+v, want main.target at main.go:4 (relative to the source root)", fr)
+	}
+}
+
+// TestPerfMapsRemoved: after a recording, the Python perf maps the launcher
+// asked for are read into the traces and removed; ones the user asked for
+// (PYTHONPERFSUPPORT set before streamcheck ran) are read and kept.
+func TestPerfMapsRemoved(t *testing.T) {
+	maps := t.TempDir()
+	old := pythonPerfMapDir
+	pythonPerfMapDir = maps
+	defer func() { pythonPerfMapDir = old }()
+
+	for _, remove := range []bool{true, false} {
+		dir := t.TempDir()
+		const pid = 31337
+		tab := model.NewTables()
+		tab.Process = model.Process{PID: pid, Start: time.Now().Add(-time.Minute).UnixNano()}
+		tab.Stacks = append(tab.Stacks, []model.Frame{{PC: 0x7f0000000105}})
+		var buf bytes.Buffer
+		w := model.NewBinaryWriter(&buf)
+		ev := model.Event{Seq: 1, Op: model.OpDeviceSync, API: tab.Intern("cuCtxSynchronize"), Stack: 1}
+		if err := w.WriteEvent(&ev, tab); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		trace := filepath.Join(dir, "streamcheck-31337.sctrace")
+		if err := os.WriteFile(trace, buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		perfMap := filepath.Join(maps, "perf-31337.map")
+		if err := os.WriteFile(perfMap, []byte("7f0000000100 20 py::step:/work/train.py\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+
+		c := &cli{stdout: io.Discard, stderr: io.Discard}
+		c.symbolizeTraces(dir, remove)
+
+		r, closer, err := model.Open(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := model.Collect(r)
+		closer.Close()
+		if err != nil || len(events) != 1 {
+			t.Fatalf("%d events, %v", len(events), err)
+		}
+		f := r.Tables().Stack(events[0].Stack)[0]
+		if got := r.Tables().String(f.Func); got != "py::step" {
+			t.Errorf("remove=%v: frame %q, want py::step", remove, got)
+		}
+		if _, err := os.Stat(perfMap); remove != os.IsNotExist(err) {
+			t.Errorf("remove=%v: perf map still there: %v", remove, err == nil)
+		}
 	}
 }
