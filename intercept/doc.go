@@ -43,9 +43,10 @@
 //	STREAMCHECK_STACK_DEPTH  host frames kept per event (default 32, 0 = no stacks, at most 128)
 //	STREAMCHECK_RUNTIME_NAMES=1  also subscribe to runtime-API callbacks, so events
 //	                         carry the runtime name (cudaMallocAsync) directly. Off by
-//	                         default: on an H200 it made a launch-bound loop 1.37x
-//	                         slower, against 0.98x without; the analyzer recovers the
-//	                         runtime name from the recorded stack instead.
+//	                         default, as it costs more time per call (a launch-bound
+//	                         loop on an H200: 1.34x-1.45x native, against 1.33x-1.36x
+//	                         without, bench/results/gpu-overhead.txt); the analyzer
+//	                         recovers the runtime name from the recorded stack instead.
 //	STREAMCHECK_PREFAULT=0   no helper thread faulting trace pages in ahead of the
 //	                         writer (on by default; see tracefile.c)
 //	STREAMCHECK_STATS=1      at exit, print on stderr how many calls were recorded,
