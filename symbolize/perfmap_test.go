@@ -53,7 +53,7 @@ func TestPythonFrames(t *testing.T) {
 		pc        uint64 // A return address: the call is at pc-1.
 		start     time.Time
 		dir       string
-		fn     string
+		fn        string
 		file      string
 		mapIsRead bool
 	}{

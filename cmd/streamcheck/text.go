@@ -311,18 +311,41 @@ func describeOp(o *checker.Op) string {
 // says which code ran: Python and other script interpreters.
 var interpreter = regexp.MustCompile(`^(python|pypy|ruby|node|perl|java)[0-9.]*$`)
 
-// writeFrames prints an operation's callers, innermost first, below its
-// site (already printed on the operation's line).
+// writeFrames prints, below an operation's site (already printed on the
+// operation's line), the frames between the site and the CUDA call when the
+// site is not the innermost frame (a Python function's library calls), from
+// the site down, then the site's callers, innermost first.
 func writeFrames(w io.Writer, o *checker.Op, p *palette) {
-	frames := o.Stack
-	if len(frames) > 0 && frames[0].String() == o.Site() {
-		frames = frames[1:]
+	site := 0
+	for i, fr := range o.Stack {
+		if fr.String() == o.Site() {
+			site = i
+			break
+		}
 	}
+	if len(o.Stack) == 0 {
+		return
+	}
+	inner := make([]checker.Frame, 0, site)
+	for i := site - 1; i >= 0; i-- {
+		inner = append(inner, o.Stack[i])
+	}
+	// The first few frames below a Python function say which library
+	// call it made (THPVariable_mul: a "*"); the rest are the library's.
+	writeFrameList(w, p, "through", inner, maxInnerFrames)
+	writeFrameList(w, p, "from", o.Stack[site+1:], maxFrames)
+}
+
+// maxInnerFrames is how many frames below a site writeFrames prints.
+const maxInnerFrames = 3
+
+// writeFrameList prints frames, one a line after word, up to limit.
+func writeFrameList(w io.Writer, p *palette, word string, frames []checker.Frame, limit int) {
 	for i, fr := range frames {
-		if i == maxFrames {
-			fmt.Fprintln(w, p.dim.Sprintf("      ... %s", plural(len(frames)-maxFrames, "more frame")))
+		if i == limit {
+			fmt.Fprintln(w, p.dim.Sprintf("      ... %s", plural(len(frames)-limit, "more frame")))
 			return
 		}
-		fmt.Fprintln(w, p.dim.Sprintf("      from %s", fr))
+		fmt.Fprintln(w, p.dim.Sprintf("      %s %s", word, fr))
 	}
 }
