@@ -47,6 +47,9 @@
 //	                         loop on an H200: 1.34x-1.45x native, against 1.33x-1.36x
 //	                         without, bench/results/gpu-overhead.txt); the analyzer
 //	                         recovers the runtime name from the recorded stack instead.
+//	STREAMCHECK_PYTHON_CALLERS=0  stacks of Python 3.12+ programs end at the innermost
+//	                         Python function instead of unwinding through CPython's
+//	                         trampolines to its callers (see pytramp.c)
 //	STREAMCHECK_PREFAULT=0   no helper thread faulting trace pages in ahead of the
 //	                         writer (on by default; see tracefile.c)
 //	STREAMCHECK_STATS=1      at exit, print on stderr how many calls were recorded,

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/streamcheck/streamcheck/model"
+	"github.com/streamcheck/streamcheck/symbolize"
 )
 
 type built struct {
@@ -859,6 +861,88 @@ func TestPrefault(t *testing.T) {
 		r := run(t, b, "basic", inject, c.env, "STREAMCHECK_STATS=1")
 		if exitDesc(r.state) != "exit 7" || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%s: %s, stderr %q; want %q", c.env, exitDesc(r.state), r.stderr, c.want)
+		}
+	}
+}
+
+// pythonWithTrampolines returns a CPython that has perf trampolines (3.12
+// and later on x86-64 Linux), or "".
+func pythonWithTrampolines() string {
+	candidates := []string{"python3.13", "python3.12", "python3"}
+	// pyenv's shims only run the selected version; its installs run directly.
+	root := os.Getenv("PYENV_ROOT")
+	if root == "" {
+		root = filepath.Join(os.Getenv("HOME"), ".pyenv")
+	}
+	installed, _ := filepath.Glob(filepath.Join(root, "versions", "3.1[2-9]*", "bin", "python3"))
+	sort.Sort(sort.Reverse(sort.StringSlice(installed)))
+	for _, name := range append(candidates, installed...) {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		check := exec.Command(path, "-X", "perf", "-c", "import sys; sys.exit(0 if sys.is_stack_trampoline_active() else 1)")
+		if check.Run() == nil {
+			return path
+		}
+	}
+	return ""
+}
+
+// A CUDA call made from Python is recorded with the Python functions that
+// led to it, not just the innermost: the shim registers unwind information
+// for CPython's trampolines (pytramp.c), and the perf map names them. With
+// STREAMCHECK_PYTHON_CALLERS=0 the stack ends at the innermost function.
+func TestPythonCallers(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("trampoline unwinding is x86-64 only")
+	}
+	python := pythonWithTrampolines()
+	if python == "" {
+		t.Skip("no CPython with perf trampolines (3.12+)")
+	}
+	b := build(t)
+	for _, c := range []struct {
+		env  string
+		want []string // Python functions on the stack, innermost first.
+	}{
+		{"STREAMCHECK_PYTHON_CALLERS=1", []string{"py::inner_function", "py::outer_function", "py::<module>"}},
+		{"STREAMCHECK_PYTHON_CALLERS=0", []string{"py::inner_function"}},
+	} {
+		dir := t.TempDir()
+		cmd := exec.Command(python, "testdata/pycalls.py")
+		cmd.Env = append(os.Environ(), "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1", "STREAMCHECK_DIR="+dir,
+			"STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake, "PYTHONPERFSUPPORT=1", c.env)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "pycalls: trampolines True") {
+			t.Fatalf("%s: %v\n%s", python, err, out)
+		}
+		traces, _ := filepath.Glob(filepath.Join(dir, "*.sctrace"))
+		if len(traces) != 1 {
+			t.Fatalf("traces %v", traces)
+		}
+		sym := symbolize.New()
+		sym.PerfMapDir = "/tmp"
+		if err := sym.Rewrite(traces[0]); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range sym.PerfMapsRead {
+			os.Remove(m)
+		}
+		tr := readTrace(t, traces[0])
+		var got []string
+		for _, ev := range tr.events {
+			if ev.Op != model.OpDeviceSync {
+				continue
+			}
+			for _, f := range tr.tab.Stack(ev.Stack) {
+				if name := tr.tab.String(f.Func); strings.HasPrefix(name, "py::") {
+					got = append(got, name)
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: Python frames %q, want %q", c.env, got, c.want)
 		}
 	}
 }

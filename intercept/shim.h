@@ -159,6 +159,12 @@ extern int sc_stack_depth;
 SC_HIDDEN void sc_stacks_init(void);
 SC_HIDDEN void sc_stacks_add_trim_range(uint64_t lo, uint64_t hi);
 SC_HIDDEN uint32_t sc_stack_capture(sc_tstate *ts);
+
+/* ---- pytramp.c ---- */
+extern int sc_python_callers; /* STREAMCHECK_PYTHON_CALLERS, default 1 */
+/* Registers unwind information for the CPython trampolines around pc, where
+ * a walk stopped; 1 if a walk through pc would now go further. */
+SC_HIDDEN int sc_pytramp_register(uint64_t pc);
 SC_HIDDEN void sc_stack_cache_free(sc_tstate *ts);
 SC_HIDDEN int sc_replay_stacks_locked(void);
 

@@ -56,6 +56,8 @@ void sc_stacks_add_trim_range(uint64_t lo, uint64_t hi) {
 }
 
 void sc_stacks_init(void) {
+    const char *pc = getenv("STREAMCHECK_PYTHON_CALLERS");
+    if (pc && strcmp(pc, "0") == 0) sc_python_callers = 0;
     const char *d = getenv("STREAMCHECK_STACK_DEPTH");
     if (d && *d) {
         long v = strtol(d, NULL, 10);
@@ -241,6 +243,13 @@ uint32_t sc_stack_capture(sc_tstate *ts) {
     wk.nskip = 0;
     wk.max = depth;
     _Unwind_Backtrace(walk_cb, &wk);
+    /* A walk that stopped short at a CPython trampoline goes again once the
+     * trampolines' unwind information is registered (pytramp.c). */
+    if (wk.n > 0 && wk.n < MAX_WALK && wk.n - wk.nskip < wk.max && sc_pytramp_register(wk.pc[wk.n - 1])) {
+        wk.n = 0;
+        wk.nskip = 0;
+        _Unwind_Backtrace(walk_cb, &wk);
+    }
     if (sc_stats) atomic_fetch_add_explicit(&sc_stat_stack_unwinds, 1, memory_order_relaxed);
     const uint64_t *frames = wk.pc + wk.nskip;
     int n = wk.n - wk.nskip;
