@@ -157,11 +157,19 @@ out:
     return done;
 }
 
+void sc_pytramp_atfork_child(void) {
+    /* Another thread may have held the lock at fork; the child has one thread. */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&arenas_mu, &fresh, sizeof fresh);
+}
+
 #else
 
 int sc_pytramp_register(uint64_t pc) {
     (void)pc;
     return 0;
 }
+
+void sc_pytramp_atfork_child(void) {}
 
 #endif

@@ -165,6 +165,7 @@ extern int sc_python_callers; /* STREAMCHECK_PYTHON_CALLERS, default 1 */
 /* Registers unwind information for the CPython trampolines around pc, where
  * a walk stopped; 1 if a walk through pc would now go further. */
 SC_HIDDEN int sc_pytramp_register(uint64_t pc);
+SC_HIDDEN void sc_pytramp_atfork_child(void);
 SC_HIDDEN void sc_stack_cache_free(sc_tstate *ts);
 SC_HIDDEN int sc_replay_stacks_locked(void);
 

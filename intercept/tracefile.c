@@ -518,6 +518,7 @@ void sc_atfork_child(void) {
     pf_asked = 0;
     atomic_store(&sc_trace_failed, 0); /* the child tries its own file */
     sc_alloc_atfork_child();
+    sc_pytramp_atfork_child();
     atomic_fetch_add(&sc_fork_gen, 1);
     if (tf_state == TF_OPEN || tf_state == TF_FAILED || tf_state == TF_PENDING) {
         if (tf_map) munmap(tf_map, tf_mapsize); /* the parent's file: hands off */
