@@ -79,16 +79,6 @@ static int anon_exec_mapping(uint64_t pc, uint64_t *lo, uint64_t *hi) {
     return found;
 }
 
-static size_t put_uleb(uint8_t *p, uint64_t v) {
-    size_t n = 0;
-    do {
-        uint8_t b = v & 0x7f;
-        v >>= 7;
-        p[n++] = b | (v ? 0x80 : 0);
-    } while (v);
-    return n;
-}
-
 /* Builds .eh_frame data (a CIE, one FDE for [lo, hi), the terminator) and
  * registers it. The data must live as long as the process. */
 static int register_arena(uint64_t lo, uint64_t hi) {
@@ -112,16 +102,16 @@ static int register_arena(uint64_t lo, uint64_t hi) {
 
     size_t fde = n;
     n += 4;                                   /* FDE length, filled in below */
-    uint32_t cie_ptr = (uint32_t)(n - 0);     /* from this field back to the CIE */
+    uint32_t cie_ptr = (uint32_t)n;           /* from this field back to the CIE */
     memcpy(eh + n, &cie_ptr, 4), n += 4;
     memcpy(eh + n, &lo, 8), n += 8;           /* pc begin */
     uint64_t range = hi - lo;
     memcpy(eh + n, &range, 8), n += 8;        /* pc range */
-    n += put_uleb(eh + n, 0);                 /* augmentation data length */
+    eh[n++] = 0;                              /* augmentation data length */
     while ((n - fde) % 8) eh[n++] = 0;        /* DW_CFA_nop */
     uint32_t fde_len = (uint32_t)(n - fde - 4);
     memcpy(eh + fde, &fde_len, 4);
-    n += 4; /* zero terminator (calloc) */
+    /* The 4 zero bytes after the FDE (calloc) end the section. */
     __register_frame(eh);
     return 1;
 }
