@@ -31,7 +31,10 @@
 // runtime call and the driver call inside it are one event: the shim records
 // the driver call, and the analyzer names it after the runtime function found
 // in its stack. Every event carries a host stack (deduplicated) and the
-// trace carries the module map needed to symbolize it offline.
+// trace carries the module map needed to symbolize it offline. In Python
+// 3.12+ programs run with PYTHONPERFSUPPORT=1, stacks go on through
+// CPython's trampolines to the calling Python functions (pytramp.c), which
+// the process's perf map names.
 //
 // # Environment
 //
