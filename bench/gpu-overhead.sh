@@ -4,7 +4,9 @@
 # default), with stacks off, with runtime-API callbacks on
 # (STREAMCHECK_RUNTIME_NAMES=1), without the trace prefault helper
 # (STREAMCHECK_PREFAULT=0), with CUPTI callbacks only, and under
-# compute-sanitizer's stream-ordered race check. The loop times itself (us per
+# compute-sanitizer's stream-ordered race check; then, when PyTorch is there,
+# a small training loop natively and under `streamcheck run` (TORCH_RUNS
+# interleaved rounds of TORCH_STEPS steps). The loop times itself (us per
 # iteration, after a warm-up), so start-up costs are not counted. The
 # configurations run interleaved, RUNS rounds (default 15; about 3 minutes).
 #
@@ -16,6 +18,8 @@ REPORT="$OUT/overhead.txt"
 ITERS=${ITERS:-20000}
 SAN_ITERS=${SAN_ITERS:-2000}
 RUNS=${RUNS:-15}
+TORCH_RUNS=${TORCH_RUNS:-5}
+TORCH_STEPS=${TORCH_STEPS:-200}
 PIN=${PIN-2,3}
 work=$(mktemp -d)
 # Native runs on the GPU machine came in two modes (about 12.5 and 16.5 us
@@ -31,6 +35,13 @@ nvcc -O2 -arch=sm_90 -o "$work/loop" bench/gpu/loop.cu || exit 2
 
 per_iter() { sed -n 's/^bench: \([0-9.]*\) us per iteration.*/\1/p'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# median_ratio "a1 a2 ..." "b1 b2 ...": the median of the per-round ratios a/b.
+median_ratio() {
+	local -a a b
+	read -ra a <<<"$1"
+	read -ra b <<<"$2"
+	for r in $(seq 0 $((${#a[@]} - 1))); do awk -v a="${a[$r]}" -v b="${b[$r]}" 'BEGIN { if (b > 0) print a / b }'; done | median
+}
 sc_run() { bin/streamcheck run --no-color -o "$work/report.txt" -- "$@"; }
 nostacks() { STREAMCHECK_STACK_DEPTH=0 sc_run "$@"; }
 rtnames() { STREAMCHECK_RUNTIME_NAMES=1 sc_run "$@"; }
@@ -71,7 +82,7 @@ for i in $(seq 0 $((n - 1))); do
 	read -ra mine <<<"${vals[$i]}"
 	read -ra base <<<"${vals[0]}"
 	med=$(printf '%s\n' "${mine[@]}" | median)
-	rat=$(for r in $(seq 0 $((${#mine[@]} - 1))); do awk -v a="${mine[$r]}" -v b="${base[$r]}" 'BEGIN { if (b > 0) print a / b }'; done | median)
+	rat=$(median_ratio "${vals[$i]}" "${vals[0]}")
 	printf '%-42s %8s us/iter  ratio %5.2fx  runs: %s\n' "$label" "$med" "${rat:-0}" "${vals[$i]}" >>"$REPORT"
 done
 
@@ -82,11 +93,25 @@ for _ in $(seq "$RUNS"); do
 	nv+="$(env "$work/loop" "$SAN_ITERS" 2>>"$work/stderr" | per_iter) "
 	sv+="$(san "$work/loop" "$SAN_ITERS" 2>>"$work/stderr" | per_iter) "
 done
-read -ra sva <<<"$sv"
-read -ra nva <<<"$nv"
-srat=$(for r in $(seq 0 $((${#sva[@]} - 1))); do awk -v a="${sva[$r]}" -v b="${nva[$r]}" 'BEGIN { if (b > 0) print a / b }'; done | median)
 printf '%-42s %8s us/iter  ratio %5.2fx  runs: %s (native: %s)\n' "compute-sanitizer ($SAN_ITERS iterations)" \
-	"$(printf '%s\n' "${sva[@]}" | median)" "${srat:-0}" "$sv" "$nv" >>"$REPORT"
+	"$(printf '%s\n' $sv | median)" "$(median_ratio "$sv" "$nv")" "$sv" "$nv" >>"$REPORT"
+
+# A real program next to the micro-loop: a small PyTorch training loop
+# (bench/gpu/train_loop.py, cudaMallocAsync backend), natively and under
+# `streamcheck run`, interleaved, when torch with CUDA is importable.
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+	per_step() { sed -n 's/^bench: \([0-9.]*\) ms per step.*/\1/p'; }
+	tn="" ts=""
+	for _ in $(seq "$TORCH_RUNS"); do
+		tn+="$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 bench/gpu/train_loop.py "$TORCH_STEPS" 2>>"$work/stderr" | per_step) "
+		ts+="$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync sc_run python3 bench/gpu/train_loop.py "$TORCH_STEPS" 2>>"$work/stderr" | per_step) "
+	done
+	printf '%-42s %8s ms/step  ratio %5.2fx  runs: %s (native: %s)\n' "PyTorch training loop under streamcheck run" \
+		"$(printf '%s\n' $ts | median)" "$(median_ratio "$ts" "$tn")" "$ts" "$tn" >>"$REPORT"
+	echo "streamcheck findings on the training loop (expected no errors): $(tail -1 "$work/report.txt" 2>/dev/null)" >>"$REPORT"
+else
+	echo "PyTorch training loop: skipped (torch with CUDA not importable)" >>"$REPORT"
+fi
 {
 	echo "the shim's own time (STREAMCHECK_STATS=1):"
 	STREAMCHECK_STATS=1 bin/streamcheck run --no-color -o "$work/report.txt" -- "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:"
