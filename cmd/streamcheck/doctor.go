@@ -24,7 +24,8 @@ const doctorUsage = `
 usage: streamcheck doctor [flags]
 
 Doctor reports what streamcheck finds on this machine: Go and the OS, the
-CUDA driver and its devices, the CUDA runtime, CUPTI and the recording shim.
+CUDA driver and its devices, the CUDA runtime, CUPTI, the recording shim,
+and whether python3's programs will be reported with their Python functions.
 Then it runs built-in self-tests on the GPU. For each, streamcheck runs
 itself under the shim as a small driver-API program (a kernel JIT-compiled
 from embedded PTX) with a known stream-ordered allocation mistake, or none,
@@ -162,6 +163,7 @@ func (d *doctor) report() {
 	d.reportRuntime()
 	d.reportCUPTI()
 	d.reportShim()
+	d.reportPython()
 }
 
 func (d *doctor) reportDriver() {
@@ -287,6 +289,37 @@ func (d *doctor) reportShim() {
 	}
 	d.shim = shim
 	d.row("shim", "%s (a shared library exporting InitializeInjection; the self-test loads it)", shim)
+}
+
+// reportPython says whether reports of Python programs will name their
+// Python functions: that needs CPython 3.12 or later with perf trampolines
+// (see launch.Env). It is information only; the self-test does not need it.
+func (d *doctor) reportPython() {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		d.row("python", "no python3 on PATH")
+		return
+	}
+	d.row("python", "%s", describePython(python))
+}
+
+// describePython runs python with perf trampolines asked for and says what
+// reports of its programs will show.
+func describePython(python string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	probe := "import sys; f = getattr(sys, 'is_stack_trampoline_active', None); " +
+		"print(sys.version.split()[0], 1 if f and f() else 0)"
+	out, err := exec.CommandContext(ctx, python, "-X", "perf", "-c", probe).Output()
+	version, active, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
+	switch {
+	case err != nil || !ok:
+		return fmt.Sprintf("%s: did not answer (%v)", python, err)
+	case active == "1":
+		return fmt.Sprintf("%s %s: reports name Python functions and their callers (perf trampolines)", python, version)
+	default:
+		return fmt.Sprintf("%s %s: no perf trampolines (CPython 3.12+ on Linux has them): reports name the script, not its functions", python, version)
+	}
 }
 
 // doctorCheckShim checks, without loading it, that path is a shared library

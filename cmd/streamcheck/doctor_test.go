@@ -50,7 +50,7 @@ func TestDoctorNoDriver(t *testing.T) {
 	if !strings.Contains(driverLine, "no CUDA driver found") {
 		t.Errorf("driver line %q does not say %q\nstdout:\n%s", driverLine, "no CUDA driver found", stdout)
 	}
-	for _, want := range []string{"streamcheck doctor\n", "  go:", "  runtime:", "  CUPTI:", "  shim:", "self-test: not run"} {
+	for _, want := range []string{"streamcheck doctor\n", "  go:", "  runtime:", "  CUPTI:", "  shim:", "  python:", "self-test: not run"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -109,6 +109,30 @@ func TestDoctorChildWithoutDriver(t *testing.T) {
 	code, _, stderr = runDoctor(t, doctorChildArg, "no-such-case", "0")
 	if code != doctorFailed || !strings.Contains(stderr, `unknown self-test "no-such-case"`) {
 		t.Errorf("child with an unknown case: code %d, stderr %q", code, stderr)
+	}
+}
+
+// describePython tells a CPython with perf trampolines from one without, by
+// asking it.
+func TestDescribePython(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		answer, want string
+	}{
+		{"3.12.3 1", "3.12.3: reports name Python functions and their callers"},
+		{"3.11.7 0", "3.11.7: no perf trampolines"},
+	} {
+		fake := filepath.Join(dir, "python3")
+		script := "#!/bin/sh\necho " + c.answer + "\n"
+		if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := describePython(fake); !strings.Contains(got, c.want) {
+			t.Errorf("answer %q: %q, want it to say %q", c.answer, got, c.want)
+		}
+	}
+	if got := describePython(filepath.Join(dir, "missing")); !strings.Contains(got, "did not answer") {
+		t.Errorf("missing python: %q", got)
 	}
 }
 
