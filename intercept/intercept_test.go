@@ -182,6 +182,31 @@ func (r result) traces(t *testing.T) []string {
 	return m
 }
 
+// onlyTrace returns the one trace a run wrote, which must be complete.
+func (r result) onlyTrace(t *testing.T) trace {
+	t.Helper()
+	files := r.traces(t)
+	if len(files) != 1 {
+		t.Fatalf("traces %v, want one", files)
+	}
+	tr := readTrace(t, files[0])
+	if tr.err != nil {
+		t.Fatalf("trace incomplete: %v", tr.err)
+	}
+	return tr
+}
+
+// launchPtrs returns the device addresses of each launch in the trace.
+func (tr trace) launchPtrs() [][]uint64 {
+	var launches [][]uint64
+	for _, ev := range tr.events {
+		if ev.Op == model.OpLaunch {
+			launches = append(launches, ev.Ptrs)
+		}
+	}
+	return launches
+}
+
 type trace struct {
 	path   string
 	events []model.Event
@@ -374,14 +399,7 @@ func testBasic(t *testing.T, h how) {
 	if strings.Contains(r.stderr, "streamcheck:") {
 		t.Errorf("shim complained: %q", r.stderr)
 	}
-	files := r.traces(t)
-	if len(files) != 1 {
-		t.Fatalf("traces %v, want one", files)
-	}
-	tr := readTrace(t, files[0])
-	if tr.err != nil {
-		t.Fatalf("trace incomplete: %v", tr.err)
-	}
+	tr := r.onlyTrace(t)
 	if tr.tab.Events != uint64(len(tr.events)) || tr.tab.Dropped != 0 {
 		t.Errorf("end record: %d events, %d dropped; read %d", tr.tab.Events, tr.tab.Dropped, len(tr.events))
 	}
@@ -468,14 +486,7 @@ func TestThreads(t *testing.T) {
 	if exitDesc(r.state) != "exit 0" || r.stdout != "fakeapp: threads done\n" {
 		t.Fatalf("fakeapp: %s, %q, %q", exitDesc(r.state), r.stdout, r.stderr)
 	}
-	files := r.traces(t)
-	if len(files) != 1 {
-		t.Fatalf("traces %v", files)
-	}
-	tr := readTrace(t, files[0])
-	if tr.err != nil {
-		t.Fatal(tr.err)
-	}
+	tr := r.onlyTrace(t)
 	checkCommon(t, tr, r.log["pid"])
 	const threads, iters = 8, 200
 	if want := threads * (1 + iters*5); len(tr.events) != want {
@@ -630,14 +641,7 @@ func TestMoreEntryPoints(t *testing.T) {
 	if exitDesc(r.state) != "exit 0" {
 		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
 	}
-	files := r.traces(t)
-	if len(files) != 1 {
-		t.Fatalf("traces %v", files)
-	}
-	tr := readTrace(t, files[0])
-	if tr.err != nil {
-		t.Fatal(tr.err)
-	}
+	tr := r.onlyTrace(t)
 	s, d, pd, pinned := uint64(0xc10000), r.log["d"], r.log["pd"], r.log["pinned"]
 	checkEvents(t, tr, []want{
 		{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: s},
@@ -654,9 +658,6 @@ func TestMoreEntryPoints(t *testing.T) {
 	checkCommon(t, tr, r.log["pid"])
 }
 
-// TestRecentFrees checks the bounded memory of freed ranges: pointers into
-// memory freed a moment ago are still recognized, old ones are forgotten,
-// and a range freed, reused and freed again is remembered from its last free.
 // A large by-value parameter yields only pointers to live allocations: its
 // unused slots hold stale addresses (see params.c). A small one still yields
 // a pointer to freed memory, the use after free it is.
@@ -666,46 +667,23 @@ func TestLargeAggregates(t *testing.T) {
 	if exitDesc(r.state) != "exit 0" {
 		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
 	}
-	files := r.traces(t)
-	if len(files) != 1 {
-		t.Fatalf("traces %v", files)
-	}
-	tr := readTrace(t, files[0])
-	if tr.err != nil {
-		t.Fatal(tr.err)
-	}
-	var launches [][]uint64
-	for _, ev := range tr.events {
-		if ev.Op == model.OpLaunch {
-			launches = append(launches, ev.Ptrs)
-		}
-	}
+	launches := r.onlyTrace(t).launchPtrs()
 	want := []uint64{0x7c0000000000, 0x7c0000200000, 0x7c0000300000}
 	if len(launches) != 1 || !reflect.DeepEqual(launches[0], want) {
 		t.Errorf("launch ptrs %#x, want %#x (the live pointer, the live table entry, the freed one from the small struct)", launches, want)
 	}
 }
 
+// TestRecentFrees checks the bounded memory of freed ranges: pointers into
+// memory freed a moment ago are still recognized, old ones are forgotten,
+// and a range freed, reused and freed again is remembered from its last free.
 func TestRecentFrees(t *testing.T) {
 	b := build(t)
 	r := run(t, b, "churn", inject)
 	if exitDesc(r.state) != "exit 0" {
 		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
 	}
-	files := r.traces(t)
-	if len(files) != 1 {
-		t.Fatalf("traces %v", files)
-	}
-	tr := readTrace(t, files[0])
-	if tr.err != nil {
-		t.Fatal(tr.err)
-	}
-	var launches [][]uint64
-	for _, ev := range tr.events {
-		if ev.Op == model.OpLaunch {
-			launches = append(launches, ev.Ptrs)
-		}
-	}
+	launches := r.onlyTrace(t).launchPtrs()
 	const base, x = 0x7e0000000000, 0x7d0000000000
 	want := [][]uint64{{base + 5999*0x1000}, {x + 8}, nil}
 	if len(launches) != len(want) {
@@ -828,13 +806,9 @@ func TestTimestamps(t *testing.T) {
 	start := time.Now()
 	r := run(t, b, "bench", inject, "FAKE_ITERS=50000")
 	wall := time.Since(start)
-	files := r.traces(t)
-	if len(files) != 1 {
-		t.Fatalf("traces %v, want one", files)
-	}
-	tr := readTrace(t, files[0])
-	if tr.err != nil || len(tr.events) < 50000 {
-		t.Fatalf("trace: %d events, %v", len(tr.events), tr.err)
+	tr := r.onlyTrace(t)
+	if len(tr.events) < 50000 {
+		t.Fatalf("trace: %d events, want 50000 launches and more", len(tr.events))
 	}
 	for i := 1; i < len(tr.events); i++ {
 		if tr.events[i].Time < tr.events[i-1].Time {
