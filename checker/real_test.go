@@ -75,6 +75,21 @@ func sourceOf(name string) string {
 	return filepath.Join("..", "testdata", "cuda", base+".cu")
 }
 
+// checkFile analyzes the trace file at path.
+func checkFile(t *testing.T, path string) *checker.Result {
+	t.Helper()
+	r, c, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := checker.Check(path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestRealTraces checks the analyzer against traces recorded by the shim
 // from the test programs on a GPU machine (scripts/gpu-run.sh): every racy
 // program must be reported with its rules and counts, every correct one must
@@ -100,15 +115,7 @@ func TestRealTraces(t *testing.T) {
 			found := map[string]int{}
 			reported := map[string]bool{}
 			for _, path := range traces {
-				r, c, err := model.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := checker.Check(path, r)
-				c.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := checkFile(t, path)
 				if res.Damage != nil {
 					t.Errorf("damaged recording: %v", res.Damage)
 				}
@@ -177,15 +184,7 @@ func TestRealPythonFrames(t *testing.T) {
 		traces, _ := filepath.Glob(filepath.Join(dir, "*.sctrace"))
 		namesScript := false
 		for _, path := range traces {
-			r, c, err := model.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := checker.Check(path, r)
-			c.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := checkFile(t, path)
 			for _, f := range res.Findings {
 				if f.Severity != checker.SeverityError {
 					continue
