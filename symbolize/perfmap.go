@@ -82,9 +82,9 @@ func (m perfMap) lookup(pc uint64) string {
 // source paths). It returns false when the map does not name pc as Python.
 func (s *Symbolizer) pythonFrame(t *model.Tables, m perfMap, f model.Frame) (model.Frame, bool) {
 	// Recorded pcs are return addresses: the call is the byte before.
-	name := m.lookup(f.PC - 1)
-	fn, file, ok := strings.Cut(strings.TrimPrefix(name, "py::"), ":")
-	if !strings.HasPrefix(name, "py::") || !ok || fn == "" {
+	rest, ok := strings.CutPrefix(m.lookup(f.PC-1), "py::")
+	fn, file, found := strings.Cut(rest, ":")
+	if !ok || !found || fn == "" {
 		return f, false
 	}
 	f.Func = t.Intern("py::" + fn)
