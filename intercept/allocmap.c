@@ -128,20 +128,20 @@ void sc_alloc_free(uint64_t base) {
 void sc_alloc_rdlock(void) { pthread_rwlock_rdlock(&maplock); }
 void sc_alloc_rdunlock(void) { pthread_rwlock_unlock(&maplock); }
 
-int sc_alloc_contains_rdlocked(uint64_t addr) {
+/* The range holding addr, live or recently freed, or NULL. */
+static const range *holding(uint64_t addr) {
     if (addr < atomic_load_explicit(&minlo, memory_order_relaxed) ||
         addr >= atomic_load_explicit(&maxhi, memory_order_relaxed))
-        return 0;
+        return NULL;
     size_t i = upper(addr);
-    return i > 0 && addr < rs[i - 1].hi;
+    return i > 0 && addr < rs[i - 1].hi ? &rs[i - 1] : NULL;
 }
 
+int sc_alloc_contains_rdlocked(uint64_t addr) { return holding(addr) != NULL; }
+
 int sc_alloc_contains_live_rdlocked(uint64_t addr) {
-    if (addr < atomic_load_explicit(&minlo, memory_order_relaxed) ||
-        addr >= atomic_load_explicit(&maxhi, memory_order_relaxed))
-        return 0;
-    size_t i = upper(addr);
-    return i > 0 && addr < rs[i - 1].hi && !rs[i - 1].freed;
+    const range *r = holding(addr);
+    return r && !r->freed;
 }
 
 int sc_alloc_contains(uint64_t addr) {
