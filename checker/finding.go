@@ -67,22 +67,31 @@ type Op struct {
 // frame that names a source location, or a description of the call when no
 // stack was recorded.
 func (o *Op) Site() string {
+	if i := o.SiteFrame(); i >= 0 {
+		return o.Stack[i].String()
+	}
+	return fmt.Sprintf("call #%d", o.Seq)
+}
+
+// SiteFrame returns the index in Stack of the frame Site names, or -1 when
+// no stack was recorded.
+func (o *Op) SiteFrame() int {
 	// In a Python program the innermost Python function is the place to
 	// act on; the C++ or Cython frames inside it are the library's.
-	for _, f := range o.Stack {
+	for i, f := range o.Stack {
 		if strings.HasPrefix(f.Func, "py::") {
-			return f.String()
+			return i
 		}
 	}
-	for _, f := range o.Stack {
+	for i, f := range o.Stack {
 		if f.File != "" {
-			return f.String()
+			return i
 		}
 	}
 	if len(o.Stack) > 0 {
-		return o.Stack[0].String()
+		return 0
 	}
-	return fmt.Sprintf("call #%d", o.Seq)
+	return -1
 }
 
 // Where describes the operation for a sentence: "cudaMallocAsync on stream

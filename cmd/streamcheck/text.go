@@ -316,14 +316,8 @@ var interpreter = regexp.MustCompile(`^(python|pypy|ruby|node|perl|java)[0-9.]*$
 // site is not the innermost frame (a Python function's library calls), from
 // the site down, then the site's callers, innermost first.
 func writeFrames(w io.Writer, o *checker.Op, p *palette) {
-	site := 0
-	for i, fr := range o.Stack {
-		if fr.String() == o.Site() {
-			site = i
-			break
-		}
-	}
-	if len(o.Stack) == 0 {
+	site := o.SiteFrame()
+	if site < 0 {
 		return
 	}
 	inner := make([]checker.Frame, 0, site)
