@@ -84,6 +84,19 @@ selected() {  # selected NAME: true if NAME passes the ONLY filter
     printf '%s\n' "$1" | grep -Eq -- "$ONLY"
 }
 
+# cuda_cases: one "SOURCE VARIANT" line for each selected CUDA program and
+# cudart variant, the list that build and record both work through.
+cuda_cases() {
+    local src variant
+    for src in "$CUDA_SRC_DIR"/*.cu; do
+        [ -f "$src" ] || continue
+        selected "$(basename "$src" .cu)" || continue
+        for variant in $VARIANTS; do
+            printf '%s %s\n' "$src" "$variant"
+        done
+    done
+}
+
 find_nvcc() {
     if [ -n "${NVCC:-}" ]; then
         printf '%s\n' "$NVCC"
@@ -163,16 +176,8 @@ do_build() {
     export NVCC_BIN="$nvcc" BUILD_DIR CUDA_SRC_DIR NVCC_EXTRA
     export -f build_one
     list="$BUILD_DIR/build-list.txt"
-    : >"$list"
-    for src in "$CUDA_SRC_DIR"/*.cu; do
-        [ -f "$src" ] || continue
-        name="$(basename "$src" .cu)"
-        selected "$name" || continue
-        for variant in $VARIANTS; do
-            printf '%s %s\n' "$src" "$variant" >>"$list"
-            total=$((total + 1))
-        done
-    done
+    cuda_cases >"$list"
+    total=$(wc -l <"$list")
     log "build: $total binaries with $nvcc, $BUILD_JOBS in parallel"
     local t0=$SECONDS
     xargs -P "$BUILD_JOBS" -L 1 bash -c 'build_one "$0" "$1"' <"$list"
@@ -264,16 +269,10 @@ do_record() {
     export CUDA_LIBS
     export -f run_recorded record_binary
     list="$TRACE_DIR/record-list.txt"
-    : >"$list"
-    for src in "$CUDA_SRC_DIR"/*.cu; do
-        [ -f "$src" ] || continue
-        name="$(basename "$src" .cu)"
-        selected "$name" || continue
-        for variant in $VARIANTS; do
-            printf '%s %s\n' "$name" "$variant" >>"$list"
-            n=$((n + 1))
-        done
-    done
+    cuda_cases | while read -r src variant; do
+        printf '%s %s\n' "$(basename "$src" .cu)" "$variant"
+    done >"$list"
+    n=$(wc -l <"$list")
     log "record: $n CUDA binaries, $RECORD_JOBS at a time, timeout ${REC_TIMEOUT}s"
     local t0=$SECONDS
     xargs -P "$RECORD_JOBS" -L 1 bash -c 'record_binary "$0" "$1"' <"$list"
