@@ -182,6 +182,17 @@ func (r result) traces(t *testing.T) []string {
 	return m
 }
 
+// runClean runs the fake app in mode with the shim injected and requires it
+// to exit 0.
+func runClean(t *testing.T, b built, mode string) result {
+	t.Helper()
+	r := run(t, b, mode, inject)
+	if exitDesc(r.state) != "exit 0" {
+		t.Fatalf("fakeapp %s: %s %q", mode, exitDesc(r.state), r.stderr)
+	}
+	return r
+}
+
 // onlyTrace returns the one trace a run wrote, which must be complete.
 func (r result) onlyTrace(t *testing.T) trace {
 	t.Helper()
@@ -637,10 +648,7 @@ func TestCrashKeepsEvents(t *testing.T) {
 // stream callback, peer copy.
 func TestMoreEntryPoints(t *testing.T) {
 	b := build(t)
-	r := run(t, b, "more", inject)
-	if exitDesc(r.state) != "exit 0" {
-		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
-	}
+	r := runClean(t, b, "more")
 	tr := r.onlyTrace(t)
 	s, d, pd, pinned := uint64(0xc10000), r.log["d"], r.log["pd"], r.log["pinned"]
 	checkEvents(t, tr, []want{
@@ -663,10 +671,7 @@ func TestMoreEntryPoints(t *testing.T) {
 // a pointer to freed memory, the use after free it is.
 func TestLargeAggregates(t *testing.T) {
 	b := build(t)
-	r := run(t, b, "aggregate", inject)
-	if exitDesc(r.state) != "exit 0" {
-		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
-	}
+	r := runClean(t, b, "aggregate")
 	launches := r.onlyTrace(t).launchPtrs()
 	want := []uint64{0x7c0000000000, 0x7c0000200000, 0x7c0000300000}
 	if len(launches) != 1 || !reflect.DeepEqual(launches[0], want) {
@@ -679,10 +684,7 @@ func TestLargeAggregates(t *testing.T) {
 // and a range freed, reused and freed again is remembered from its last free.
 func TestRecentFrees(t *testing.T) {
 	b := build(t)
-	r := run(t, b, "churn", inject)
-	if exitDesc(r.state) != "exit 0" {
-		t.Fatalf("fakeapp: %s %q", exitDesc(r.state), r.stderr)
-	}
+	r := runClean(t, b, "churn")
 	launches := r.onlyTrace(t).launchPtrs()
 	const base, x = 0x7e0000000000, 0x7d0000000000
 	want := [][]uint64{{base + 5999*0x1000}, {x + 8}, nil}
