@@ -779,6 +779,54 @@ func TestUnwritableDir(t *testing.T) {
 	}
 }
 
+// A program with many distinct call stacks (PyTorch has hundreds) must not
+// pay an unwind per call: after the first call from each stack, the stack
+// cache finds it. And the cache must never merge two stacks: each call site
+// keeps its own stack id.
+func TestStackCacheManySites(t *testing.T) {
+	b := build(t)
+	const sites, iters = 96, 9600
+	r := run(t, b, "bench", inject, "FAKE_SITES=96", "FAKE_ITERS=9600", "STREAMCHECK_STATS=1")
+	if exitDesc(r.state) != "exit 0" {
+		t.Fatalf("%s %q", exitDesc(r.state), r.stderr)
+	}
+	var calls, hits, unwinds int
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if _, err := fmt.Sscanf(line, "streamcheck: stats: %d driver calls handled", &calls); err != nil {
+			continue
+		}
+		i := strings.Index(line, "stacks: ")
+		if i < 0 {
+			t.Fatalf("stats line without stacks: %q", line)
+		}
+		if _, err := fmt.Sscanf(line[i:], "stacks: %d cache hits, %d unwinds", &hits, &unwinds); err != nil {
+			t.Fatalf("stats line %q: %v", line, err)
+		}
+	}
+	if calls == 0 {
+		t.Fatalf("no stats line in %q", r.stderr)
+	}
+	// Every call from a stack seen before is a hit; a few set-up calls and
+	// the first call from each site unwind.
+	if unwinds > sites+10 || hits+unwinds != calls {
+		t.Errorf("%d calls: %d cache hits, %d unwinds; want at most %d unwinds", calls, hits, unwinds, sites+10)
+	}
+	ids := map[model.StackID]int{}
+	for _, ev := range r.onlyTrace(t).events {
+		if ev.Op == model.OpLaunch {
+			ids[ev.Stack]++
+		}
+	}
+	if len(ids) != sites {
+		t.Errorf("launches have %d distinct stacks, want %d (one per call site)", len(ids), sites)
+	}
+	for id, n := range ids {
+		if n != (10*sites+iters)/sites { // warm-up and timed rounds
+			t.Errorf("stack %d: %d launches, want %d", id, n, (10*sites+iters)/sites)
+		}
+	}
+}
+
 // TestOverhead runs the launch-bound loop with and without the shim and
 // logs the cost per recorded launch. It checks only that it works: timing
 // on a shared CI machine is not a pass/fail matter.

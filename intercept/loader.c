@@ -270,6 +270,11 @@ __attribute__((destructor)) static void sc_dtor(void) {
                             (unsigned long long)(atomic_load(&sc_stat_prefaulted) >> 10));
                 else
                     dprintf(2, "streamcheck: stats: prefault helper off\n");
+                uint64_t uw = atomic_load(&sc_stat_stack_unwinds);
+                if (uw)
+                    dprintf(2, "streamcheck: stats: unwinds: %.1f frames walked, %.0f ns each\n",
+                            (double)atomic_load(&sc_stat_unwound_frames) / (double)uw,
+                            unit * (double)atomic_load(&sc_stat_unwind_time) / (double)uw);
                 dprintf(2, "streamcheck: stats: ns per call: decode %.0f, stack %.0f, write %.0f, allocation map %.0f\n",
                         atomic_load(&sc_stat_phase_time[SC_PHASE_DECODE]) / d, atomic_load(&sc_stat_phase_time[SC_PHASE_STACK]) / d,
                         atomic_load(&sc_stat_phase_time[SC_PHASE_EMIT]) / d, atomic_load(&sc_stat_phase_time[SC_PHASE_MAP]) / d);

@@ -156,29 +156,45 @@ static uint32_t define_locked(uint64_t h, const uint64_t *pc, int n) {
 }
 
 /*
- * Per-thread cache of recent unwinds. A program calls CUDA from a few places
- * in a loop, and the unwind (~150 ns a frame) is the shim's main cost; so we
- * keep the last few unwinds of each thread with the CFA of every frame, and
- * before unwinding we check whether one of them is still the stack we are
- * on: on x86-64 each return address is stored at the CFA of the frame that
- * made the call minus 8, so if every such slot still holds the cached pc,
- * the chain of calls is the same one. Only slots between our own stack pointer and the top of the
- * thread's stack are read (memory that is mapped and ours); a thread running
- * on another stack (a coroutine) always unwinds. Elsewhere than x86-64 the
- * cache is off.
+ * Per-thread cache of unwinds. An unwind costs 150-400 ns a frame (most in
+ * libgcc's FDE search, which grows with the size of libraries like
+ * libtorch), and a PyTorch program has hundreds of distinct stacks 30-40
+ * frames deep, so the cache must hold them all and be searched without
+ * unwinding. On x86-64 each return address is stored 8 bytes below the CFA
+ * of the frame that made the call; for a given chain of calls, these slots
+ * sit at fixed offsets from our own stack pointer. So the cache is a trie
+ * over the walk's frames, innermost first: each node says at which offset
+ * from our stack pointer the next return address is stored, and its
+ * children are keyed by the value found there; the node where a walk ended
+ * holds the stack's id. A lookup reads one slot per frame and follows one
+ * edge, a few nanoseconds a frame. Only slots between our stack pointer and
+ * the top of the thread's stack are read (memory that is mapped and ours); a
+ * thread running on another stack (a coroutine) always unwinds. A chain of
+ * calls whose next slot is at a different offset than the cached chain with
+ * the same return addresses (a frame sized at run time) is not cached.
+ * Elsewhere than x86-64 the cache is off.
  */
-#define CACHE_WAYS 16
+typedef struct {
+    int32_t off;    /* where the next return address is, from our stack pointer */
+    uint32_t id;    /* stack id where a walk ended here, else 0 */
+    uint64_t val;   /* the first child's key */
+    uint32_t child; /* the first child, 0 if none */
+    uint32_t more;  /* further children are in the spill table */
+} tnode;
 
 typedef struct {
-    int n, nskip;
-    uint32_t id;
-    uint64_t pc[MAX_WALK], cfa[MAX_WALK];
-} cache_entry;
+    uint64_t val;
+    uint32_t parent, child; /* child 0: empty slot */
+} tspill;
+
+#define TRIE_MAX_NODES (1u << 16) /* per thread; a full trie starts over */
 
 struct sc_stackcache {
     uint64_t lo, hi; /* this thread's stack; hi == 0: no cache */
-    int next, last;
-    cache_entry e[CACHE_WAYS];
+    tnode *nodes;    /* [0] unused, [1] the root */
+    uint32_t nnodes, capnodes;
+    tspill *spill;
+    uint32_t nspill, capspill; /* capspill: a power of two */
 };
 
 static void cache_init(sc_stackcache *c) {
@@ -198,21 +214,136 @@ static void cache_init(sc_stackcache *c) {
 #endif
 }
 
-static int still_valid(const cache_entry *e, uint64_t sp, uint64_t hi) {
-    if (e->n < 2) return 0;
-    /* In _Unwind_Backtrace's callback for frame i, the CFA is that of the
-     * callee, so the return address pc[i] sits at cfa[i] - 8. Frame 0 is
-     * our own call of the unwinder: always the same. Check the program's
-     * innermost frame first: that is where two call sites differ. */
-    int first = e->nskip < e->n ? e->nskip : 1;
-    if (first < 1) first = 1;
-    for (int k = 0; k < e->n - 1; k++) {
-        int i = k == 0 ? first : (k < first ? k : k + 1);
-        uint64_t a = e->cfa[i] - 8;
-        if (e->cfa[i] < 8 || a < sp || a + 8 > hi) return 0;
-        if (*(const uint64_t *)(uintptr_t)a != e->pc[i]) return 0;
+static inline uint32_t spill_slot(uint32_t parent, uint64_t val, uint32_t mask) {
+    uint64_t h = (val ^ ((uint64_t)parent << 40 | parent)) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 32) & mask;
+}
+
+static uint32_t spill_get(const sc_stackcache *c, uint32_t parent, uint64_t val) {
+    uint32_t mask = c->capspill - 1;
+    for (uint32_t i = spill_slot(parent, val, mask);; i = (i + 1) & mask) {
+        const tspill *e = &c->spill[i];
+        if (!e->child) return 0;
+        if (e->parent == parent && e->val == val) return e->child;
     }
+}
+
+static int spill_put(sc_stackcache *c, uint32_t parent, uint64_t val, uint32_t child) {
+    if ((c->nspill + 1) * 2 > c->capspill) {
+        uint32_t nc = c->capspill ? c->capspill * 2 : 256;
+        tspill *ns = calloc(nc, sizeof *ns);
+        if (!ns) return 0;
+        for (uint32_t i = 0; i < c->capspill; i++) {
+            tspill *e = &c->spill[i];
+            if (!e->child) continue;
+            uint32_t j = spill_slot(e->parent, e->val, nc - 1);
+            while (ns[j].child) j = (j + 1) & (nc - 1);
+            ns[j] = *e;
+        }
+        free(c->spill);
+        c->spill = ns;
+        c->capspill = nc;
+    }
+    uint32_t mask = c->capspill - 1, i = spill_slot(parent, val, mask);
+    while (c->spill[i].child) i = (i + 1) & mask;
+    c->spill[i] = (tspill){val, parent, child};
+    c->nspill++;
     return 1;
+}
+
+static void trie_clear(sc_stackcache *c) {
+    c->nnodes = 0;
+    if (c->spill) memset(c->spill, 0, (size_t)c->capspill * sizeof *c->spill);
+    c->nspill = 0;
+}
+
+/* A new node; 0 when out of room. */
+static uint32_t trie_new(sc_stackcache *c) {
+    if (c->nnodes >= c->capnodes) {
+        if (c->capnodes >= TRIE_MAX_NODES) return 0;
+        uint32_t nc = c->capnodes ? c->capnodes * 2 : 1024;
+        tnode *nn = realloc(c->nodes, (size_t)nc * sizeof *nn);
+        if (!nn) return 0;
+        c->nodes = nn;
+        c->capnodes = nc;
+    }
+    if (c->nnodes == 0) c->nnodes = 1; /* index 0 means "none" */
+    uint32_t n = c->nnodes++;
+    memset(&c->nodes[n], 0, sizeof c->nodes[n]);
+    return n;
+}
+
+/* The cached id of the stack we are on, or 0. */
+static uint32_t trie_lookup(const sc_stackcache *c, uint64_t sp) {
+    if (c->nnodes < 2) return 0;
+    uint32_t n = 1;
+    for (;;) {
+        const tnode *t = &c->nodes[n];
+        if (t->id) return t->id;
+        uint64_t a = sp + (uint64_t)(int64_t)t->off;
+        if (a + 8 > c->hi) return 0;
+        uint64_t v = *(const uint64_t *)(uintptr_t)a;
+        if (t->child && t->val == v) {
+            n = t->child;
+        } else if (!t->more || !(n = spill_get(c, n, v))) {
+            return 0;
+        }
+    }
+}
+
+/* Offset from sp of frame i's return address; -1 if it is not in the part
+ * of our stack that lookups may read. In _Unwind_Backtrace's callback for
+ * frame i the CFA is the callee's, so pc[i] sits at cfa[i] - 8. */
+static int64_t slot_off(const sc_stackcache *c, const walk *w, int i, uint64_t sp) {
+    uint64_t a = w->cfa[i] - 8;
+    if (w->cfa[i] < 8 || a < sp || a + 8 > c->hi || a - sp > INT32_MAX) return -1;
+    return (int64_t)(a - sp);
+}
+
+/* Adds the walk w, whose stack is id, to the trie. Frame 0 is our own call
+ * of the unwinder: always the same, so not part of the key. */
+static void trie_insert(sc_stackcache *c, const walk *w, uint64_t sp, uint32_t id) {
+    if (w->n < 2) return;
+    if ((size_t)c->nnodes + (size_t)w->n + 1 > TRIE_MAX_NODES) trie_clear(c);
+    int64_t off = slot_off(c, w, 1, sp);
+    if (off < 0) return;
+    uint32_t n;
+    if (c->nnodes < 2) {
+        if (!(n = trie_new(c))) return;
+        c->nodes[n].off = (int32_t)off;
+    } else {
+        n = 1;
+        if (c->nodes[1].id || c->nodes[1].off != off) return;
+    }
+    for (int i = 1; i < w->n; i++) {
+        int last = i == w->n - 1;
+        int64_t next = last ? 0 : slot_off(c, w, i + 1, sp);
+        if (next < 0) return;
+        uint64_t v = w->pc[i];
+        tnode *t = &c->nodes[n];
+        uint32_t ch = t->child && t->val == v ? t->child : (t->more ? spill_get(c, n, v) : 0);
+        if (ch) {
+            const tnode *k = &c->nodes[ch];
+            if (last ? k->id != id : (k->id || k->off != next)) return; /* not one chain of calls */
+        } else {
+            if (!(ch = trie_new(c))) return;
+            t = &c->nodes[n]; /* trie_new may have moved the nodes */
+            if (!t->child) {
+                t->child = ch;
+                t->val = v;
+            } else if (spill_put(c, n, v, ch)) {
+                t->more = 1;
+            } else {
+                c->nnodes--; /* the node just made, unlinked */
+                return;
+            }
+            if (last)
+                c->nodes[ch].id = id;
+            else
+                c->nodes[ch].off = (int32_t)next;
+        }
+        n = ch;
+    }
 }
 
 /* Returns the stack id of the current call (0 when stacks are off). Call
@@ -229,15 +360,13 @@ uint32_t sc_stack_capture(sc_tstate *ts) {
     uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
     int use_cache = c && c->hi && sp >= c->lo && sp < c->hi;
     if (use_cache) {
-        for (int k = 0; k < CACHE_WAYS; k++) {
-            int i = (c->last + k) % CACHE_WAYS;
-            if (still_valid(&c->e[i], sp, c->hi)) {
-                if (sc_stats) atomic_fetch_add_explicit(&sc_stat_stack_hits, 1, memory_order_relaxed);
-                c->last = i;
-                return c->e[i].id;
-            }
+        uint32_t id = trie_lookup(c, sp);
+        if (id) {
+            if (sc_stats) atomic_fetch_add_explicit(&sc_stat_stack_hits, 1, memory_order_relaxed);
+            return id;
         }
     }
+    int64_t unwind_t0 = sc_stats ? sc_stat_clock() : 0;
     walk wk;
     wk.n = 0;
     wk.nskip = 0;
@@ -250,7 +379,11 @@ uint32_t sc_stack_capture(sc_tstate *ts) {
         wk.nskip = 0;
         _Unwind_Backtrace(walk_cb, &wk);
     }
-    if (sc_stats) atomic_fetch_add_explicit(&sc_stat_stack_unwinds, 1, memory_order_relaxed);
+    if (sc_stats) {
+        atomic_fetch_add_explicit(&sc_stat_stack_unwinds, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sc_stat_unwound_frames, (uint64_t)wk.n, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sc_stat_unwind_time, (uint64_t)(sc_stat_clock() - unwind_t0), memory_order_relaxed);
+    }
     const uint64_t *frames = wk.pc + wk.nskip;
     int n = wk.n - wk.nskip;
     /* Keep the outermost skipped frame: it is the CUDA library function the
@@ -276,20 +409,15 @@ uint32_t sc_stack_capture(sc_tstate *ts) {
         id = define_locked(h, frames, n);
         sc_lock_release();
     }
-    if (use_cache && id) {
-        cache_entry *e = &c->e[c->next];
-        e->n = wk.n;
-        e->nskip = wk.nskip;
-        e->id = id;
-        memcpy(e->pc, wk.pc, (size_t)wk.n * sizeof wk.pc[0]);
-        memcpy(e->cfa, wk.cfa, (size_t)wk.n * sizeof wk.cfa[0]);
-        c->last = c->next;
-        c->next = (c->next + 1) % CACHE_WAYS;
-    }
+    if (use_cache && id) trie_insert(c, &wk, sp, id);
     return id;
 }
 
 void sc_stack_cache_free(sc_tstate *ts) {
+    if (ts->stackcache) {
+        free(ts->stackcache->nodes);
+        free(ts->stackcache->spill);
+    }
     free(ts->stackcache);
     ts->stackcache = NULL;
 }

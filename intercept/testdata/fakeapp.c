@@ -593,6 +593,45 @@ __attribute__((noinline)) static void bench_level(int depth, int iters, CUstream
     for (int i = 0; i < iters; i++) launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s, p, p, host);
 }
 
+/* Many distinct call stacks, as a PyTorch program has: site s calls from
+ * recursion depth s % SITE_DEPTHS through leaf s / SITE_DEPTHS. */
+#define SITE_DEPTHS 24
+#define SITE_LEAVES 4
+typedef void (*leaf_fn)(CUstream, CUdeviceptr, char *);
+#define LEAF(name)                                                                             \
+    __attribute__((noinline)) static void name(CUstream s, CUdeviceptr p, char *host) {        \
+        launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s, p, p, host);                  \
+        __asm__ volatile("" ::: "memory");                                                     \
+    }
+LEAF(leaf0)
+LEAF(leaf1)
+LEAF(leaf2)
+LEAF(leaf3)
+static const leaf_fn leaves[SITE_LEAVES] = {leaf0, leaf1, leaf2, leaf3};
+
+__attribute__((noinline)) static void site_level(int depth, int leaf, CUstream s, CUdeviceptr p, char *host) {
+    if (depth > 0) {
+        site_level(depth - 1, leaf, s, p, host);
+        __asm__ volatile("" ::: "memory");
+        return;
+    }
+    leaves[leaf](s, p, host);
+}
+
+/* warm calls, then iters timed ones, all from the same stacks; returns the
+ * CPU seconds of the timed ones. */
+static double sites_loop(int sites, int warm, int iters, CUstream s, CUdeviceptr p, char *host) {
+    double t0 = 0;
+    for (int i = 0; i < warm + iters; i++) {
+        if (i == warm) t0 = now_s();
+        int k = i % sites;
+        site_level(k % SITE_DEPTHS, k / SITE_DEPTHS, s, p, host);
+    }
+    return now_s() - t0;
+}
+
+/* FAKE_SITES=n (at most SITE_DEPTHS * SITE_LEAVES): launch from n distinct
+ * call stacks in turn instead of one. */
 static int bench(void) {
     CUstream s;
     CUdeviceptr p;
@@ -605,6 +644,15 @@ static int bench(void) {
     RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &p, 4096, s));
     const char *it = getenv("FAKE_ITERS");
     int iters = it ? atoi(it) : 200000;
+    const char *st = getenv("FAKE_SITES");
+    int sites = st ? atoi(st) : 0;
+    if (sites > SITE_DEPTHS * SITE_LEAVES) sites = SITE_DEPTHS * SITE_LEAVES;
+    if (sites > 0) {
+        double dt = sites_loop(sites, 10 * sites, iters, s, p, host);
+        fprintf(stderr, "bench: %.0f ns (CPU) per launch from %d call stacks\n", dt / iters * 1e9, sites);
+        printf("fakeapp: bench done\n");
+        return 0;
+    }
     bench_level(20, 1000, s, p, host); /* warm up */
     double t0 = now_s();
     bench_level(20, iters, s, p, host); /* ~25 frames below the call, like a real program */
