@@ -5,7 +5,10 @@
  * addresses among a launch's parameter words and to classify the sides of
  * a unified-address copy.
  *
- * A sorted array of [lo, hi) ranges, searched by binary search. A freed
+ * A sorted array of [lo, hi) ranges, searched by binary search over a
+ * separate array of their lo addresses: a launch looks up every word of
+ * its parameters (PyTorch's average about a hundred), and the dense key
+ * array keeps most of the search in the L1 cache. A freed
  * range stays in the array, marked freed, until it falls out of a bounded
  * ring of recent frees (RECENT_FREES), so a kernel launched with a pointer
  * to memory freed a moment ago (a use after free, the bug this tool hunts)
@@ -22,11 +25,12 @@
 #define RECENT_FREES 4096
 
 typedef struct {
-    uint64_t lo, hi;
+    uint64_t hi;
     uint32_t freed; /* 0 live, else the generation of the free (see ring) */
 } range;
 
 static pthread_rwlock_t maplock = PTHREAD_RWLOCK_INITIALIZER;
+static uint64_t *los; /* los[i] is range i's lo; sorted */
 static range *rs;
 static size_t nrs, caprs;
 static _Atomic uint64_t minlo = UINT64_MAX, maxhi = 0; /* quick reject, may be stale-wide */
@@ -41,22 +45,42 @@ static struct {
 static size_t ring_next, ring_len;
 static uint32_t free_gen;
 
-/* First index with rs[i].lo > addr. The halving step is a conditional move,
+/* First index with los[i] > addr. The halving step is a conditional move,
  * not a branch: launch arguments make the comparisons unpredictable. */
 static size_t upper(uint64_t addr) {
     if (nrs == 0) return 0;
-    const range *b = rs;
+    const uint64_t *b = los;
     for (size_t n = nrs; n > 1;) {
         size_t half = n / 2;
-        b = b[half].lo <= addr ? b + half : b;
+        b = b[half] <= addr ? b + half : b;
         n -= half;
     }
-    return (size_t)(b - rs) + (b->lo <= addr);
+    return (size_t)(b - los) + (*b <= addr);
 }
 
 static void remove_at(size_t i) {
+    memmove(&los[i], &los[i + 1], (nrs - i - 1) * sizeof *los);
     memmove(&rs[i], &rs[i + 1], (nrs - i - 1) * sizeof *rs);
     nrs--;
+}
+
+static int insert_at(size_t i, uint64_t lo, uint64_t hi) {
+    if (nrs == caprs) {
+        size_t nc = caprs ? caprs * 2 : 1024;
+        uint64_t *nl = realloc(los, nc * sizeof *nl);
+        if (!nl) return 0;
+        los = nl;
+        range *nr = realloc(rs, nc * sizeof *nr);
+        if (!nr) return 0;
+        rs = nr;
+        caprs = nc;
+    }
+    memmove(&los[i + 1], &los[i], (nrs - i) * sizeof *los);
+    memmove(&rs[i + 1], &rs[i], (nrs - i) * sizeof *rs);
+    los[i] = lo;
+    rs[i] = (range){hi, 0};
+    nrs++;
+    return 1;
 }
 
 static void remove_range(uint64_t lo, uint64_t hi, int freed_only) {
@@ -64,7 +88,7 @@ static void remove_range(uint64_t lo, uint64_t hi, int freed_only) {
      * contiguous, starting at most one before upper(lo). */
     size_t i = upper(lo);
     if (i > 0 && rs[i - 1].hi > lo) i--;
-    while (i < nrs && rs[i].lo < hi) {
+    while (i < nrs && los[i] < hi) {
         if (rs[i].hi > lo && (!freed_only || rs[i].freed))
             remove_at(i);
         else
@@ -79,23 +103,13 @@ void sc_alloc_add(uint64_t base, uint64_t size) {
     pthread_rwlock_wrlock(&maplock);
     /* Pools hand out the same range again and again: flip it in place. */
     size_t i = upper(base);
-    if (i > 0 && rs[i - 1].lo == base && rs[i - 1].hi == hi) {
+    if (i > 0 && los[i - 1] == base && rs[i - 1].hi == hi) {
         rs[i - 1].freed = 0;
         goto out;
     }
     /* Whatever overlapped is stale now: the allocator handed the bytes out again. */
     remove_range(base, hi, 0);
-    if (nrs == caprs) {
-        size_t nc = caprs ? caprs * 2 : 1024;
-        range *n = realloc(rs, nc * sizeof *n);
-        if (!n) goto out;
-        rs = n;
-        caprs = nc;
-    }
-    i = upper(base);
-    memmove(&rs[i + 1], &rs[i], (nrs - i) * sizeof *rs);
-    rs[i] = (range){base, hi, 0};
-    nrs++;
+    if (!insert_at(upper(base), base, hi)) goto out;
     if (base < atomic_load(&minlo)) atomic_store(&minlo, base);
     if (hi > atomic_load(&maxhi)) atomic_store(&maxhi, hi);
 out:
@@ -106,12 +120,12 @@ void sc_alloc_free(uint64_t base) {
     if (base == 0) return;
     pthread_rwlock_wrlock(&maplock);
     size_t i = upper(base);
-    if (i > 0 && rs[i - 1].lo == base && !rs[i - 1].freed) {
+    if (i > 0 && los[i - 1] == base && !rs[i - 1].freed) {
         if (ring_len == RECENT_FREES) {
             /* Forget the oldest free, unless its range was reused or freed again since. */
             size_t old = (ring_next + RECENT_FREES - ring_len) % RECENT_FREES;
             size_t j = upper(ring[old].lo);
-            if (j > 0 && rs[j - 1].lo == ring[old].lo && rs[j - 1].freed == ring[old].gen) remove_at(j - 1);
+            if (j > 0 && los[j - 1] == ring[old].lo && rs[j - 1].freed == ring[old].gen) remove_at(j - 1);
             ring_len--;
         }
         if (++free_gen == 0) free_gen = 1; /* 0 means live */

@@ -275,6 +275,11 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     dprintf(2, "streamcheck: stats: unwinds: %.1f frames walked, %.0f ns each\n",
                             (double)atomic_load(&sc_stat_unwound_frames) / (double)uw,
                             unit * (double)atomic_load(&sc_stat_unwind_time) / (double)uw);
+                uint64_t nl = atomic_load(&sc_stat_launches);
+                if (nl)
+                    dprintf(2, "streamcheck: stats: launches: %llu, %.1f parameter words looked up, %.0f ns each\n",
+                            (unsigned long long)nl, (double)atomic_load(&sc_stat_scan_words) / (double)nl,
+                            unit * (double)atomic_load(&sc_stat_scan_time) / (double)nl);
                 dprintf(2, "streamcheck: stats: ns per call: decode %.0f, stack %.0f, write %.0f, allocation map %.0f\n",
                         atomic_load(&sc_stat_phase_time[SC_PHASE_DECODE]) / d, atomic_load(&sc_stat_phase_time[SC_PHASE_STACK]) / d,
                         atomic_load(&sc_stat_phase_time[SC_PHASE_EMIT]) / d, atomic_load(&sc_stat_phase_time[SC_PHASE_MAP]) / d);

@@ -119,14 +119,17 @@ static layout *lookup_layout(CUfunction f, const char *symbol) {
 typedef struct {
     uint64_t *out;
     uint32_t n;
+    uint32_t words; /* looked up, for STREAMCHECK_STATS */
 } found;
 
 static inline void check_word(found *fd, uint64_t w) {
+    fd->words++;
     if (fd->n < SC_MAX_PTRS && sc_alloc_contains_rdlocked(w)) fd->out[fd->n++] = w;
 }
 
 static void scan_bytes(found *fd, const uint8_t *p, size_t len) {
     int live_only = len > SC_AGGREGATE_BYTES;
+    fd->words += (uint32_t)((len + 7) / 8);
     for (size_t o = 0; o < len && fd->n < SC_MAX_PTRS; o += 8) {
         uint64_t w = 0;
         memcpy(&w, p + o, len - o < 8 ? len - o : 8); /* little endian: low bytes */
@@ -155,6 +158,7 @@ static void sort_u64(uint64_t *v, uint32_t n) {
 /* Fills ts->ptrs; returns how many. *kernel_sid gets the name's string id. */
 uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
                         uint32_t *kernel_sid) {
+    int64_t t0 = sc_stats ? sc_stat_clock() : 0;
     layout *l = lookup_layout(f, symbol);
     *kernel_sid = l ? l->name_sid : 0;
     if (!l && symbol) *kernel_sid = sc_intern(symbol);
@@ -193,6 +197,11 @@ uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **
         for (uint32_t i = 1; i < fd.n; i++)
             if (fd.out[i] != fd.out[k - 1]) fd.out[k++] = fd.out[i];
         fd.n = k;
+    }
+    if (sc_stats) {
+        atomic_fetch_add_explicit(&sc_stat_launches, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sc_stat_scan_words, fd.words, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sc_stat_scan_time, (uint64_t)(sc_stat_clock() - t0), memory_order_relaxed);
     }
     return fd.n;
 }

@@ -204,6 +204,8 @@ extern int sc_callback_only; /* Record nothing: measure CUPTI's own cost. */
 extern _Atomic uint64_t sc_stat_handler_time, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
 /* Frames walked by the unwinds, and the time the unwinds took (sc_stat_clock units). */
 extern _Atomic uint64_t sc_stat_unwound_frames, sc_stat_unwind_time;
+/* Launches scanned for device addresses: words looked up, time taken. */
+extern _Atomic uint64_t sc_stat_launches, sc_stat_scan_words, sc_stat_scan_time;
 SC_HIDDEN int64_t sc_stat_clock(void);
 SC_HIDDEN void sc_stat_begin(void);
 SC_HIDDEN double sc_stat_ns_per_unit(void);
