@@ -170,9 +170,11 @@ func compare(want expectation, found map[string]int) string {
 // TestRealPythonFrames checks that the recorded Python programs' findings
 // name Python functions (from the perf maps CPython wrote while `streamcheck
 // record` ran them), not the interpreter: every error finding's operations
-// are placed in Python code, and each program's findings name its script.
-// (A call is placed in the innermost Python function: for a Triton launch,
-// Triton's own launcher; the allocation before it is in the script.)
+// are placed in Python code, each program's findings name its script, and
+// the stacks go on through the Python callers (the shim unwinds through
+// CPython's perf trampolines), so some operation has a Python caller above
+// its site. (A call is placed in the innermost Python function: for a Triton
+// launch, Triton's own launcher; the allocation before it is in the script.)
 func TestRealPythonFrames(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "real", "*_racy-py"))
 	if len(dirs) == 0 {
@@ -182,7 +184,7 @@ func TestRealPythonFrames(t *testing.T) {
 		name := filepath.Base(dir)
 		script := strings.TrimSuffix(name, "-py") + ".py"
 		traces, _ := filepath.Glob(filepath.Join(dir, "*.sctrace"))
-		namesScript := false
+		namesScript, hasCaller := false, false
 		for _, path := range traces {
 			res := checkFile(t, path)
 			for _, f := range res.Findings {
@@ -195,11 +197,17 @@ func TestRealPythonFrames(t *testing.T) {
 						t.Errorf("%s: %s: %s placed at %q, not in Python code", name, f.Rule, op.Role, site)
 					}
 					namesScript = namesScript || strings.HasSuffix(site, script)
+					for _, fr := range op.Stack[op.SiteFrame()+1:] {
+						hasCaller = hasCaller || strings.HasPrefix(fr.Func, "py::")
+					}
 				}
 			}
 		}
 		if !namesScript {
 			t.Errorf("%s: no finding names %s", name, script)
+		}
+		if !hasCaller {
+			t.Errorf("%s: no operation has a Python caller above its site", name)
 		}
 	}
 }
