@@ -9,8 +9,9 @@
  * per function handle and keep the answer, with the kernel's name id, in a
  * lock-free map. Each 8-byte word of each parameter (aligned within the
  * parameter; a parameter or tail shorter than 8 bytes is read as far as it
- * goes) is looked up in the allocation map; matches go to Ptrs, sorted and
- * deduplicated, at most SC_MAX_PTRS.
+ * goes) is looked up in the allocation map, a chunk of words at a time so
+ * the searches' cache misses overlap (sc_alloc_lookup_rdlocked); matches go
+ * to Ptrs, sorted and deduplicated, at most SC_MAX_PTRS.
  *
  * A parameter larger than SC_AGGREGATE_BYTES only yields pointers to live
  * allocations, not to recently freed ones. Such parameters are tables built
@@ -116,24 +117,27 @@ static layout *lookup_layout(CUfunction f, const char *symbol) {
     return l;
 }
 
-typedef struct {
-    uint64_t *out;
-    uint32_t n;
-    uint32_t words; /* looked up, for STREAMCHECK_STATS */
-} found;
-
-static inline void check_word(found *fd, uint64_t w) {
-    fd->words++;
-    if (fd->n < SC_MAX_PTRS && sc_alloc_contains_rdlocked(w)) fd->out[fd->n++] = w;
+static void flush(sc_scan *fd) {
+    sc_alloc_lookup_rdlocked(fd->w, fd->live_only, fd->hit, fd->nw);
+    for (uint32_t i = 0; i < fd->nw && fd->n < SC_MAX_PTRS; i++)
+        if (fd->hit[i]) fd->out[fd->n++] = fd->w[i];
+    fd->words += fd->nw;
+    fd->nw = 0;
 }
 
-static void scan_bytes(found *fd, const uint8_t *p, size_t len) {
+static inline void add_word(sc_scan *fd, uint64_t w, int live_only) {
+    if (fd->nw == SC_SCAN_CHUNK) flush(fd);
+    fd->w[fd->nw] = w;
+    fd->live_only[fd->nw] = (uint8_t)live_only;
+    fd->nw++;
+}
+
+static void scan_bytes(sc_scan *fd, const uint8_t *p, size_t len) {
     int live_only = len > SC_AGGREGATE_BYTES;
-    fd->words += (uint32_t)((len + 7) / 8);
     for (size_t o = 0; o < len && fd->n < SC_MAX_PTRS; o += 8) {
         uint64_t w = 0;
         memcpy(&w, p + o, len - o < 8 ? len - o : 8); /* little endian: low bytes */
-        if (live_only ? sc_alloc_contains_live_rdlocked(w) : sc_alloc_contains_rdlocked(w)) fd->out[fd->n++] = w;
+        add_word(fd, w, live_only);
     }
 }
 
@@ -163,7 +167,9 @@ uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **
     *kernel_sid = l ? l->name_sid : 0;
     if (!l && symbol) *kernel_sid = sc_intern(symbol);
 
-    found fd = {.out = ts->ptrs};
+    sc_scan *fd = &ts->scan;
+    fd->out = ts->ptrs;
+    fd->n = fd->words = fd->nw = 0;
     const uint8_t *buf = NULL;
     size_t buflen = 0;
     if (!kernelParams && extra) {
@@ -176,32 +182,33 @@ uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **
     }
     sc_alloc_rdlock();
     if (kernelParams && l && l->known) {
-        for (uint32_t i = 0; i < l->n && fd.n < SC_MAX_PTRS; i++)
-            if (kernelParams[i]) scan_bytes(&fd, kernelParams[i], l->size[i]);
+        for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
+            if (kernelParams[i]) scan_bytes(fd, kernelParams[i], l->size[i]);
     } else if (buf && buflen) {
         if (l && l->known) {
-            for (uint32_t i = 0; i < l->n && fd.n < SC_MAX_PTRS; i++)
-                if ((size_t)l->off[i] + l->size[i] <= buflen) scan_bytes(&fd, buf + l->off[i], l->size[i]);
+            for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
+                if ((size_t)l->off[i] + l->size[i] <= buflen) scan_bytes(fd, buf + l->off[i], l->size[i]);
         } else {
-            for (size_t o = 0; o + 8 <= buflen && fd.n < SC_MAX_PTRS; o += 8) {
+            for (size_t o = 0; o + 8 <= buflen && fd->n < SC_MAX_PTRS; o += 8) {
                 uint64_t w;
                 memcpy(&w, buf + o, 8);
-                check_word(&fd, w);
+                add_word(fd, w, 0);
             }
         }
     }
+    flush(fd);
     sc_alloc_rdunlock();
-    if (fd.n > 1) {
-        sort_u64(fd.out, fd.n);
+    if (fd->n > 1) {
+        sort_u64(fd->out, fd->n);
         uint32_t k = 1;
-        for (uint32_t i = 1; i < fd.n; i++)
-            if (fd.out[i] != fd.out[k - 1]) fd.out[k++] = fd.out[i];
-        fd.n = k;
+        for (uint32_t i = 1; i < fd->n; i++)
+            if (fd->out[i] != fd->out[k - 1]) fd->out[k++] = fd->out[i];
+        fd->n = k;
     }
     if (sc_stats) {
         atomic_fetch_add_explicit(&sc_stat_launches, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&sc_stat_scan_words, fd.words, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sc_stat_scan_words, fd->words, memory_order_relaxed);
         atomic_fetch_add_explicit(&sc_stat_scan_time, (uint64_t)(sc_stat_clock() - t0), memory_order_relaxed);
     }
-    return fd.n;
+    return fd->n;
 }

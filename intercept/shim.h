@@ -95,6 +95,18 @@ typedef struct {
     const uint64_t *ptrs;
 } sc_event;
 
+/* A launch's parameter words being looked up in the allocation map: they
+ * are gathered in chunks and looked up a chunk at a time (params.c). */
+#define SC_SCAN_CHUNK 512
+typedef struct {
+    uint64_t *out;  /* device addresses found */
+    uint32_t n;
+    uint32_t words; /* looked up, for STREAMCHECK_STATS */
+    uint32_t nw;    /* words gathered, not yet looked up */
+    uint64_t w[SC_SCAN_CHUNK];
+    uint8_t live_only[SC_SCAN_CHUNK], hit[SC_SCAN_CHUNK];
+} sc_scan;
+
 /* Per-thread state, allocated on a thread's first callback. */
 typedef struct sc_stackcache sc_stackcache;
 typedef struct {
@@ -109,6 +121,7 @@ typedef struct {
     sc_stackcache *stackcache; /* stacks.c */
     uint64_t ptrs[SC_MAX_PTRS];
     uint8_t payload[SC_PAYLOAD_MAX];
+    sc_scan scan;
 } sc_tstate;
 
 /* ---- lfmap.c: u64 -> u64 hash map, lock-free get, writes under sc_lock ---- */
@@ -175,8 +188,7 @@ SC_HIDDEN void sc_alloc_free(uint64_t base);
 SC_HIDDEN int sc_alloc_contains(uint64_t addr); /* live or recently freed */
 SC_HIDDEN void sc_alloc_rdlock(void);
 SC_HIDDEN void sc_alloc_rdunlock(void);
-SC_HIDDEN int sc_alloc_contains_rdlocked(uint64_t addr);
-SC_HIDDEN int sc_alloc_contains_live_rdlocked(uint64_t addr); /* and not freed */
+SC_HIDDEN void sc_alloc_lookup_rdlocked(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n);
 SC_HIDDEN void sc_alloc_atfork_prepare(void);
 SC_HIDDEN void sc_alloc_atfork_parent(void);
 SC_HIDDEN void sc_alloc_atfork_child(void);

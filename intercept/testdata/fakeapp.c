@@ -115,10 +115,10 @@ static void launch_k1(const char *rt, const char *drv, CUstream s, CUdeviceptr p
         d_launch(drv, K1, K1NAME, s, args);
 }
 
-static CUfunction K4 = (CUfunction)0x4b4000; /* takes a 2 KiB table by value */
+static CUfunction K4 = (CUfunction)0x4b4000; /* takes an 8 KiB table by value */
 
 static void register_kernels(void) {
-    static const size_t k4[] = {8, 2048, 16};
+    static const size_t k4[] = {8, 8192, 16};
     fk_register_kernel(K4, 1, 3, k4);
     static const size_t k1[] = {8, 8, 16, 4, 8, 8};
     fk_register_kernel(K1, 0, 6, k1);
@@ -538,18 +538,22 @@ static int churn(void) {
 static int aggregate(void) {
     CUstream s;
     const CUdeviceptr live = 0x7c0000000000ull, freed = 0x7c0000100000ull, live2 = 0x7c0000200000ull,
-                      freed2 = 0x7c0000300000ull;
+                      freed2 = 0x7c0000300000ull, live3 = 0x7c0000400000ull;
     RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, (CUstream)0xb10000));
     alloc_at(live, 0x1000, s);
     alloc_at(live2, 0x1000, s);
+    alloc_at(live3, 0x1000, s);
     alloc_at(freed, 0x1000, s);
     RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", freed, s));
     alloc_at(freed2, 0x1000, s);
     RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", freed2, s));
     void *a = (void *)(uintptr_t)live;
-    uint64_t table[256] = {0}; /* 2 KiB: one live entry, then a stale one */
+    /* 8 KiB, more words than the shim looks up at once: live entries, a
+     * stale one, and a live one past the first 512 words */
+    uint64_t table[1024] = {0};
     table[0] = live2;
     table[100] = freed;
+    table[700] = live3;
     struct pair small = {1, (void *)(uintptr_t)freed2}; /* small: a freed pointer counts */
     void *args[] = {&a, table, &small};
     cuLaunchKernel_params p = {K4, 1, 1, 1, 1, 1, 1, 0, s, args, NULL};
