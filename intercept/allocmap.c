@@ -151,6 +151,12 @@ static const range *holding(uint64_t addr) {
     return i > 0 && addr < rs[i - 1].hi ? &rs[i - 1] : NULL;
 }
 
+void sc_alloc_bounds_rdlocked(uint64_t *lo, uint64_t *hi) {
+    *lo = atomic_load_explicit(&minlo, memory_order_relaxed);
+    *hi = atomic_load_explicit(&maxhi, memory_order_relaxed);
+    if (*hi < *lo) *hi = *lo; /* empty map: nothing is within */
+}
+
 /*
  * Looks up n words at once, for a launch's parameters: hit[i] is 1 when
  * w[i] is in a live range, or in a recently freed one unless live_only[i].

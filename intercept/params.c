@@ -121,7 +121,6 @@ static void flush(sc_scan *fd) {
     sc_alloc_lookup_rdlocked(fd->w, fd->live_only, fd->hit, fd->nw);
     for (uint32_t i = 0; i < fd->nw && fd->n < SC_MAX_PTRS; i++)
         if (fd->hit[i]) fd->out[fd->n++] = fd->w[i];
-    fd->words += fd->nw;
     fd->nw = 0;
 }
 
@@ -132,31 +131,57 @@ static inline void add_word(sc_scan *fd, uint64_t w, int live_only) {
     fd->nw++;
 }
 
-static void scan_bytes(sc_scan *fd, const uint8_t *p, size_t len) {
-    int live_only = len > SC_AGGREGATE_BYTES;
-    for (size_t o = 0; o < len && fd->n < SC_MAX_PTRS; o += 8) {
+/* Gathers the words of p[0..len) that can be device addresses at all
+ * (within the map's bounds: most words are small integers, or zero). */
+static void scan_bytes(sc_scan *fd, const uint8_t *p, size_t len, int live_only) {
+    uint64_t lo = fd->lo, span = fd->hi - fd->lo;
+    size_t full = len / 8;
+    fd->words += (uint32_t)((len + 7) / 8);
+    for (size_t k = 0; k < full; k++) {
+        uint64_t w;
+        memcpy(&w, p + 8 * k, 8);
+        if (w - lo < span) add_word(fd, w, live_only);
+    }
+    if (len % 8) {
         uint64_t w = 0;
-        memcpy(&w, p + o, len - o < 8 ? len - o : 8); /* little endian: low bytes */
-        add_word(fd, w, live_only);
+        memcpy(&w, p + 8 * full, len % 8); /* little endian: low bytes */
+        if (w - lo < span) add_word(fd, w, live_only);
     }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void sort_u64(uint64_t *v, uint32_t n) {
-    if (n > 32) {
-        qsort(v, n, sizeof *v, cmp_u64);
+/* Sorts v[0..n) with tmp[0..n) as scratch: an LSD radix sort over the
+ * bytes in which the values differ (device addresses share their top bytes,
+ * so usually three or four passes). qsort cost about 25 ns an address for
+ * the hundreds a PyTorch optimizer launch passes. */
+static void sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n) {
+    if (n < 2) return;
+    if (n <= 32) { /* the common case: a handful */
+        for (uint32_t i = 1; i < n; i++) {
+            uint64_t x = v[i];
+            uint32_t j = i;
+            for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
         return;
     }
-    for (uint32_t i = 1; i < n; i++) { /* the common case: a handful */
-        uint64_t x = v[i];
-        uint32_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
-        v[j] = x;
+    uint64_t diff = 0;
+    for (uint32_t i = 1; i < n; i++) diff |= v[i] ^ v[0];
+    uint64_t *a = v, *b = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (((diff >> shift) & 0xff) == 0) continue;
+        uint32_t pos[256] = {0};
+        for (uint32_t i = 0; i < n; i++) pos[(a[i] >> shift) & 0xff]++;
+        for (uint32_t d = 0, sum = 0; d < 256; d++) {
+            uint32_t c = pos[d];
+            pos[d] = sum;
+            sum += c;
+        }
+        for (uint32_t i = 0; i < n; i++) b[pos[(a[i] >> shift) & 0xff]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
     }
+    if (a != v) memcpy(v, a, (size_t)n * sizeof *v);
 }
 
 /* Fills ts->ptrs; returns how many. *kernel_sid gets the name's string id. */
@@ -181,25 +206,23 @@ uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **
         }
     }
     sc_alloc_rdlock();
+    sc_alloc_bounds_rdlocked(&fd->lo, &fd->hi);
     if (kernelParams && l && l->known) {
         for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
-            if (kernelParams[i]) scan_bytes(fd, kernelParams[i], l->size[i]);
+            if (kernelParams[i]) scan_bytes(fd, kernelParams[i], l->size[i], l->size[i] > SC_AGGREGATE_BYTES);
     } else if (buf && buflen) {
         if (l && l->known) {
             for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
-                if ((size_t)l->off[i] + l->size[i] <= buflen) scan_bytes(fd, buf + l->off[i], l->size[i]);
+                if ((size_t)l->off[i] + l->size[i] <= buflen)
+                    scan_bytes(fd, buf + l->off[i], l->size[i], l->size[i] > SC_AGGREGATE_BYTES);
         } else {
-            for (size_t o = 0; o + 8 <= buflen && fd->n < SC_MAX_PTRS; o += 8) {
-                uint64_t w;
-                memcpy(&w, buf + o, 8);
-                add_word(fd, w, 0);
-            }
+            scan_bytes(fd, buf, buflen / 8 * 8, 0); /* no layout: every aligned word */
         }
     }
     flush(fd);
     sc_alloc_rdunlock();
     if (fd->n > 1) {
-        sort_u64(fd->out, fd->n);
+        sort_u64(fd->out, ts->sort_tmp, fd->n);
         uint32_t k = 1;
         for (uint32_t i = 1; i < fd->n; i++)
             if (fd->out[i] != fd->out[k - 1]) fd->out[k++] = fd->out[i];

@@ -103,6 +103,7 @@ typedef struct {
     uint32_t n;
     uint32_t words; /* looked up, for STREAMCHECK_STATS */
     uint32_t nw;    /* words gathered, not yet looked up */
+    uint64_t lo, hi; /* the allocation map's bounds: only words within are gathered */
     uint64_t w[SC_SCAN_CHUNK];
     uint8_t live_only[SC_SCAN_CHUNK], hit[SC_SCAN_CHUNK];
 } sc_scan;
@@ -120,6 +121,7 @@ typedef struct {
     int ctx_valid;
     sc_stackcache *stackcache; /* stacks.c */
     uint64_t ptrs[SC_MAX_PTRS];
+    uint64_t sort_tmp[SC_MAX_PTRS]; /* scratch for sorting ptrs */
     uint8_t payload[SC_PAYLOAD_MAX];
     sc_scan scan;
 } sc_tstate;
@@ -188,6 +190,7 @@ SC_HIDDEN void sc_alloc_free(uint64_t base);
 SC_HIDDEN int sc_alloc_contains(uint64_t addr); /* live or recently freed */
 SC_HIDDEN void sc_alloc_rdlock(void);
 SC_HIDDEN void sc_alloc_rdunlock(void);
+SC_HIDDEN void sc_alloc_bounds_rdlocked(uint64_t *lo, uint64_t *hi); /* [lo, hi) holds every range */
 SC_HIDDEN void sc_alloc_lookup_rdlocked(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n);
 SC_HIDDEN void sc_alloc_atfork_prepare(void);
 SC_HIDDEN void sc_alloc_atfork_parent(void);
