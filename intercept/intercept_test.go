@@ -946,7 +946,11 @@ func pythonWithTrampolines() string {
 			continue
 		}
 		check := exec.Command(path, "-X", "perf", "-c", "import sys; sys.exit(0 if sys.is_stack_trampoline_active() else 1)")
-		if check.Run() == nil {
+		err = check.Run()
+		if check.Process != nil { // the perf map CPython leaves behind
+			os.Remove(fmt.Sprintf("/tmp/perf-%d.map", check.Process.Pid))
+		}
+		if err == nil {
 			return path
 		}
 	}

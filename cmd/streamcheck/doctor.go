@@ -310,7 +310,11 @@ func describePython(python string) string {
 	defer cancel()
 	probe := "import sys; f = getattr(sys, 'is_stack_trampoline_active', None); " +
 		"print(sys.version.split()[0], 1 if f and f() else 0)"
-	out, err := exec.CommandContext(ctx, python, "-X", "perf", "-c", probe).Output()
+	cmd := exec.CommandContext(ctx, python, "-X", "perf", "-c", probe)
+	out, err := cmd.Output()
+	if cmd.Process != nil { // the probe's perf map, which CPython leaves behind
+		os.Remove(filepath.Join(pythonPerfMapDir, fmt.Sprintf("perf-%d.map", cmd.Process.Pid)))
+	}
 	version, active, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
 	switch {
 	case err != nil || !ok:

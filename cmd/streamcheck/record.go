@@ -103,6 +103,19 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = launch.Env(os.Environ(), shim, abs, preload)
+	_, userPerf := os.LookupEnv(launch.PythonPerfVar)
+	if !userPerf {
+		// Python processes of the tree that record nothing leave perf maps
+		// no trace refers to: watch for them from before the start, and
+		// remove them after the traces are symbolized (below).
+		if maps, err := launch.WatchPerfMaps(pythonPerfMapDir, os.Getpid()); err == nil {
+			defer func() {
+				for _, p := range maps.Stop() {
+					os.Remove(p)
+				}
+			}()
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
 
 	// Catch the signals before the start, so that one arriving in between
@@ -131,7 +144,6 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	}()
 	err = cmd.Wait()
 	close(done)
-	_, userPerf := os.LookupEnv(launch.PythonPerfVar)
 	c.symbolizeTraces(abs, !userPerf)
 	return exitStatus(cmd.ProcessState), nil
 }
