@@ -26,18 +26,11 @@ func TestSymbolizeDoesNotDisturbStreamingReader(t *testing.T) {
 		{Op: model.OpDeviceSync, API: api("cudaDeviceSynchronize")},
 		{Op: model.OpFreeAsync, Stream: 0x10, Ptr: 0x7f00, API: api("cudaFreeAsync")},
 	}
-	var buf bytes.Buffer
-	w := model.NewBinaryWriter(&buf)
-	for i := range events {
-		events[i].Seq = uint64(i + 1)
-		if err := w.WriteEvent(&events[i], src); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	data, err := model.EncodeBinary(src, events)
+	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := model.NewBinaryReader(&buf, "t.sctrace")
+	r, err := model.NewBinaryReader(bytes.NewReader(data), "t.sctrace")
 	if err != nil {
 		t.Fatal(err)
 	}

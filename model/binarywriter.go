@@ -2,6 +2,7 @@ package model
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -157,6 +158,27 @@ func (w *BinaryWriter) Close() error {
 	}
 	w.err = w.w.Flush()
 	return w.err
+}
+
+// EncodeBinary returns events, and the definitions in tables they use, as
+// one complete binary trace; an event whose Seq is 0 is numbered by its
+// place (1, 2, ...). For tests and tools that build a trace in memory.
+func EncodeBinary(tables *Tables, events []Event) ([]byte, error) {
+	var buf bytes.Buffer
+	w := NewBinaryWriter(&buf)
+	for i := range events {
+		ev := events[i]
+		if ev.Seq == 0 {
+			ev.Seq = uint64(i + 1)
+		}
+		if err := w.WriteEvent(&ev, tables); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // CloseDamaged flushes what was written without an End record. note is not

@@ -278,3 +278,35 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Open of a missing file: %v", err)
 	}
 }
+
+// EncodeBinary numbers unnumbered events by place, keeps given numbers, and
+// writes the definitions the events use.
+func TestEncodeBinary(t *testing.T) {
+	tables := NewTables()
+	tables.Stacks = append(tables.Stacks, []Frame{{PC: 0x1234, Func: tables.Intern("main")}})
+	data, err := EncodeBinary(tables, []Event{
+		{Op: OpDeviceSync, API: tables.Intern("cudaDeviceSynchronize"), Stack: 1},
+		{Op: OpStreamSync, Stream: 0x10, Seq: 9},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewBinaryReader(bytes.NewReader(data), "t.sctrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := Collect(r)
+	if err != nil {
+		t.Fatalf("trace not complete: %v", err)
+	}
+	if len(evs) != 2 || evs[0].Seq != 1 || evs[1].Seq != 9 || evs[1].Stream != 0x10 {
+		t.Fatalf("events %+v", evs)
+	}
+	tb := r.Tables()
+	if got := tb.String(evs[0].API); got != "cudaDeviceSynchronize" {
+		t.Errorf("api %q", got)
+	}
+	if st := tb.Stack(evs[0].Stack); len(st) != 1 || st[0].PC != 0x1234 || tb.String(st[0].Func) != "main" {
+		t.Errorf("stack %+v", st)
+	}
+}

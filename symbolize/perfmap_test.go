@@ -1,7 +1,6 @@
 package symbolize
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,16 +18,11 @@ func writePythonTrace(t *testing.T, path string, pid uint32, start time.Time, pc
 	tables.Process = model.Process{PID: pid, Start: start.UnixNano(), Exe: tables.Intern("/usr/bin/python3.12")}
 	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: 0x7f0000000000, Size: 1 << 20, Path: tables.Intern("/nonexistent/libcuda.so.1")})
 	tables.Stacks = append(tables.Stacks, []model.Frame{{PC: 0x7f0000000100, Module: 1}, {PC: pc}})
-	var buf bytes.Buffer
-	w := model.NewBinaryWriter(&buf)
-	ev := model.Event{Seq: 1, Op: model.OpDeviceSync, API: tables.Intern("cuCtxSynchronize"), Stack: 1}
-	if err := w.WriteEvent(&ev, tables); err != nil {
+	data, err := model.EncodeBinary(tables, []model.Event{{Op: model.OpDeviceSync, API: tables.Intern("cuCtxSynchronize"), Stack: 1}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

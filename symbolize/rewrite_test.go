@@ -1,7 +1,6 @@
 package symbolize
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,18 +17,12 @@ func writeTrace(t *testing.T, bin string) []byte {
 	const bias = 0x7f0000000000
 	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: 1 << 30, Path: tables.Intern(bin)})
 	tables.Stacks = append(tables.Stacks, []model.Frame{{PC: bias + symbolAddr(t, bin, "target") + 1, Module: 1}})
-	var buf bytes.Buffer
-	w := model.NewBinaryWriter(&buf)
-	for i, op := range []model.Op{model.OpDeviceSync, model.OpDeviceSync, model.OpDeviceSync} {
-		ev := model.Event{Seq: uint64(i + 1), Op: op, API: tables.Intern("cudaDeviceSynchronize"), Stack: 1}
-		if err := w.WriteEvent(&ev, tables); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	sync := model.Event{Op: model.OpDeviceSync, API: tables.Intern("cudaDeviceSynchronize"), Stack: 1}
+	data, err := model.EncodeBinary(tables, []model.Event{sync, sync, sync})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return data
 }
 
 func readAll(t *testing.T, path string) ([]model.Event, *model.Tables, error) {

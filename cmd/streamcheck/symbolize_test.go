@@ -69,21 +69,16 @@ func TestSymbolizedStacks(t *testing.T) {
 		{Op: model.OpDeviceSync},
 		{Op: model.OpFreeAsync, Stream: s1, Ptr: ptr},
 	}
-	var buf bytes.Buffer
-	w := model.NewBinaryWriter(&buf)
 	for i := range events {
-		events[i].Seq = uint64(i + 1)
 		events[i].TID = 1
-		if err := w.WriteEvent(&events[i], tab); err != nil {
-			t.Fatal(err)
-		}
 	}
-	if err := w.Close(); err != nil {
+	data, err := model.EncodeBinary(tab, events)
+	if err != nil {
 		t.Fatal(err)
 	}
 
 	a := analyzeAll([]input{{name: "shim.sctrace", open: func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(buf.Bytes())), nil
+		return io.NopCloser(bytes.NewReader(data)), nil
 	}}}, dir)
 	if len(a.unreadable) > 0 || len(a.results) != 1 || len(a.results[0].Findings) != 1 {
 		t.Fatalf("want one finding; got %d results, unreadable %v", len(a.results), a.unreadable)
@@ -113,17 +108,12 @@ func TestPerfMapsRemoved(t *testing.T) {
 		tab := model.NewTables()
 		tab.Process = model.Process{PID: pid, Start: time.Now().Add(-time.Minute).UnixNano()}
 		tab.Stacks = append(tab.Stacks, []model.Frame{{PC: 0x7f0000000105}})
-		var buf bytes.Buffer
-		w := model.NewBinaryWriter(&buf)
-		ev := model.Event{Seq: 1, Op: model.OpDeviceSync, API: tab.Intern("cuCtxSynchronize"), Stack: 1}
-		if err := w.WriteEvent(&ev, tab); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
+		data, err := model.EncodeBinary(tab, []model.Event{{Op: model.OpDeviceSync, API: tab.Intern("cuCtxSynchronize"), Stack: 1}})
+		if err != nil {
 			t.Fatal(err)
 		}
 		trace := filepath.Join(dir, "streamcheck-31337.sctrace")
-		if err := os.WriteFile(trace, buf.Bytes(), 0o600); err != nil {
+		if err := os.WriteFile(trace, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		perfMap := filepath.Join(maps, "perf-31337.map")
