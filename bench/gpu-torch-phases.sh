@@ -4,7 +4,9 @@
 # CPython's perf trampolines on, and under `streamcheck run` with each costly
 # part of the shim turned off in turn, every run with STREAMCHECK_STATS=1 so
 # the shim prints its own time per call, its stack cache hits and unwinds.
-# ROUNDS rounds (default 2), each running every configuration once.
+# ROUNDS rounds (default 2), each running every configuration once. Then,
+# where perf is installed (PERF=0 skips it), one more run of the default
+# configuration under `perf record`, and the shim's hottest functions.
 #
 # Usage, from the repository root, with bin/streamcheck and bin/libstreamcheck.so built:
 #   OUT=dir bash bench/gpu-torch-phases.sh     -> $OUT/torch-phases.txt
@@ -41,5 +43,16 @@ for round in $(seq "$ROUNDS"); do
 		} >>"$REPORT"
 	done
 done
+if [ "${PERF:-1}" != 0 ] && command -v perf >/dev/null; then
+	{
+		echo "== perf: the default configuration, the shim's functions by share of all samples"
+		perf record -q -F 4999 -o "$work/perf.data" -- bin/streamcheck run --no-color -o "$work/perf-report.txt" -- \
+			python3 bench/gpu/train_loop.py "$STEPS" 2>&1 | grep -E '^bench:'
+		perf report -i "$work/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null |
+			grep -E 'libstreamcheck|libc\.so|ld-linux' | head -40
+	} >>"$REPORT"
+else
+	echo "== perf: not installed (or PERF=0); no profile" >>"$REPORT"
+fi
 echo "streamcheck findings under the default configuration (expected no errors): $(tail -1 "$work/report-2.txt" 2>/dev/null)" >>"$REPORT"
 cat "$REPORT"
