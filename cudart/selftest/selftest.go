@@ -53,7 +53,9 @@ type Case struct {
 	// Expect lists the rules the checker must report; any other finding,
 	// warnings included, fails the case. Empty for a correct program.
 	Expect []string
-	run    func(*session) error
+	// steps are what the program does after its first call,
+	// cuMemAllocAsync on s1 (every case starts so), which returned p.
+	steps func(s *session, p cudart.DevicePtr) []func() error
 }
 
 // Cases are the self-tests, in the order doctor runs them.
@@ -62,28 +64,20 @@ var Cases = []Case{
 		Name:   "use-before-alloc",
 		Doc:    "cuMemAllocAsync on s1, kernel on s2 with no hand-off",
 		Expect: []string{checker.RuleUseBeforeAlloc},
-		run: func(s *session) error {
-			p, err := s.d.MemAllocAsync(s.bytes(), s.s1)
-			if err != nil {
-				return err
-			}
-			return s.do(
+		steps: func(s *session, p cudart.DevicePtr) []func() error {
+			return []func() error{
 				func() error { return s.launch(p, s.s2) },
 				func() error { return s.d.StreamSynchronize(s.s2) },
 				func() error { return s.d.MemFreeAsync(p, s.s1) },
 				func() error { return s.d.StreamSynchronize(s.s1) },
-			)
+			}
 		},
 	},
 	{
 		Name: "ok-event",
 		Doc:  "the same, handed to s2 with an event and back to s1 with another before the free",
-		run: func(s *session) error {
-			p, err := s.d.MemAllocAsync(s.bytes(), s.s1)
-			if err != nil {
-				return err
-			}
-			return s.do(
+		steps: func(s *session, p cudart.DevicePtr) []func() error {
+			return []func() error{
 				func() error { return s.d.EventRecord(s.e1, s.s1) },
 				func() error { return s.d.StreamWaitEvent(s.s2, s.e1) },
 				func() error { return s.launch(p, s.s2) },
@@ -91,43 +85,35 @@ var Cases = []Case{
 				func() error { return s.d.StreamWaitEvent(s.s1, s.e2) },
 				func() error { return s.d.MemFreeAsync(p, s.s1) },
 				func() error { return s.d.StreamSynchronize(s.s1) },
-			)
+			}
 		},
 	},
 	{
 		Name:   "free-while-in-flight",
 		Doc:    "handed to s2 with an event, kernel on s2, cuMemFreeAsync on s1 without waiting for it",
 		Expect: []string{checker.RuleFreeWhileInFlight},
-		run: func(s *session) error {
-			p, err := s.d.MemAllocAsync(s.bytes(), s.s1)
-			if err != nil {
-				return err
-			}
-			return s.do(
+		steps: func(s *session, p cudart.DevicePtr) []func() error {
+			return []func() error{
 				func() error { return s.d.EventRecord(s.e1, s.s1) },
 				func() error { return s.d.StreamWaitEvent(s.s2, s.e1) },
 				func() error { return s.launch(p, s.s2) },
 				func() error { return s.d.MemFreeAsync(p, s.s1) },
 				func() error { return s.d.StreamSynchronize(s.s1) },
 				func() error { return s.d.StreamSynchronize(s.s2) },
-			)
+			}
 		},
 	},
 	{
 		Name: "ok-sync",
 		Doc:  "cuMemAllocAsync on s1, host waits for s1, kernel on s2, host waits for s2, free on s1",
-		run: func(s *session) error {
-			p, err := s.d.MemAllocAsync(s.bytes(), s.s1)
-			if err != nil {
-				return err
-			}
-			return s.do(
+		steps: func(s *session, p cudart.DevicePtr) []func() error {
+			return []func() error{
 				func() error { return s.d.StreamSynchronize(s.s1) },
 				func() error { return s.launch(p, s.s2) },
 				func() error { return s.d.StreamSynchronize(s.s2) },
 				func() error { return s.d.MemFreeAsync(p, s.s1) },
 				func() error { return s.d.StreamSynchronize(s.s1) },
-			)
+			}
 		},
 	},
 }
@@ -233,7 +219,11 @@ func Run(name string, device int, w io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, d.EventDestroy(s.e2)) }()
 
-	if err := c.run(s); err != nil {
+	p, err := d.MemAllocAsync(s.bytes(), s.s1)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	if err := s.do(c.steps(s, p)...); err != nil {
 		return fmt.Errorf("%s: %w", c.Name, err)
 	}
 	// Surfaces a kernel fault, if any.

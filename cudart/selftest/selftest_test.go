@@ -47,7 +47,7 @@ func TestCasesAreKnownRules(t *testing.T) {
 			t.Errorf("case %s twice", c.Name)
 		}
 		seen[c.Name] = true
-		if c.run == nil || c.Doc == "" {
+		if c.steps == nil || c.Doc == "" {
 			t.Errorf("case %s is incomplete", c.Name)
 		}
 		for _, r := range c.Expect {
