@@ -171,8 +171,11 @@ static uint32_t define_locked(uint64_t h, const uint64_t *pc, int n) {
  * the top of the thread's stack are read (memory that is mapped and ours); a
  * thread running on another stack (a coroutine) always unwinds. A chain of
  * calls whose next slot is at a different offset than the cached chain with
- * the same return addresses (a frame sized at run time) is not cached.
- * Elsewhere than x86-64 the cache is off.
+ * the same return addresses (a frame sized at run time) is not cached; a
+ * lookup along the cached chain then reads, at that frame, a word that is
+ * not a return address, and is misled only if it happens to hold the cached
+ * one (the exposure of any cache that checks return addresses). Elsewhere
+ * than x86-64 the cache is off.
  */
 typedef struct {
     int32_t off;    /* where the next return address is, from our stack pointer */
