@@ -6,9 +6,9 @@
  * a unified-address copy.
  *
  * A sorted array of [lo, hi) ranges, searched by binary search over a
- * separate array of their lo addresses: a launch looks up every word of
- * its parameters (PyTorch's average about a hundred), and the dense key
- * array keeps most of the search in the L1 cache. A freed
+ * separate array of their lo addresses: a launch looks up its parameter
+ * words (PyTorch's average about a hundred), and 8-byte keys put three
+ * times as many probes in a cache line as whole records would. A freed
  * range stays in the array, marked freed, until it falls out of a bounded
  * ring of recent frees (RECENT_FREES), so a kernel launched with a pointer
  * to memory freed a moment ago (a use after free, the bug this tool hunts)
