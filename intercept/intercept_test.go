@@ -16,8 +16,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"sort"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -700,7 +700,7 @@ func TestManyLaunchPtrs(t *testing.T) {
 		t.Fatalf("%d allocations, want 1001", len(allocs))
 	}
 	set := map[uint64]bool{allocs[1000]: true} // the first parameter, p
-	for i := 0; i < 400; i++ {                  // the table, as fakeapp.c fills it
+	for i := 0; i < 400; i++ {                 // the table, as fakeapp.c fills it
 		set[allocs[(i*37)%1000]+8*uint64(i%4)] = true
 	}
 	var want []uint64
