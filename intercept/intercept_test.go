@@ -1035,22 +1035,41 @@ func TestDriverNamesByDefault(t *testing.T) {
 	}
 }
 
-// BenchmarkAllocMapLookup times the allocation map's lookups of a launch's
-// parameter words with cold caches (testdata/mapbench.c): one word per call
-// against a launch's 110 words in one interleaved call. Each op is one
-// run of the program; the metrics are its ns per word.
-func BenchmarkAllocMapLookup(b *testing.B) {
+// The launch lookup (searches interleaved across words) agrees with the
+// plain one on every word of testdata/mapbench.c's map of live, freed and
+// removed ranges, both sides of every range's edges included.
+func TestAllocMapLookupAgrees(t *testing.T) {
+	bin := buildMapBench(t)
+	out, err := exec.Command(bin, "check").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mapbench check: %v\n%s", err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+}
+
+// buildMapBench compiles testdata/mapbench.c with allocmap.c.
+func buildMapBench(t testing.TB) string {
+	t.Helper()
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "cc"
 	}
 	if _, err := exec.LookPath(cc); err != nil {
-		b.Skip("no C compiler")
+		t.Skip("no C compiler")
 	}
-	bin := filepath.Join(b.TempDir(), "mapbench")
+	bin := filepath.Join(t.TempDir(), "mapbench")
 	if out, err := exec.Command(cc, "-O2", "-Wall", "-o", bin, "testdata/mapbench.c", "allocmap.c", "-lpthread").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
+		t.Fatalf("build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// BenchmarkAllocMapLookup times the allocation map's lookups of a launch's
+// parameter words with cold caches (testdata/mapbench.c): one word per call
+// against a launch's 110 words in one interleaved call. Each op is one
+// run of the program; the metrics are its ns per word.
+func BenchmarkAllocMapLookup(b *testing.B) {
+	bin := buildMapBench(b)
 	var one, batched float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
