@@ -1,6 +1,3 @@
-// Package launch finds the recording shim (libstreamcheck.so, built from
-// package intercept) and builds the environment that loads it into a
-// program, for `streamcheck run`.
 package launch
 
 import (
