@@ -40,6 +40,18 @@ var (
 	artifacts built
 )
 
+// cCompiler returns $CC, or cc, if it is on PATH.
+func cCompiler() (string, error) {
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		return "", fmt.Errorf("no C compiler (%s)", cc)
+	}
+	return cc, nil
+}
+
 // build compiles the shim, the fake CUPTI library and the fake app once per
 // test binary.
 func build(t testing.TB) built {
@@ -53,12 +65,9 @@ func build(t testing.TB) built {
 				return
 			}
 		}
-		cc := os.Getenv("CC")
-		if cc == "" {
-			cc = "cc"
-		}
-		if _, err := exec.LookPath(cc); err != nil {
-			artifacts.skip = "no C compiler (" + cc + ")"
+		cc, err := cCompiler()
+		if err != nil {
+			artifacts.skip = err.Error()
 			return
 		}
 		dir, err := os.MkdirTemp("", "streamcheck-intercept-test-")
@@ -1050,12 +1059,9 @@ func TestAllocMapLookupAgrees(t *testing.T) {
 // buildMapBench compiles testdata/mapbench.c with allocmap.c.
 func buildMapBench(t testing.TB) string {
 	t.Helper()
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skip("no C compiler")
+	cc, err := cCompiler()
+	if err != nil {
+		t.Skip(err)
 	}
 	bin := filepath.Join(t.TempDir(), "mapbench")
 	if out, err := exec.Command(cc, "-O2", "-Wall", "-o", bin, "testdata/mapbench.c", "allocmap.c", "-lpthread").CombinedOutput(); err != nil {

@@ -107,7 +107,9 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	if !userPerf {
 		// Python processes of the tree that record nothing leave perf maps
 		// no trace refers to: watch for them from before the start, and
-		// remove them after the traces are symbolized (below).
+		// remove them after the traces are symbolized (below). The maps
+		// the traces used are removed there too, which is what remains
+		// where inotify is unavailable.
 		if maps, err := launch.WatchPerfMaps(pythonPerfMapDir, os.Getpid()); err == nil {
 			defer func() {
 				for _, p := range maps.Stop() {
