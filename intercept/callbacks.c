@@ -283,7 +283,10 @@ int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, c
 
 static pthread_key_t tkey;
 static pthread_once_t tkey_once = PTHREAD_ONCE_INIT;
-static __thread sc_tstate *tls;
+/* initial-exec: a plain load from the thread pointer, not a __tls_get_addr
+ * call per callback. The Go runtime in this library already uses static
+ * TLS, so this asks nothing new of a dlopen. */
+static __thread sc_tstate *tls __attribute__((tls_model("initial-exec")));
 
 static void tstate_free(void *p) {
     tls = NULL; /* a later callback in this exiting thread starts afresh */

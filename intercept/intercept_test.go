@@ -1094,6 +1094,44 @@ func BenchmarkAllocMapLookup(b *testing.B) {
 	b.ReportMetric(batched/float64(b.N), "ns/word-batched")
 }
 
+// BenchmarkRecordLoop times the shim on the fake app's copy of the GPU
+// benchmark's loop (bench/gpu/loop.cu: an allocation, three launches, an
+// event record, a stream wait and a free per iteration), with the memory
+// the driver's work would read between the calls simulated (FAKE_THRASH)
+// or not. Each op is one run of the app with CUPTI's callbacks only and
+// one with the shim recording; the metric is the difference, the shim's own
+// ns per call, measured around the calls only.
+func BenchmarkRecordLoop(b *testing.B) {
+	art := build(b)
+	perCall := func(b *testing.B, env ...string) float64 {
+		r := run(b, art, "loop", inject, env...)
+		var ns float64
+		k := strings.Index(r.stderr, "bench: ")
+		if k < 0 {
+			b.Fatalf("no timing in %q", r.stderr)
+		}
+		if _, err := fmt.Sscanf(r.stderr[k:], "bench: %f ns per call", &ns); err != nil {
+			b.Fatalf("timing %q: %v", r.stderr[k:], err)
+		}
+		return ns
+	}
+	for _, c := range []struct{ name, iters, thrash, stacks string }{
+		{"warm", "100000", "0", "32"},
+		{"warm/stacks=off", "100000", "0", "0"},
+		{"thrash=1MiB", "20000", "1024", "32"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var total float64
+			for i := 0; i < b.N; i++ {
+				env := []string{"FAKE_ITERS=" + c.iters, "FAKE_THRASH=" + c.thrash}
+				base := perCall(b, append(env, "STREAMCHECK_CALLBACK_ONLY=1")...)
+				total += perCall(b, append(env, "STREAMCHECK_STACK_DEPTH="+c.stacks)...) - base
+			}
+			b.ReportMetric(total/float64(b.N), "shim-ns/call")
+		})
+	}
+}
+
 // BenchmarkLaunchTable times, in the fake app, a recorded launch whose 8 KiB
 // by-value table holds 0, 50 or 400 device addresses (PyTorch's optimizer
 // passes such tables): the shim's scan of the 1,027 parameter words, the

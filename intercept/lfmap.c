@@ -23,12 +23,18 @@
 #define K_EMPTY 0ull
 #define K_DEAD (~0ull)
 
+/* One allocation, each key beside its value: a lookup reads the table's
+ * header and one slot, two cache lines that are usually cold (the driver's
+ * own work between our calls evicts them). */
+typedef struct {
+    _Atomic uint64_t key, val;
+} lfslot;
+
 struct lftab {
     uint32_t cap;  /* power of two */
     uint32_t used; /* live + dead slots */
     uint32_t live;
-    _Atomic uint64_t *keys;
-    _Atomic uint64_t *vals;
+    lfslot slot[];
 };
 
 static uint64_t mix(uint64_t x) {
@@ -42,17 +48,9 @@ static uint64_t mix(uint64_t x) {
 }
 
 static lftab *tab_new(uint32_t cap) {
-    lftab *t = calloc(1, sizeof *t);
+    lftab *t = calloc(1, sizeof *t + (size_t)cap * sizeof(lfslot));
     if (!t) return NULL;
     t->cap = cap;
-    t->keys = calloc(cap, sizeof *t->keys);
-    t->vals = calloc(cap, sizeof *t->vals);
-    if (!t->keys || !t->vals) {
-        free((void *)t->keys);
-        free((void *)t->vals);
-        free(t);
-        return NULL;
-    }
     return t;
 }
 
@@ -61,9 +59,9 @@ int lfmap_get(lfmap *m, uint64_t key, uint64_t *val) {
     if (!t) return 0;
     uint32_t mask = t->cap - 1;
     for (uint32_t i = (uint32_t)mix(key) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
-        uint64_t k = atomic_load_explicit(&t->keys[i], memory_order_acquire);
+        uint64_t k = atomic_load_explicit(&t->slot[i].key, memory_order_acquire);
         if (k == key) {
-            *val = atomic_load_explicit(&t->vals[i], memory_order_relaxed);
+            *val = atomic_load_explicit(&t->slot[i].val, memory_order_relaxed);
             return 1;
         }
         if (k == K_EMPTY) return 0;
@@ -77,9 +75,9 @@ static void tab_insert(lftab *t, uint64_t key, uint64_t val) {
     uint32_t mask = t->cap - 1;
     uint32_t i = (uint32_t)mix(key) & mask;
     for (;;) {
-        uint64_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+        uint64_t k = atomic_load_explicit(&t->slot[i].key, memory_order_relaxed);
         if (k == key) {
-            atomic_store_explicit(&t->vals[i], val, memory_order_relaxed);
+            atomic_store_explicit(&t->slot[i].val, val, memory_order_relaxed);
             return;
         }
         if (k == K_EMPTY) break;
@@ -87,8 +85,8 @@ static void tab_insert(lftab *t, uint64_t key, uint64_t val) {
     }
     /* Dead slots are not reused: a reader probing past one must still find
      * keys beyond it. They are dropped when the table is rebuilt. */
-    atomic_store_explicit(&t->vals[i], val, memory_order_relaxed);
-    atomic_store_explicit(&t->keys[i], key, memory_order_release);
+    atomic_store_explicit(&t->slot[i].val, val, memory_order_relaxed);
+    atomic_store_explicit(&t->slot[i].key, key, memory_order_release);
     t->used++;
     t->live++;
 }
@@ -108,9 +106,9 @@ int lfmap_put_locked(lfmap *m, uint64_t key, uint64_t val) {
         if (!nt) return 0;
         if (t) {
             for (uint32_t i = 0; i < t->cap; i++) {
-                uint64_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+                uint64_t k = atomic_load_explicit(&t->slot[i].key, memory_order_relaxed);
                 if (k != K_EMPTY && k != K_DEAD)
-                    tab_insert(nt, k, atomic_load_explicit(&t->vals[i], memory_order_relaxed));
+                    tab_insert(nt, k, atomic_load_explicit(&t->slot[i].val, memory_order_relaxed));
             }
         }
         atomic_store_explicit(&m->tab, nt, memory_order_release);
@@ -125,9 +123,9 @@ void lfmap_del_locked(lfmap *m, uint64_t key) {
     if (!t || key == K_EMPTY || key == K_DEAD) return;
     uint32_t mask = t->cap - 1;
     for (uint32_t i = (uint32_t)mix(key) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
-        uint64_t k = atomic_load_explicit(&t->keys[i], memory_order_relaxed);
+        uint64_t k = atomic_load_explicit(&t->slot[i].key, memory_order_relaxed);
         if (k == key) {
-            atomic_store_explicit(&t->keys[i], K_DEAD, memory_order_release);
+            atomic_store_explicit(&t->slot[i].key, K_DEAD, memory_order_release);
             t->live--;
             return;
         }

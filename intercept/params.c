@@ -33,13 +33,18 @@
 
 #define MAX_PARAMS 8192
 
+/* One allocation: a launch reads the header and the parameters' places
+ * from adjacent cache lines. */
+typedef struct {
+    uint32_t off, size;
+} param;
 typedef struct {
     char *name;        /* our copy of symbolName, to notice a reused handle */
     const char *symbol_ptr; /* the symbolName pointer last seen, for a quick check */
     uint32_t name_sid; /* kernel name string id */
     int known;         /* layout known (else we cannot read kernelParams) */
     uint32_t n;
-    uint32_t *off, *size;
+    param p[];
 } layout;
 
 static lfmap layouts;
@@ -84,29 +89,17 @@ static layout *lookup_layout(CUfunction f, const char *symbol) {
     }
     /* First launch of this function: ask the driver, outside sc_lock. */
     uint32_t *off = malloc(2 * MAX_PARAMS * sizeof *off), *size = off + MAX_PARAMS;
-    layout *l = calloc(1, sizeof *l);
-    if (!off || !l) {
-        free(off);
-        free(l);
-        return NULL;
-    }
+    if (!off) return NULL;
     uint32_t n = 0;
     int known = probe(f, off, size, &n);
+    layout *l = calloc(1, sizeof *l + (size_t)n * sizeof(param));
+    if (!l) {
+        free(off);
+        return NULL;
+    }
     l->known = known;
     l->n = n;
-    if (n) {
-        l->off = malloc(n * sizeof *l->off);
-        l->size = malloc(n * sizeof *l->size);
-        if (!l->off || !l->size) {
-            free(l->off);
-            free(l->size);
-            l->n = 0;
-            l->known = 0;
-        } else {
-            memcpy(l->off, off, n * sizeof *off);
-            memcpy(l->size, size, n * sizeof *size);
-        }
-    }
+    for (uint32_t i = 0; i < n; i++) l->p[i] = (param){off[i], size[i]};
     free(off);
     if (symbol) l->name = strdup(symbol);
     l->symbol_ptr = symbol;
@@ -209,12 +202,12 @@ uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **
     sc_alloc_bounds_rdlocked(&fd->lo, &fd->hi);
     if (kernelParams && l && l->known) {
         for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
-            if (kernelParams[i]) scan_bytes(fd, kernelParams[i], l->size[i], l->size[i] > SC_AGGREGATE_BYTES);
+            if (kernelParams[i]) scan_bytes(fd, kernelParams[i], l->p[i].size, l->p[i].size > SC_AGGREGATE_BYTES);
     } else if (buf && buflen) {
         if (l && l->known) {
             for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
-                if ((size_t)l->off[i] + l->size[i] <= buflen)
-                    scan_bytes(fd, buf + l->off[i], l->size[i], l->size[i] > SC_AGGREGATE_BYTES);
+                if ((size_t)l->p[i].off + l->p[i].size <= buflen)
+                    scan_bytes(fd, buf + l->p[i].off, l->p[i].size, l->p[i].size > SC_AGGREGATE_BYTES);
         } else {
             scan_bytes(fd, buf, buflen / 8 * 8, 0); /* no layout: every aligned word */
         }

@@ -192,12 +192,49 @@ typedef struct {
 
 #define TRIE_MAX_NODES (1u << 16) /* per thread; a full trie starts over */
 
+/*
+ * The trie as lookups read it: each run of nodes that have one child and no
+ * id becomes a list of checks (this slot must hold this value) stored in a
+ * row, ending at a node with an id or with several children, whose children
+ * are a sorted array. A lookup along a 40-frame PyTorch stack then reads a
+ * few nodes and a row of checks, instead of chasing 40 nodes through memory
+ * the driver's own work has evicted from the cache between our calls. It is
+ * rebuilt from the trie after inserts, once enough lookups have used the
+ * trie meanwhile to pay for the rebuild (REBUILD_RATIO).
+ */
+typedef struct {
+    int64_t off;
+    uint64_t val;
+} ccheck;
+typedef struct {
+    uint32_t check0, nchecks; /* the run of checks */
+    int64_t maxoff;           /* the furthest slot this node reads */
+    int64_t off;              /* several children: the slot whose value picks one */
+    uint32_t kid0, nkids;     /* the children in kids[], sorted by value; none: a leaf */
+    uint32_t id;              /* a leaf's stack id (0: a chain the trie gave up on) */
+} cnode;
+typedef struct {
+    uint64_t val;
+    uint32_t node;
+} ckid;
+
+#define REBUILD_RATIO 32 /* trie lookups per node before the compressed form is rebuilt */
+
 struct sc_stackcache {
     uint64_t lo, hi; /* this thread's stack; hi == 0: no cache */
     tnode *nodes;    /* [0] unused, [1] the root */
     uint32_t nnodes, capnodes;
     tspill *spill;
     uint32_t nspill, capspill; /* capspill: a power of two */
+    /* The compressed form; valid unless dirty. */
+    int dirty;
+    uint32_t dirty_lookups; /* trie lookups since it became dirty */
+    cnode *cn;
+    ccheck *ck;
+    ckid *kids;
+    uint32_t ncn, nck, nkids, capc; /* capc: capacity of each of the three */
+    uint32_t *kidcount, *kidstart;  /* rebuild scratch: per trie node */
+    ckid *kidtmp;
 };
 
 static void cache_init(sc_stackcache *c) {
@@ -258,6 +295,7 @@ static void trie_clear(sc_stackcache *c) {
     c->nnodes = 0;
     if (c->spill) memset(c->spill, 0, (size_t)c->capspill * sizeof *c->spill);
     c->nspill = 0;
+    c->dirty = 1;
 }
 
 /* A new node; 0 when out of room. */
@@ -276,7 +314,108 @@ static uint32_t trie_new(sc_stackcache *c) {
     return n;
 }
 
-/* The cached id of the stack we are on, or 0. */
+static int cmp_kid(const void *a, const void *b) {
+    uint64_t x = ((const ckid *)a)->val, y = ((const ckid *)b)->val;
+    return x < y ? -1 : x > y;
+}
+
+/* Makes the compressed node for the run starting at trie node m; returns
+ * its index. Recursion happens only at branches, so its depth is at most a
+ * walk's length. */
+static uint32_t compress_from(sc_stackcache *c, uint32_t m) {
+    uint32_t me = c->ncn++;
+    cnode cn = {.check0 = c->nck};
+    for (;;) {
+        const tnode *t = &c->nodes[m];
+        uint32_t nk = c->kidcount[m];
+        if (t->off > cn.maxoff) cn.maxoff = t->off;
+        if (t->id || nk != 1) break;
+        c->ck[c->nck++] = (ccheck){t->off, c->kidtmp[c->kidstart[m]].val};
+        m = c->kidtmp[c->kidstart[m]].node;
+    }
+    cn.nchecks = c->nck - cn.check0;
+    const tnode *t = &c->nodes[m];
+    cn.id = t->id;
+    if (!t->id && c->kidcount[m] > 1) {
+        cn.off = t->off;
+        cn.nkids = c->kidcount[m];
+        cn.kid0 = c->nkids;
+        c->nkids += cn.nkids;
+        ckid *k = &c->kidtmp[c->kidstart[m]];
+        qsort(k, cn.nkids, sizeof *k, cmp_kid);
+        for (uint32_t i = 0; i < cn.nkids; i++) {
+            c->kids[cn.kid0 + i].val = k[i].val;
+            c->kids[cn.kid0 + i].node = compress_from(c, k[i].node);
+        }
+    }
+    c->cn[me] = cn;
+    return me;
+}
+
+/* Rebuilds the compressed form from the trie; 0 when out of memory. */
+static int compress(sc_stackcache *c) {
+    uint32_t n = c->nnodes;
+    if (n > c->capc) {
+        uint32_t nc = c->capnodes; /* >= nnodes */
+        void *a = realloc(c->cn, (size_t)nc * sizeof *c->cn), *b = NULL, *d = NULL, *e = NULL, *f = NULL, *g = NULL;
+        if (a) c->cn = a;
+        if (a && (b = realloc(c->ck, (size_t)nc * sizeof *c->ck))) c->ck = b;
+        if (b && (d = realloc(c->kids, (size_t)nc * sizeof *c->kids))) c->kids = d;
+        if (d && (e = realloc(c->kidcount, (size_t)nc * sizeof *c->kidcount))) c->kidcount = e;
+        if (e && (f = realloc(c->kidstart, (size_t)nc * sizeof *c->kidstart))) c->kidstart = f;
+        if (f && (g = realloc(c->kidtmp, (size_t)nc * sizeof *c->kidtmp))) c->kidtmp = g;
+        if (!g) return 0;
+        c->capc = nc;
+    }
+    c->ncn = c->nck = c->nkids = 0;
+    if (n < 2) return 1;
+    /* Every node's children, gathered per parent (counting sort). */
+    memset(c->kidcount, 0, (size_t)n * sizeof *c->kidcount);
+    for (uint32_t i = 1; i < n; i++)
+        if (c->nodes[i].child) c->kidcount[i]++;
+    for (uint32_t i = 0; i < c->capspill; i++)
+        if (c->spill[i].child) c->kidcount[c->spill[i].parent]++;
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        c->kidstart[i] = sum;
+        sum += c->kidcount[i];
+    }
+    for (uint32_t i = 1; i < n; i++)
+        if (c->nodes[i].child) c->kidtmp[c->kidstart[i]++] = (ckid){c->nodes[i].val, c->nodes[i].child};
+    for (uint32_t i = 0; i < c->capspill; i++)
+        if (c->spill[i].child) c->kidtmp[c->kidstart[c->spill[i].parent]++] = (ckid){c->spill[i].val, c->spill[i].child};
+    for (uint32_t i = 0; i < n; i++) c->kidstart[i] -= c->kidcount[i];
+    compress_from(c, 1);
+    return 1;
+}
+
+/* The cached id of the stack we are on, or 0, from the compressed form. */
+static uint32_t compressed_lookup(const sc_stackcache *c, uint64_t sp) {
+    if (c->ncn == 0) return 0;
+    uint32_t n = 0;
+    for (;;) {
+        const cnode *cn = &c->cn[n];
+        if (sp + (uint64_t)cn->maxoff + 8 > c->hi) return 0;
+        const ccheck *k = c->ck + cn->check0;
+        for (uint32_t i = 0; i < cn->nchecks; i++)
+            if (*(const uint64_t *)(uintptr_t)(sp + (uint64_t)k[i].off) != k[i].val) return 0;
+        if (cn->nkids == 0) return cn->id;
+        uint64_t v = *(const uint64_t *)(uintptr_t)(sp + (uint64_t)cn->off);
+        const ckid *kd = c->kids + cn->kid0;
+        uint32_t lo = 0, hi = cn->nkids;
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (kd[mid].val < v)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == cn->nkids || kd[lo].val != v) return 0;
+        n = kd[lo].node;
+    }
+}
+
+/* The cached id of the stack we are on, or 0, from the trie itself. */
 static uint32_t trie_lookup(const sc_stackcache *c, uint64_t sp) {
     if (c->nnodes < 2) return 0;
     uint32_t n = 1;
@@ -363,7 +502,11 @@ uint32_t sc_stack_capture(sc_tstate *ts) {
     uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
     int use_cache = c && c->hi && sp >= c->lo && sp < c->hi;
     if (use_cache) {
-        uint32_t id = trie_lookup(c, sp);
+        if (c->dirty && ++c->dirty_lookups >= c->nnodes / REBUILD_RATIO) {
+            if (compress(c)) c->dirty = 0;
+            c->dirty_lookups = 0;
+        }
+        uint32_t id = c->dirty ? trie_lookup(c, sp) : compressed_lookup(c, sp);
         if (id) {
             if (sc_stats) atomic_fetch_add_explicit(&sc_stat_stack_hits, 1, memory_order_relaxed);
             return id;
@@ -412,14 +555,24 @@ uint32_t sc_stack_capture(sc_tstate *ts) {
         id = define_locked(h, frames, n);
         sc_lock_release();
     }
-    if (use_cache && id) trie_insert(c, &wk, sp, id);
+    if (use_cache && id) {
+        trie_insert(c, &wk, sp, id);
+        c->dirty = 1;
+    }
     return id;
 }
 
 void sc_stack_cache_free(sc_tstate *ts) {
     if (ts->stackcache) {
-        free(ts->stackcache->nodes);
-        free(ts->stackcache->spill);
+        sc_stackcache *c = ts->stackcache;
+        free(c->nodes);
+        free(c->spill);
+        free(c->cn);
+        free(c->ck);
+        free(c->kids);
+        free(c->kidcount);
+        free(c->kidstart);
+        free(c->kidtmp);
     }
     free(ts->stackcache);
     ts->stackcache = NULL;

@@ -4,7 +4,7 @@
  * driver do as seen through CUPTI: runtime enter, driver enter, the work
  * (filling output parameters), driver exit, runtime exit.
  *
- * usage: fakeapp basic|threads|fork|abort|kill
+ * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|more|loop
  *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
  *                     as the driver does for CUDA_INJECTION64_PATH
  *   FAKE_LOG=path     write "name value" lines (addresses, handles, pids)
@@ -116,6 +116,7 @@ static void launch_k1(const char *rt, const char *drv, CUstream s, CUdeviceptr p
 }
 
 static CUfunction K4 = (CUfunction)0x4b4000; /* takes an 8 KiB table by value */
+static CUfunction K5 = (CUfunction)0x4b5000; /* add(float *a, const float *b, int n), as bench/gpu/loop.cu */
 
 static void register_kernels(void) {
     static const size_t k4[] = {8, 8192, 16};
@@ -124,6 +125,8 @@ static void register_kernels(void) {
     fk_register_kernel(K1, 0, 6, k1);
     static const size_t k2[] = {8, 4, 8};
     fk_register_kernel(K2, 1, 3, k2);
+    static const size_t k5[] = {8, 8, 4};
+    fk_register_kernel(K5, 0, 3, k5);
 }
 
 /* ---- scenarios ---- */
@@ -684,6 +687,125 @@ static int bench(void) {
     return 0;
 }
 
+/* ---- the GPU benchmark's loop (bench/gpu/loop.cu), for the shim's cost per call ---- */
+
+/* The pool hands out the range the last iteration freed, as the real one does. */
+static CUdeviceptr loop_pool;
+
+/* FAKE_THRASH=KiB: read that much memory before each call, as a real
+ * driver's own work does, so the shim's data is not all in the CPU's
+ * caches (0: off). Only the calls are timed, in TSC ticks, so the reading
+ * does not blur the result. */
+static volatile uint64_t *thrash_buf;
+static size_t thrash_words, thrash_pos;
+static uint64_t loop_ticks;
+static void thrash(void) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < thrash_words; i += 8, thrash_pos += 8) {
+        if (thrash_pos >= thrash_words * 16) thrash_pos = 0;
+        sum += thrash_buf[thrash_pos];
+    }
+    if (sum == 1) printf("!");
+}
+static inline uint64_t ticks(void) {
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+#endif
+}
+#define TIMED(call)                     \
+    do {                                \
+        thrash();                       \
+        uint64_t t0_ = ticks();         \
+        call;                           \
+        loop_ticks += ticks() - t0_;    \
+    } while (0)
+
+static void add_launch(CUstream s, CUdeviceptr a, CUdeviceptr b) {
+    int n = 4096;
+    void *args[] = {&a, &b, &n};
+    cuLaunchKernel_params p = {K5, 16, 1, 1, 256, 1, 1, 0, s, args, NULL};
+    fk_driver_enter("cuLaunchKernel", &p, "_Z3addPfPKfi");
+    fk_driver_exit("cuLaunchKernel", &p, 0, "_Z3addPfPKfi");
+}
+
+static void pool_alloc(CUdeviceptr *a, CUstream s) {
+    cuMemAllocAsync_params ma = {a, 1 << 16, s};
+    fk_driver_enter("cuMemAllocAsync", &ma, NULL);
+    *a = loop_pool;
+    fk_driver_exit("cuMemAllocAsync", &ma, 0, NULL);
+}
+
+static void event_record(CUevent e, CUstream s) {
+    cuEventRecord_params er = {e, s};
+    fk_driver_enter("cuEventRecord", &er, NULL);
+    fk_driver_exit("cuEventRecord", &er, 0, NULL);
+}
+
+static void stream_wait(CUstream s, CUevent e) {
+    cuStreamWaitEvent_params sw = {s, e, 0};
+    fk_driver_enter("cuStreamWaitEvent", &sw, NULL);
+    fk_driver_exit("cuStreamWaitEvent", &sw, 0, NULL);
+}
+
+__attribute__((noinline)) static void loop_body(CUstream s1, CUstream s2, CUevent e, CUdeviceptr b) {
+    CUdeviceptr a;
+    TIMED(pool_alloc(&a, s1));
+    TIMED(add_launch(s1, a, b));
+    TIMED(add_launch(s1, a, b));
+    TIMED(event_record(e, s1));
+    TIMED(stream_wait(s2, e));
+    TIMED(add_launch(s2, a, b));
+    TIMED(d_free_async("cuMemFreeAsync", a, s2));
+}
+
+__attribute__((noinline)) static void loop_level(int depth, int iters, CUstream s1, CUstream s2, CUevent e,
+                                                 CUdeviceptr b) {
+    if (depth > 0) {
+        loop_level(depth - 1, iters, s1, s2, e, b);
+        __asm__ volatile("" ::: "memory"); /* keep the frame: no tail call */
+        return;
+    }
+    for (int i = 0; i < iters; i++) loop_body(s1, s2, e, b);
+}
+
+/* FAKE_ITERS iterations of 7 driver calls (the GPU loop's, called the way
+ * its static cudart calls them: no runtime-domain callbacks), from about 15
+ * frames deep; prints the ns per call, measured around the calls only. */
+static int loop(void) {
+    CUstream s1, s2;
+    CUevent e = (CUevent)0xe50000;
+    CUdeviceptr b;
+    d_stream_create("cuStreamCreate", &s1, 1, (CUstream)0xa10000);
+    d_stream_create("cuStreamCreate", &s2, 1, (CUstream)0xa20000);
+    cuEventCreate_params ec = {&e, 2};
+    fk_driver_enter("cuEventCreate", &ec, NULL);
+    fk_driver_exit("cuEventCreate", &ec, 0, NULL);
+    d_malloc_async("cuMemAllocAsync", &b, 1 << 20, s1);
+    loop_pool = fk_device_alloc(1 << 16);
+    const char *th = getenv("FAKE_THRASH");
+    thrash_words = th ? (size_t)atoi(th) * 128 : 0;
+    if (thrash_words) thrash_buf = calloc(thrash_words * 16, 8); /* cycled through, 16 times the amount */
+    const char *it = getenv("FAKE_ITERS");
+    int iters = it ? atoi(it) : 100000;
+    loop_level(10, 1000, s1, s2, e, b); /* warm up */
+    loop_ticks = 0;
+    struct timespec a0, a1;
+    clock_gettime(CLOCK_MONOTONIC, &a0);
+    uint64_t k0 = ticks();
+    loop_level(10, iters, s1, s2, e, b);
+    uint64_t k1 = ticks();
+    clock_gettime(CLOCK_MONOTONIC, &a1);
+    double ns = (a1.tv_sec - a0.tv_sec) * 1e9 + (a1.tv_nsec - a0.tv_nsec);
+    double ns_per_tick = ns / (double)(k1 - k0);
+    fprintf(stderr, "bench: %.1f ns per call\n", (double)loop_ticks * ns_per_tick / iters / 7);
+    printf("fakeapp: loop done\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *log = getenv("FAKE_LOG");
     if (log && *log) logf_ = fopen(log, "w");
@@ -707,6 +829,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "abort") == 0) return crash(SIGABRT);
     if (strcmp(mode, "kill") == 0) return crash(SIGKILL);
     if (strcmp(mode, "bench") == 0) return bench();
+    if (strcmp(mode, "loop") == 0) return loop();
     if (strcmp(mode, "churn") == 0) return churn();
     if (strcmp(mode, "aggregate") == 0) return aggregate();
     if (strcmp(mode, "more") == 0) return more();
