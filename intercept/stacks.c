@@ -401,17 +401,17 @@ static uint32_t compressed_lookup(const sc_stackcache *c, uint64_t sp) {
             if (*(const uint64_t *)(uintptr_t)(sp + (uint64_t)k[i].off) != k[i].val) return 0;
         if (cn->nkids == 0) return cn->id;
         uint64_t v = *(const uint64_t *)(uintptr_t)(sp + (uint64_t)cn->off);
-        const ckid *kd = c->kids + cn->kid0;
-        uint32_t lo = 0, hi = cn->nkids;
-        while (lo < hi) {
-            uint32_t mid = (lo + hi) / 2;
-            if (kd[mid].val < v)
-                lo = mid + 1;
-            else
-                hi = mid;
+        /* The last child whose value is <= v. The halving is a conditional
+         * move, not a branch: calls from several sites in turn make the
+         * comparisons unpredictable. */
+        const ckid *b = c->kids + cn->kid0;
+        for (uint32_t len = cn->nkids; len > 1;) {
+            uint32_t half = len / 2;
+            b = b[half].val <= v ? b + half : b;
+            len -= half;
         }
-        if (lo == cn->nkids || kd[lo].val != v) return 0;
-        n = kd[lo].node;
+        if (b->val != v) return 0;
+        n = b->node;
     }
 }
 
