@@ -208,8 +208,8 @@ typedef struct {
 } ccheck;
 typedef struct {
     uint32_t check0, nchecks; /* the run of checks */
-    int64_t maxoff;           /* the furthest slot this node reads */
-    int64_t off;              /* several children: the slot whose value picks one */
+    int32_t maxoff;           /* the furthest slot this node reads */
+    int32_t off;              /* several children: the slot whose value picks one */
     uint32_t kid0, nkids;     /* the children in kids[], sorted by value; none: a leaf */
     uint32_t id;              /* a leaf's stack id (0: a chain the trie gave up on) */
 } cnode;
@@ -217,6 +217,12 @@ typedef struct {
     uint64_t val;
     uint32_t node;
 } ckid;
+/* Rebuild scratch, per trie node: its children gathered from the trie's
+ * first-child links and its spill table. Freed after each rebuild. */
+typedef struct {
+    uint32_t *count, *start;
+    ckid *kid;
+} kidlists;
 
 #define REBUILD_RATIO 32 /* trie lookups per node before the compressed form is rebuilt */
 
@@ -233,8 +239,6 @@ struct sc_stackcache {
     ccheck *ck;
     ckid *kids;
     uint32_t ncn, nck, nkids, capc; /* capc: capacity of each of the three */
-    uint32_t *kidcount, *kidstart;  /* rebuild scratch: per trie node */
-    ckid *kidtmp;
 };
 
 static void cache_init(sc_stackcache *c) {
@@ -322,30 +326,30 @@ static int cmp_kid(const void *a, const void *b) {
 /* Makes the compressed node for the run starting at trie node m; returns
  * its index. Recursion happens only at branches, so its depth is at most a
  * walk's length. */
-static uint32_t compress_from(sc_stackcache *c, uint32_t m) {
+static uint32_t compress_from(sc_stackcache *c, const kidlists *kl, uint32_t m) {
     uint32_t me = c->ncn++;
     cnode cn = {.check0 = c->nck};
     for (;;) {
         const tnode *t = &c->nodes[m];
-        uint32_t nk = c->kidcount[m];
+        uint32_t nk = kl->count[m];
         if (t->off > cn.maxoff) cn.maxoff = t->off;
         if (t->id || nk != 1) break;
-        c->ck[c->nck++] = (ccheck){t->off, c->kidtmp[c->kidstart[m]].val};
-        m = c->kidtmp[c->kidstart[m]].node;
+        c->ck[c->nck++] = (ccheck){t->off, kl->kid[kl->start[m]].val};
+        m = kl->kid[kl->start[m]].node;
     }
     cn.nchecks = c->nck - cn.check0;
     const tnode *t = &c->nodes[m];
     cn.id = t->id;
-    if (!t->id && c->kidcount[m] > 1) {
+    if (!t->id && kl->count[m] > 1) {
         cn.off = t->off;
-        cn.nkids = c->kidcount[m];
+        cn.nkids = kl->count[m];
         cn.kid0 = c->nkids;
         c->nkids += cn.nkids;
-        ckid *k = &c->kidtmp[c->kidstart[m]];
+        ckid *k = &kl->kid[kl->start[m]];
         qsort(k, cn.nkids, sizeof *k, cmp_kid);
         for (uint32_t i = 0; i < cn.nkids; i++) {
             c->kids[cn.kid0 + i].val = k[i].val;
-            c->kids[cn.kid0 + i].node = compress_from(c, k[i].node);
+            c->kids[cn.kid0 + i].node = compress_from(c, kl, k[i].node);
         }
     }
     c->cn[me] = cn;
@@ -357,36 +361,39 @@ static int compress(sc_stackcache *c) {
     uint32_t n = c->nnodes;
     if (n > c->capc) {
         uint32_t nc = c->capnodes; /* >= nnodes */
-        void *a = realloc(c->cn, (size_t)nc * sizeof *c->cn), *b = NULL, *d = NULL, *e = NULL, *f = NULL, *g = NULL;
+        void *a = realloc(c->cn, (size_t)nc * sizeof *c->cn), *b = NULL, *d = NULL;
         if (a) c->cn = a;
         if (a && (b = realloc(c->ck, (size_t)nc * sizeof *c->ck))) c->ck = b;
         if (b && (d = realloc(c->kids, (size_t)nc * sizeof *c->kids))) c->kids = d;
-        if (d && (e = realloc(c->kidcount, (size_t)nc * sizeof *c->kidcount))) c->kidcount = e;
-        if (e && (f = realloc(c->kidstart, (size_t)nc * sizeof *c->kidstart))) c->kidstart = f;
-        if (f && (g = realloc(c->kidtmp, (size_t)nc * sizeof *c->kidtmp))) c->kidtmp = g;
-        if (!g) return 0;
+        if (!d) return 0;
         c->capc = nc;
     }
     c->ncn = c->nck = c->nkids = 0;
     if (n < 2) return 1;
     /* Every node's children, gathered per parent (counting sort). */
-    memset(c->kidcount, 0, (size_t)n * sizeof *c->kidcount);
-    for (uint32_t i = 1; i < n; i++)
-        if (c->nodes[i].child) c->kidcount[i]++;
-    for (uint32_t i = 0; i < c->capspill; i++)
-        if (c->spill[i].child) c->kidcount[c->spill[i].parent]++;
-    uint32_t sum = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        c->kidstart[i] = sum;
-        sum += c->kidcount[i];
+    kidlists kl = {calloc(n, sizeof *kl.count), malloc((size_t)n * sizeof *kl.start), malloc((size_t)n * sizeof *kl.kid)};
+    int ok = kl.count && kl.start && kl.kid;
+    if (ok) {
+        for (uint32_t i = 1; i < n; i++)
+            if (c->nodes[i].child) kl.count[i]++;
+        for (uint32_t i = 0; i < c->capspill; i++)
+            if (c->spill[i].child) kl.count[c->spill[i].parent]++;
+        uint32_t sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            kl.start[i] = sum;
+            sum += kl.count[i];
+        }
+        for (uint32_t i = 1; i < n; i++)
+            if (c->nodes[i].child) kl.kid[kl.start[i]++] = (ckid){c->nodes[i].val, c->nodes[i].child};
+        for (uint32_t i = 0; i < c->capspill; i++)
+            if (c->spill[i].child) kl.kid[kl.start[c->spill[i].parent]++] = (ckid){c->spill[i].val, c->spill[i].child};
+        for (uint32_t i = 0; i < n; i++) kl.start[i] -= kl.count[i];
+        compress_from(c, &kl, 1);
     }
-    for (uint32_t i = 1; i < n; i++)
-        if (c->nodes[i].child) c->kidtmp[c->kidstart[i]++] = (ckid){c->nodes[i].val, c->nodes[i].child};
-    for (uint32_t i = 0; i < c->capspill; i++)
-        if (c->spill[i].child) c->kidtmp[c->kidstart[c->spill[i].parent]++] = (ckid){c->spill[i].val, c->spill[i].child};
-    for (uint32_t i = 0; i < n; i++) c->kidstart[i] -= c->kidcount[i];
-    compress_from(c, 1);
-    return 1;
+    free(kl.count);
+    free(kl.start);
+    free(kl.kid);
+    return ok;
 }
 
 /* The cached id of the stack we are on, or 0, from the compressed form. */
@@ -570,9 +577,6 @@ void sc_stack_cache_free(sc_tstate *ts) {
         free(c->cn);
         free(c->ck);
         free(c->kids);
-        free(c->kidcount);
-        free(c->kidstart);
-        free(c->kidtmp);
     }
     free(ts->stackcache);
     ts->stackcache = NULL;
