@@ -22,26 +22,10 @@ TORCH_RUNS=${TORCH_RUNS:-5}
 TORCH_STEPS=${TORCH_STEPS:-200}
 PIN=${PIN-2,3}
 work=$(mktemp -d)
-# Native runs on the GPU machine came in two modes (about 12.5 and 16.5 us
-# per iteration), likely from where the scheduler put the process; pinning
-# this shell, and so every run, to the same cores (PIN="" to not pin) keeps
-# the configurations comparable.
-if [ -n "$PIN" ] && command -v taskset >/dev/null; then
-	taskset -pc "$PIN" $$ >/dev/null || PIN=""
-else
-	PIN=""
-fi
+. bench/gpu-lib.sh
+pin_shell
 nvcc -O2 -arch=sm_90 -o "$work/loop" bench/gpu/loop.cu || exit 2
 
-per_iter() { sed -n 's/^bench: \([0-9.]*\) us per iteration.*/\1/p'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# median_ratio "a1 a2 ..." "b1 b2 ...": the median of the per-round ratios a/b.
-median_ratio() {
-	local -a a b
-	read -ra a <<<"$1"
-	read -ra b <<<"$2"
-	for r in $(seq 0 $((${#a[@]} - 1))); do awk -v a="${a[$r]}" -v b="${b[$r]}" 'BEGIN { if (b > 0) print a / b }'; done | median
-}
 sc_run() { bin/streamcheck run --no-color -o "$work/report.txt" -- "$@"; }
 nostacks() { STREAMCHECK_STACK_DEPTH=0 sc_run "$@"; }
 rtnames() { STREAMCHECK_RUNTIME_NAMES=1 sc_run "$@"; }

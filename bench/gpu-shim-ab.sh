@@ -22,21 +22,10 @@ FAKE_RUNS=${FAKE_RUNS:-7}
 PIN=${PIN-2,3}
 SHIMS=${SHIMS:?SHIMS="label=path ..." is required}
 work=$(mktemp -d)
-if [ -n "$PIN" ] && command -v taskset >/dev/null; then
-	taskset -pc "$PIN" $$ >/dev/null || PIN=""
-else
-	PIN=""
-fi
+. bench/gpu-lib.sh
+pin_shell
 nvcc -O2 -arch=sm_90 -o "$work/loop" bench/gpu/loop.cu || exit 2
 
-per_iter() { sed -n 's/^bench: \([0-9.]*\) us per iteration.*/\1/p'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-median_ratio() {
-	local -a a b
-	read -ra a <<<"$1"
-	read -ra b <<<"$2"
-	for r in $(seq 0 $((${#a[@]} - 1))); do awk -v a="${a[$r]}" -v b="${b[$r]}" 'BEGIN { if (b > 0) print a / b }'; done | median
-}
 read -ra shims <<<"$SHIMS"
 first=${shims[0]#*=}
 configs=("native|")

@@ -1094,6 +1094,20 @@ func BenchmarkAllocMapLookup(b *testing.B) {
 	b.ReportMetric(batched/float64(b.N), "ns/word-batched")
 }
 
+// benchFigure reads the number the fake app printed on its "bench: " line.
+func benchFigure(b *testing.B, r result, format string) float64 {
+	b.Helper()
+	k := strings.Index(r.stderr, "bench: ")
+	if k < 0 {
+		b.Fatalf("no timing in %q", r.stderr)
+	}
+	var v float64
+	if _, err := fmt.Sscanf(r.stderr[k:], format, &v); err != nil {
+		b.Fatalf("timing %q: %v", r.stderr[k:], err)
+	}
+	return v
+}
+
 // BenchmarkRecordLoop times the shim on the fake app's copy of the GPU
 // benchmark's loop (bench/gpu/loop.cu: an allocation, three launches, an
 // event record, a stream wait and a free per iteration), with the memory
@@ -1104,16 +1118,7 @@ func BenchmarkAllocMapLookup(b *testing.B) {
 func BenchmarkRecordLoop(b *testing.B) {
 	art := build(b)
 	perCall := func(b *testing.B, env ...string) float64 {
-		r := run(b, art, "loop", inject, env...)
-		var ns float64
-		k := strings.Index(r.stderr, "bench: ")
-		if k < 0 {
-			b.Fatalf("no timing in %q", r.stderr)
-		}
-		if _, err := fmt.Sscanf(r.stderr[k:], "bench: %f ns per call", &ns); err != nil {
-			b.Fatalf("timing %q: %v", r.stderr[k:], err)
-		}
-		return ns
+		return benchFigure(b, run(b, art, "loop", inject, env...), "bench: %f ns per call")
 	}
 	for _, c := range []struct{ name, iters, thrash, stacks string }{
 		{"warm", "100000", "0", "32"},
@@ -1144,15 +1149,7 @@ func BenchmarkLaunchTable(b *testing.B) {
 			var total float64
 			for i := 0; i < b.N; i++ {
 				r := run(b, art, "bench", inject, "FAKE_TABLE="+n, "FAKE_ITERS=5000")
-				var ns float64
-				k := strings.Index(r.stderr, "bench: ")
-				if k < 0 {
-					b.Fatalf("no timing in %q", r.stderr)
-				}
-				if _, err := fmt.Sscanf(r.stderr[k:], "bench: %f ns", &ns); err != nil {
-					b.Fatalf("timing %q: %v", r.stderr[k:], err)
-				}
-				total += ns
+				total += benchFigure(b, r, "bench: %f ns")
 			}
 			b.ReportMetric(total/float64(b.N), "ns/launch")
 		})

@@ -16,10 +16,13 @@
  * Recorded pcs are return addresses as the unwinder reports them: the
  * symbolizer should look up pc-1 to land inside the call instruction.
  *
- * A stack is identified by a 64-bit hash of its pcs; the hash -> id map is
- * read without a lock, so a stack seen before costs the unwind, the hash and
- * one probe. A new stack is defined under sc_lock (module lookup, Stack
- * record). Frames are kept in memory for a forked child's replay.
+ * Most calls never unwind: a per-thread cache (below) recognizes a stack
+ * seen before from the return addresses on the stack itself. On a miss, a
+ * stack is identified by a 64-bit hash of its pcs; the hash -> id map is
+ * read without a lock, so a stack another thread has seen costs the unwind,
+ * the hash and one probe. A new stack is defined under sc_lock (module
+ * lookup, Stack record). Frames are kept in memory for a forked child's
+ * replay.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
