@@ -47,7 +47,7 @@
 //	STREAMCHECK_RUNTIME_NAMES=1  also subscribe to runtime-API callbacks, so events
 //	                         carry the runtime name (cudaMallocAsync) directly. Off by
 //	                         default, as it costs more time per call (a launch-bound
-//	                         loop on an H200: 1.30x-1.45x native, against 1.28x-1.36x
+//	                         loop on an H200: 1.30x-1.47x native, against 1.27x-1.36x
 //	                         without, bench/results/gpu-overhead.txt); the analyzer
 //	                         recovers the runtime name from the recorded stack instead.
 //	STREAMCHECK_PYTHON_CALLERS=0  stacks of Python 3.12+ programs end at the innermost
