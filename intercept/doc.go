@@ -44,6 +44,9 @@
 //	                         the error markers: the shim then does not also print
 //	                         why it cannot record (unless the marker cannot be written)
 //	STREAMCHECK_STACK_DEPTH  host frames kept per event (default 32, 0 = no stacks, at most 128)
+//	STREAMCHECK_STACK_CACHE_NODES  size of each thread's stack cache in trie nodes
+//	                         (16 to 65536, the default); when full it starts over.
+//	                         Tests lower it to exercise that path
 //	STREAMCHECK_RUNTIME_NAMES=1  also subscribe to runtime-API callbacks, so events
 //	                         carry the runtime name (cudaMallocAsync) directly. Off by
 //	                         default, as it costs more time per call (a launch-bound

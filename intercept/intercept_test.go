@@ -834,12 +834,44 @@ func TestUnwritableDir(t *testing.T) {
 // keeps its own stack id.
 func TestStackCacheManySites(t *testing.T) {
 	b := build(t)
-	const sites, iters = 96, 9600
-	r := run(t, b, "bench", inject, "FAKE_SITES=96", "FAKE_ITERS=9600", "STREAMCHECK_STATS=1")
+	const sites = 96
+	calls, hits, unwinds := checkManySites(t, b, sites)
+	// Every call from a stack seen before is a hit; a few set-up calls and
+	// the first call from each site unwind.
+	if unwinds > sites+10 || hits+unwinds != calls {
+		t.Errorf("%d calls: %d cache hits, %d unwinds; want at most %d unwinds", calls, hits, unwinds, sites+10)
+	}
+}
+
+// A cache too small for the program's stacks starts over whenever it is
+// full (here after every few sites): the lookups must then miss, never
+// answer with another site's stack, and the compressed form must follow
+// each start-over.
+func TestStackCacheStartsOver(t *testing.T) {
+	b := build(t)
+	const sites = 96
+	calls, hits, unwinds := checkManySites(t, b, sites, "STREAMCHECK_STACK_CACHE_NODES=200")
+	if hits+unwinds != calls {
+		t.Errorf("%d calls: %d cache hits and %d unwinds do not add up", calls, hits, unwinds)
+	}
+	// Cycling through 96 sites with room for a handful, nearly every call
+	// misses; with the full-size cache only the first call of each does.
+	if unwinds < calls/2 {
+		t.Errorf("%d calls: only %d unwinds with a 200-node cache; it did not start over", calls, unwinds)
+	}
+}
+
+// checkManySites runs the fake app's launches from sites distinct call
+// stacks in turn and checks that every site's launches, and only those,
+// share one stack id. It returns the stats line's calls, cache hits and
+// unwinds.
+func checkManySites(t *testing.T, b built, sites int, env ...string) (calls, hits, unwinds int) {
+	t.Helper()
+	const iters = 9600
+	r := run(t, b, "bench", inject, append([]string{fmt.Sprintf("FAKE_SITES=%d", sites), fmt.Sprintf("FAKE_ITERS=%d", iters), "STREAMCHECK_STATS=1"}, env...)...)
 	if exitDesc(r.state) != "exit 0" {
 		t.Fatalf("%s %q", exitDesc(r.state), r.stderr)
 	}
-	var calls, hits, unwinds int
 	for _, line := range strings.Split(r.stderr, "\n") {
 		if _, err := fmt.Sscanf(line, "streamcheck: stats: %d driver calls handled", &calls); err != nil {
 			continue
@@ -855,11 +887,6 @@ func TestStackCacheManySites(t *testing.T) {
 	if calls == 0 {
 		t.Fatalf("no stats line in %q", r.stderr)
 	}
-	// Every call from a stack seen before is a hit; a few set-up calls and
-	// the first call from each site unwind.
-	if unwinds > sites+10 || hits+unwinds != calls {
-		t.Errorf("%d calls: %d cache hits, %d unwinds; want at most %d unwinds", calls, hits, unwinds, sites+10)
-	}
 	ids := map[model.StackID]int{}
 	for _, ev := range r.onlyTrace(t).events {
 		if ev.Op == model.OpLaunch {
@@ -874,6 +901,7 @@ func TestStackCacheManySites(t *testing.T) {
 			t.Errorf("stack %d: %d launches, want %d", id, n, (10*sites+iters)/sites)
 		}
 	}
+	return calls, hits, unwinds
 }
 
 // TestOverhead runs the launch-bound loop with and without the shim and

@@ -34,6 +34,10 @@
 
 int sc_stack_depth = 32;
 
+#define TRIE_MAX_NODES (1u << 16) /* per thread stack cache; a full trie starts over */
+/* STREAMCHECK_STACK_CACHE_NODES lowers it, for tests of the start-over path. */
+static uint32_t trie_max_nodes = TRIE_MAX_NODES;
+
 #define MAX_TRIM 8
 static uint64_t trim_lo[MAX_TRIM], trim_hi[MAX_TRIM];
 static _Atomic int ntrim;
@@ -67,6 +71,11 @@ void sc_stacks_init(void) {
         if (v < 0) v = 0;
         if (v > SC_MAX_STACK) v = SC_MAX_STACK;
         sc_stack_depth = (int)v;
+    }
+    const char *tn = getenv("STREAMCHECK_STACK_CACHE_NODES");
+    if (tn && *tn) {
+        long v = strtol(tn, NULL, 10);
+        if (v >= 16 && v <= TRIE_MAX_NODES) trie_max_nodes = (uint32_t)v;
     }
 }
 
@@ -193,7 +202,7 @@ typedef struct {
     uint32_t parent, child; /* child 0: empty slot */
 } tspill;
 
-#define TRIE_MAX_NODES (1u << 16) /* per thread; a full trie starts over */
+
 
 /*
  * The trie as lookups read it: each run of nodes that have one child and no
@@ -308,7 +317,7 @@ static void trie_clear(sc_stackcache *c) {
 /* A new node; 0 when out of room. */
 static uint32_t trie_new(sc_stackcache *c) {
     if (c->nnodes >= c->capnodes) {
-        if (c->capnodes >= TRIE_MAX_NODES) return 0;
+        if (c->capnodes >= trie_max_nodes) return 0;
         uint32_t nc = c->capnodes ? c->capnodes * 2 : 1024;
         tnode *nn = realloc(c->nodes, (size_t)nc * sizeof *nn);
         if (!nn) return 0;
@@ -456,7 +465,7 @@ static int64_t slot_off(const sc_stackcache *c, const walk *w, int i, uint64_t s
  * of the unwinder: always the same, so not part of the key. */
 static void trie_insert(sc_stackcache *c, const walk *w, uint64_t sp, uint32_t id) {
     if (w->n < 2) return;
-    if ((size_t)c->nnodes + (size_t)w->n + 1 > TRIE_MAX_NODES) trie_clear(c);
+    if ((size_t)c->nnodes + (size_t)w->n + 1 > trie_max_nodes) trie_clear(c);
     int64_t off = slot_off(c, w, 1, sp);
     if (off < 0) return;
     uint32_t n;
