@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"errors"
 	"fmt"
 	"github.com/ianlancetaylor/demangle"
 	"io"
@@ -185,7 +184,7 @@ func CheckWith(trace string, r model.Reader, opts Options) (*Result, error) {
 			return c.Finish(nil), nil
 		}
 		if err != nil {
-			if errors.Is(err, model.ErrTruncated) || errors.Is(err, model.ErrCorrupt) {
+			if model.IsDamage(err) {
 				return c.Finish(err), nil
 			}
 			return c.Finish(err), err

@@ -190,7 +190,7 @@ func Build(r model.Reader, res *checker.Result, opts Options) ([]*Graph, error) 
 			break
 		}
 		if err != nil {
-			if errors.Is(err, model.ErrTruncated) || errors.Is(err, model.ErrCorrupt) {
+			if model.IsDamage(err) {
 				break
 			}
 			return nil, err

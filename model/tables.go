@@ -18,6 +18,12 @@ var (
 	ErrFormat = errors.New("not a streamcheck trace")
 )
 
+// IsDamage reports whether err says the trace was truncated or corrupt:
+// everything before the damage was read and can still be analyzed.
+func IsDamage(err error) bool {
+	return errors.Is(err, ErrTruncated) || errors.Is(err, ErrCorrupt)
+}
+
 // PositionError says where in which file reading stopped, and why. It wraps
 // one of the sentinels above.
 type PositionError struct {

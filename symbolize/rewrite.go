@@ -1,7 +1,6 @@
 package symbolize
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,7 +109,7 @@ func readTables(path string) (*model.Tables, error, error) {
 		if err == io.EOF {
 			return r.Tables(), nil, nil
 		}
-		if errors.Is(err, model.ErrTruncated) || errors.Is(err, model.ErrCorrupt) {
+		if model.IsDamage(err) {
 			return r.Tables(), err, nil
 		}
 		if err != nil {

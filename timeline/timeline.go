@@ -3,7 +3,6 @@ package timeline
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -103,7 +102,7 @@ func Write(w io.Writer, r model.Reader, res *checker.Result) error {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, model.ErrTruncated) || errors.Is(err, model.ErrCorrupt) {
+			if model.IsDamage(err) {
 				break
 			}
 			return err

@@ -165,7 +165,7 @@ func analyzeOne(in input, opts checker.Options) (*checker.Result, error) {
 	defer rc.Close()
 	r, err := model.NewReader(rc, in.name)
 	if err != nil {
-		if isDamage(err) {
+		if model.IsDamage(err) {
 			// Cut inside the header: a trace, with nothing to analyze.
 			return checker.New(in.name, model.NewTables()).Finish(err), nil
 		}
@@ -176,10 +176,6 @@ func analyzeOne(in input, opts checker.Options) (*checker.Result, error) {
 		return nil, &inputError{in.name, err}
 	}
 	return res, nil
-}
-
-func isDamage(err error) bool {
-	return errors.Is(err, model.ErrTruncated) || errors.Is(err, model.ErrCorrupt)
 }
 
 // damageNote says where a damaged trace stopped and how much of it was

@@ -58,7 +58,7 @@ func (c *cli) cmdConvert(args []string) int {
 	r, err := model.NewReader(in, path)
 	var damage error
 	if err != nil {
-		if !isDamage(err) {
+		if !model.IsDamage(err) {
 			return c.usageErrorf("%v", &inputError{path, err})
 		}
 		damage = err // A binary trace cut inside its header: no events.
@@ -133,7 +133,7 @@ func copyEvents(w model.Writer, r model.Reader) (n uint64, damage, err error) {
 			return n, nil, nil
 		}
 		if err != nil {
-			if isDamage(err) {
+			if model.IsDamage(err) {
 				return n, err, nil
 			}
 			return n, nil, err

@@ -128,7 +128,7 @@ func loadTrace(path string) (*replayedTrace, error) {
 	t := &replayedTrace{path: path, sym: sym}
 	r, closer, err := model.Open(path)
 	if err != nil {
-		if isDamage(err) {
+		if model.IsDamage(err) {
 			// Cut inside the header: a trace, with nothing to analyze.
 			t.res = checker.New(path, model.NewTables()).Finish(err)
 			return t, nil
@@ -148,7 +148,7 @@ func loadTrace(path string) (*replayedTrace, error) {
 func (t *replayedTrace) reopen() (model.Reader, io.Closer, error) {
 	r, closer, err := model.Open(t.path)
 	if err != nil {
-		if isDamage(err) {
+		if model.IsDamage(err) {
 			return nil, nil, nil
 		}
 		return nil, nil, err
