@@ -14,6 +14,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -106,22 +107,7 @@ func render(t *testing.T, g *Graph, write func(*bytes.Buffer, *Graph) error) str
 func dotOf(b *bytes.Buffer, g *Graph) error  { return DOT(b, g) }
 func textOf(b *bytes.Buffer, g *Graph) error { return Text(b, g) }
 
-func checkGolden(t *testing.T, golden, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s", golden, got)
-	}
-}
+func checkGolden(t *testing.T, path, got string) { golden.Match(t, path, got, *update) }
 
 // TestGolden compares the DOT and text of the first finding of the reuse
 // example and of a recorded trace with testdata/*.dot and *.txt.

@@ -11,6 +11,7 @@ import (
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -51,22 +52,7 @@ func TestGolden(t *testing.T) {
 
 // matchGolden compares got with the golden file, or rewrites the file with
 // -update.
-func matchGolden(t *testing.T, golden, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it)\n--- got\n%s", golden, got)
-	}
-}
+func matchGolden(t *testing.T, path, got string) { golden.Match(t, path, got, *update) }
 
 // TestTextNoEscapes: output that is not a terminal is never colored, and
 // the text report is stable from run to run.

@@ -1,0 +1,3 @@
+// Package golden compares test output with golden files, which the test
+// packages' -update flags rewrite instead.
+package golden
