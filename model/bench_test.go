@@ -44,6 +44,22 @@ func benchTrace(b *testing.B, n int) []byte {
 	return buf.Bytes()
 }
 
+// readAll reads every event of r and returns how many there were.
+func readAll(b *testing.B, r Reader) int {
+	var ev Event
+	n := 0
+	for {
+		err := r.Next(&ev)
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+}
+
 func BenchmarkBinaryReader(b *testing.B) {
 	const n = 1 << 20
 	data := benchTrace(b, n)
@@ -56,17 +72,7 @@ func BenchmarkBinaryReader(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var ev Event
-		for {
-			err := r.Next(&ev)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			events++
-		}
+		events += readAll(b, r)
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }
@@ -93,17 +99,7 @@ func BenchmarkJSONLReader(b *testing.B) {
 	b.ResetTimer()
 	events := 0
 	for b.Loop() {
-		jr := NewJSONLReader(bytes.NewReader(data), "bench.jsonl")
-		for {
-			err := jr.Next(&ev)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			events++
-		}
+		events += readAll(b, NewJSONLReader(bytes.NewReader(data), "bench.jsonl"))
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }
