@@ -341,6 +341,18 @@ func (g *gen) streamWithBlocks() int {
 	return -1
 }
 
+// streamToUse returns a random stream that owns an allocation for an
+// operation to use; when none does, it makes an allocation instead and
+// returns nil.
+func (g *gen) streamToUse() *stream {
+	si := g.streamWithBlocks()
+	if si < 0 {
+		g.alloc(g.randomStream())
+		return nil
+	}
+	return &g.streams[si]
+}
+
 func (g *gen) randomClass() int {
 	r := g.rng.IntN(100)
 	for c, w := range classWeight {
@@ -478,12 +490,10 @@ func (g *gen) pointer(s *stream) uint64 {
 }
 
 func (g *gen) launch() {
-	si := g.streamWithBlocks()
-	if si < 0 {
-		g.alloc(g.randomStream())
+	s := g.streamToUse()
+	if s == nil {
 		return
 	}
-	s := &g.streams[si]
 	ev := g.begin(model.OpLaunch, s, g.pick(g.sites.launch))
 	ev.Kernel = g.kernels[g.rng.IntN(len(g.kernels))]
 	n := 1 + g.rng.IntN(4)
@@ -499,12 +509,10 @@ func (g *gen) launch() {
 }
 
 func (g *gen) memcpy() {
-	si := g.streamWithBlocks()
-	if si < 0 {
-		g.alloc(g.randomStream())
+	s := g.streamToUse()
+	if s == nil {
 		return
 	}
-	s := &g.streams[si]
 	b := g.blockOf(s)
 	ev := g.begin(model.OpMemcpyAsync, s, g.pick(g.sites.memcpy))
 	host := hostBase + uint64(g.rng.IntN(1<<20))*granule
@@ -522,12 +530,10 @@ func (g *gen) memcpy() {
 }
 
 func (g *gen) memset() {
-	si := g.streamWithBlocks()
-	if si < 0 {
-		g.alloc(g.randomStream())
+	s := g.streamToUse()
+	if s == nil {
 		return
 	}
-	s := &g.streams[si]
 	b := g.blockOf(s)
 	ev := g.begin(model.OpMemsetAsync, s, g.pick(g.sites.memset))
 	ev.Ptr, ev.Size = b.base, b.size
