@@ -201,7 +201,6 @@ func binaryTrace(t *testing.T, jsonl string, withEnd bool) string {
 	var buf bytes.Buffer
 	w := model.NewBinaryWriter(&buf)
 	var ev model.Event
-	n := 0
 	for {
 		err := r.Next(&ev)
 		if err == io.EOF {
@@ -213,20 +212,15 @@ func binaryTrace(t *testing.T, jsonl string, withEnd bool) string {
 		if err := w.WriteEvent(&ev, r.Tables()); err != nil {
 			t.Fatal(err)
 		}
-		n++
 	}
-	if err := w.Close(); err != nil {
+	closeTrace := w.Close
+	if !withEnd { // as a killed program leaves it
+		closeTrace = func() error { return w.CloseDamaged("") }
+	}
+	if err := closeTrace(); err != nil {
 		t.Fatal(err)
 	}
-	b := buf.Bytes()
-	if !withEnd {
-		// End record: kind 1, length 2, uvarint events (< 128), uvarint 0.
-		if n >= 128 || !bytes.Equal(b[len(b)-4:], []byte{1, 2, byte(n), 0}) {
-			t.Fatalf("unexpected End record % x", b[len(b)-4:])
-		}
-		b = b[:len(b)-4]
-	}
-	return string(b)
+	return buf.String()
 }
 
 func TestAnalyzeTruncatedTrace(t *testing.T) {
