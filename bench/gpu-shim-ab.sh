@@ -58,9 +58,13 @@ for i in $(seq 0 $((n - 1))); do
 	rat=$(median_ratio "${vals[$i]}" "${vals[0]}")
 	printf '%-28s %8s us/iter  ratio %5.3fx  runs: %s\n' "$label" "$med" "${rat:-0}" "${vals[$i]}" >>"$REPORT"
 done
-for s in "${shims[@]}"; do
-	echo "stats, shim ${s%%=*}:" >>"$REPORT"
-	STREAMCHECK_SHIM="$PWD/${s#*=}" STREAMCHECK_STATS=1 bin/streamcheck run --no-color -o /dev/null -- "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:" >>"$REPORT"
+# STATS_RUNS rounds of each shim's STREAMCHECK_STATS, interleaved (the
+# phase times vary less between builds than the loop's rounds do).
+for r in $(seq "${STATS_RUNS:-1}"); do
+	for s in "${shims[@]}"; do
+		echo "stats, shim ${s%%=*}, round $r:" >>"$REPORT"
+		STREAMCHECK_SHIM="$PWD/${s#*=}" STREAMCHECK_STATS=1 bin/streamcheck run --no-color -o /dev/null -- "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:" >>"$REPORT"
+	done
 done
 
 # TORCH_RUNS > 0: the PyTorch training loop of gpu-overhead.sh too,

@@ -15,8 +15,15 @@
  * still has the pointer recorded. A new allocation that overlaps freed ranges
  * replaces them (pools hand the same addresses out again).
  *
- * Launches only read the map (rwlock read side); allocation and free write it.
+ * Launches only read the map; allocation and free write it. Readers take no
+ * lock (a seqlock): an atomic read-modify-write on the launch path waits for
+ * every store before it to reach the cache, and the trace writer's stores
+ * to fresh lines of the trace file made that cost a cache miss on the GPU
+ * machine. A reader checks that no write began or ended while it searched
+ * and searches again if one did; so that a search never reads freed memory,
+ * arrays outgrown are kept, not freed (they sum to less than the current).
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,11 +36,58 @@ typedef struct {
     uint32_t freed; /* 0 live, else the generation of the free (see ring) */
 } range;
 
-static pthread_rwlock_t maplock = PTHREAD_RWLOCK_INITIALIZER;
-static uint64_t *los; /* los[i] is range i's lo; sorted */
+/* The arrays as readers find them: their capacity bounds every index a
+ * search can reach, however torn its read of the count. */
+typedef struct arrays {
+    uint64_t *los; /* los[i] is range i's lo; sorted */
+    range *rs;
+    size_t cap;
+    struct arrays *retired; /* the arrays this one replaced */
+} arrays;
+
+static pthread_mutex_t mapmu = PTHREAD_MUTEX_INITIALIZER; /* writers */
+static _Atomic uint32_t mapseq;          /* odd while a writer changes the map */
+static _Atomic(arrays *) rd_arrays;      /* what readers search */
+static _Atomic size_t rd_n;              /* the count readers use */
+static uint64_t *los; /* writers' view: rd_arrays' los and rs */
 static range *rs;
 static size_t nrs, caprs;
+static arrays *cur;
 static _Atomic uint64_t minlo = UINT64_MAX, maxhi = 0; /* quick reject, may be stale-wide */
+
+static void write_begin(void) {
+    pthread_mutex_lock(&mapmu);
+    atomic_store_explicit(&mapseq, atomic_load_explicit(&mapseq, memory_order_relaxed) + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release); /* the odd count before any change */
+}
+
+static void write_end(void) {
+    atomic_store_explicit(&rd_n, nrs, memory_order_relaxed);
+    atomic_store_explicit(&mapseq, atomic_load_explicit(&mapseq, memory_order_relaxed) + 1, memory_order_release);
+    pthread_mutex_unlock(&mapmu);
+}
+
+/* A read section: read_begin, the search, then read_retry says whether a
+ * writer got in the way (then search again). */
+static inline uint32_t read_begin(void) {
+    uint32_t s;
+    for (unsigned spins = 0; (s = atomic_load_explicit(&mapseq, memory_order_acquire)) & 1; spins++)
+        if (spins > 1000) sched_yield(); /* the writer was preempted */
+    return s;
+}
+
+static inline int read_retry(uint32_t s) {
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&mapseq, memory_order_relaxed) != s;
+}
+
+/* The arrays and count a reader searches; n never exceeds the capacity. */
+static inline const arrays *read_arrays(size_t *n) {
+    const arrays *a = atomic_load_explicit(&rd_arrays, memory_order_acquire);
+    size_t k = atomic_load_explicit(&rd_n, memory_order_relaxed);
+    *n = a && k <= a->cap ? k : (a ? a->cap : 0);
+    return a;
+}
 
 /* Recent frees, oldest first out. A range freed, reallocated and freed
  * again is in the ring twice; the generation tells the stale entry from the
@@ -64,17 +118,31 @@ static void remove_at(size_t i) {
     nrs--;
 }
 
-static int insert_at(size_t i, uint64_t lo, uint64_t hi) {
-    if (nrs == caprs) {
-        size_t nc = caprs ? caprs * 2 : 1024;
-        uint64_t *nl = realloc(los, nc * sizeof *nl);
-        if (!nl) return 0;
-        los = nl;
-        range *nr = realloc(rs, nc * sizeof *nr);
-        if (!nr) return 0;
-        rs = nr;
-        caprs = nc;
+/* Moves the map to arrays twice the size. The old ones stay allocated: a
+ * reader may be searching them. */
+static int grow(void) {
+    size_t nc = caprs ? caprs * 2 : 1024;
+    arrays *a = malloc(sizeof *a);
+    uint64_t *nl = malloc(nc * sizeof *nl);
+    range *nr = malloc(nc * sizeof *nr);
+    if (!a || !nl || !nr) {
+        free(a);
+        free(nl);
+        free(nr);
+        return 0;
     }
+    if (nrs) {
+        memcpy(nl, los, nrs * sizeof *nl);
+        memcpy(nr, rs, nrs * sizeof *nr);
+    }
+    *a = (arrays){nl, nr, nc, cur};
+    los = nl, rs = nr, caprs = nc, cur = a;
+    atomic_store_explicit(&rd_arrays, a, memory_order_release);
+    return 1;
+}
+
+static int insert_at(size_t i, uint64_t lo, uint64_t hi) {
+    if (nrs == caprs && !grow()) return 0;
     memmove(&los[i + 1], &los[i], (nrs - i) * sizeof *los);
     memmove(&rs[i + 1], &rs[i], (nrs - i) * sizeof *rs);
     los[i] = lo;
@@ -100,7 +168,7 @@ void sc_alloc_add(uint64_t base, uint64_t size) {
     if (base == 0) return;
     if (size == 0) size = 1;
     uint64_t hi = base + size < base ? UINT64_MAX : base + size;
-    pthread_rwlock_wrlock(&maplock);
+    write_begin();
     /* Pools hand out the same range again and again: flip it in place. */
     size_t i = upper(base);
     if (i > 0 && los[i - 1] == base && rs[i - 1].hi == hi) {
@@ -113,12 +181,12 @@ void sc_alloc_add(uint64_t base, uint64_t size) {
     if (base < atomic_load(&minlo)) atomic_store(&minlo, base);
     if (hi > atomic_load(&maxhi)) atomic_store(&maxhi, hi);
 out:
-    pthread_rwlock_unlock(&maplock);
+    write_end();
 }
 
 void sc_alloc_free(uint64_t base) {
     if (base == 0) return;
-    pthread_rwlock_wrlock(&maplock);
+    write_begin();
     size_t i = upper(base);
     if (i > 0 && los[i - 1] == base && !rs[i - 1].freed) {
         if (ring_len == RECENT_FREES) {
@@ -136,22 +204,28 @@ void sc_alloc_free(uint64_t base) {
         ring_next = (ring_next + 1) % RECENT_FREES;
         ring_len++;
     }
-    pthread_rwlock_unlock(&maplock);
+    write_end();
 }
 
-void sc_alloc_rdlock(void) { pthread_rwlock_rdlock(&maplock); }
-void sc_alloc_rdunlock(void) { pthread_rwlock_unlock(&maplock); }
-
-/* The range holding addr, live or recently freed, or NULL. */
-static const range *holding(uint64_t addr) {
+/* In a read section: the range holding addr, live or recently freed; 0 if none. */
+static int holding(uint64_t addr) {
     if (addr < atomic_load_explicit(&minlo, memory_order_relaxed) ||
         addr >= atomic_load_explicit(&maxhi, memory_order_relaxed))
-        return NULL;
-    size_t i = upper(addr);
-    return i > 0 && addr < rs[i - 1].hi ? &rs[i - 1] : NULL;
+        return 0;
+    size_t n;
+    const arrays *a = read_arrays(&n);
+    if (n == 0) return 0;
+    const uint64_t *b = a->los;
+    for (size_t len = n; len > 1;) {
+        size_t half = len / 2;
+        b = b[half] <= addr ? b + half : b;
+        len -= half;
+    }
+    size_t j = (size_t)(b - a->los) + (*b <= addr);
+    return j > 0 && addr < a->rs[j - 1].hi;
 }
 
-void sc_alloc_bounds_rdlocked(uint64_t *lo, uint64_t *hi) {
+void sc_alloc_bounds(uint64_t *lo, uint64_t *hi) {
     *lo = atomic_load_explicit(&minlo, memory_order_relaxed);
     *hi = atomic_load_explicit(&maxhi, memory_order_relaxed);
     if (*hi < *lo) *hi = *lo; /* empty map: nothing is within */
@@ -166,9 +240,11 @@ void sc_alloc_bounds_rdlocked(uint64_t *lo, uint64_t *hi) {
  * another (a launch's ~100 words otherwise cost one cold search each).
  */
 #define LANES 16
-void sc_alloc_lookup_rdlocked(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n) {
-    uint64_t lo = atomic_load_explicit(&minlo, memory_order_relaxed);
-    uint64_t hi = atomic_load_explicit(&maxhi, memory_order_relaxed);
+static void lookup_once(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n) {
+    uint64_t lo, hi;
+    sc_alloc_bounds(&lo, &hi);
+    size_t nr;
+    const arrays *a = read_arrays(&nr);
     uint32_t cand[LANES];
     size_t i = 0;
     while (i < n) {
@@ -178,35 +254,55 @@ void sc_alloc_lookup_rdlocked(const uint64_t *w, const uint8_t *live_only, uint8
             hit[i] = 0;
             if (w[i] >= lo && w[i] < hi) cand[m++] = (uint32_t)i;
         }
-        if (m == 0 || nrs == 0) continue;
+        if (m == 0 || nr == 0) continue;
         const uint64_t *b[LANES];
         uint64_t key[LANES];
-        for (int k = 0; k < m; k++) b[k] = los, key[k] = w[cand[k]];
-        for (size_t len = nrs; len > 1;) {
+        for (int k = 0; k < m; k++) b[k] = a->los, key[k] = w[cand[k]];
+        for (size_t len = nr; len > 1;) {
             size_t half = len / 2;
             for (int k = 0; k < m; k++) b[k] = b[k][half] <= key[k] ? b[k] + half : b[k];
             len -= half;
         }
         for (int k = 0; k < m; k++) {
-            size_t j = (size_t)(b[k] - los) + (*b[k] <= key[k]);
-            if (j == 0 || key[k] >= rs[j - 1].hi) continue;
-            hit[cand[k]] = !(live_only[cand[k]] && rs[j - 1].freed);
+            size_t j = (size_t)(b[k] - a->los) + (*b[k] <= key[k]);
+            if (j == 0 || key[k] >= a->rs[j - 1].hi) continue;
+            hit[cand[k]] = !(live_only[cand[k]] && a->rs[j - 1].freed);
         }
     }
 }
 
+/* Optimistic reads that writers kept spoiling give way to the writers'
+ * lock, so a thread that allocates without pause cannot starve launches. */
+#define READ_TRIES 4
+
+void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n) {
+    for (int i = 0; i < READ_TRIES; i++) {
+        uint32_t s = read_begin();
+        lookup_once(w, live_only, hit, n);
+        if (!read_retry(s)) return;
+    }
+    pthread_mutex_lock(&mapmu);
+    lookup_once(w, live_only, hit, n);
+    pthread_mutex_unlock(&mapmu);
+}
+
 int sc_alloc_contains(uint64_t addr) {
-    sc_alloc_rdlock();
-    int r = holding(addr) != NULL;
-    sc_alloc_rdunlock();
+    for (int i = 0; i < READ_TRIES; i++) {
+        uint32_t s = read_begin();
+        int r = holding(addr);
+        if (!read_retry(s)) return r;
+    }
+    pthread_mutex_lock(&mapmu);
+    int r = holding(addr);
+    pthread_mutex_unlock(&mapmu);
     return r;
 }
 
-/* fork: hold the write side across fork so the child's copy is consistent. */
-void sc_alloc_atfork_prepare(void) { pthread_rwlock_wrlock(&maplock); }
-void sc_alloc_atfork_parent(void) { pthread_rwlock_unlock(&maplock); }
+/* fork: hold the writers' lock across fork so the child's copy is consistent. */
+void sc_alloc_atfork_prepare(void) { pthread_mutex_lock(&mapmu); }
+void sc_alloc_atfork_parent(void) { pthread_mutex_unlock(&mapmu); }
 void sc_alloc_atfork_child(void) {
     /* The child has one thread, ours; a fresh lock is the safe way out. */
-    pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
-    memcpy(&maplock, &fresh, sizeof fresh);
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&mapmu, &fresh, sizeof fresh);
 }

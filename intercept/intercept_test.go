@@ -1075,14 +1075,24 @@ func TestDriverNamesByDefault(t *testing.T) {
 // The launch lookup (searches interleaved across words) agrees with the
 // plain one on every word of testdata/mapbench.c's map of live, freed and
 // removed ranges, both sides of every range's edges included.
-func TestAllocMapLookupAgrees(t *testing.T) {
+func TestAllocMapLookupAgrees(t *testing.T) { runMapBench(t, "check") }
+
+// runMapBench runs testdata/mapbench.c in one of its checking modes.
+func runMapBench(t *testing.T, mode string) {
+	t.Helper()
 	bin := buildMapBench(t)
-	out, err := exec.Command(bin, "check").CombinedOutput()
+	out, err := exec.Command(bin, mode).CombinedOutput()
 	if err != nil {
-		t.Fatalf("mapbench check: %v\n%s", err, out)
+		t.Fatalf("mapbench %s: %v\n%s", mode, err, out)
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
 }
+
+// TestAllocMapConcurrentReaders looks up words whose answer never changes
+// while another thread adds and frees ranges, shifting and outgrowing the
+// map's arrays: launches read the map without a lock, and a reader that
+// used a half-written map would answer wrong (or crash on freed arrays).
+func TestAllocMapConcurrentReaders(t *testing.T) { runMapBench(t, "race") }
 
 // buildMapBench compiles testdata/mapbench.c with allocmap.c.
 func buildMapBench(t testing.TB) string {

@@ -10,7 +10,7 @@
  * lock-free map. Each 8-byte word of each parameter (aligned within the
  * parameter; a parameter or tail shorter than 8 bytes is read as far as it
  * goes) is looked up in the allocation map, a chunk of words at a time so
- * the searches' cache misses overlap (sc_alloc_lookup_rdlocked); matches go
+ * the searches' cache misses overlap (sc_alloc_lookup); matches go
  * to Ptrs, sorted and deduplicated, at most SC_MAX_PTRS.
  *
  * A parameter larger than SC_AGGREGATE_BYTES only yields pointers to live
@@ -111,7 +111,7 @@ static layout *lookup_layout(CUfunction f, const char *symbol) {
 }
 
 static void flush(sc_scan *fd) {
-    sc_alloc_lookup_rdlocked(fd->w, fd->live_only, fd->hit, fd->nw);
+    sc_alloc_lookup(fd->w, fd->live_only, fd->hit, fd->nw);
     for (uint32_t i = 0; i < fd->nw && fd->n < SC_MAX_PTRS; i++)
         if (fd->hit[i]) fd->out[fd->n++] = fd->w[i];
     fd->nw = 0;
@@ -198,8 +198,7 @@ uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **
             /* unknown keys: skip their value too, as the driver does */
         }
     }
-    sc_alloc_rdlock();
-    sc_alloc_bounds_rdlocked(&fd->lo, &fd->hi);
+    sc_alloc_bounds(&fd->lo, &fd->hi);
     if (kernelParams && l && l->known) {
         for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
             if (kernelParams[i]) scan_bytes(fd, kernelParams[i], l->p[i].size, l->p[i].size > SC_AGGREGATE_BYTES);
@@ -213,7 +212,6 @@ uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **
         }
     }
     flush(fd);
-    sc_alloc_rdunlock();
     if (fd->n > 1) {
         sort_u64(fd->out, ts->sort_tmp, fd->n);
         uint32_t k = 1;

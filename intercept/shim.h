@@ -188,10 +188,9 @@ SC_HIDDEN int sc_replay_stacks_locked(void);
 SC_HIDDEN void sc_alloc_add(uint64_t base, uint64_t size);
 SC_HIDDEN void sc_alloc_free(uint64_t base);
 SC_HIDDEN int sc_alloc_contains(uint64_t addr); /* live or recently freed */
-SC_HIDDEN void sc_alloc_rdlock(void);
-SC_HIDDEN void sc_alloc_rdunlock(void);
-SC_HIDDEN void sc_alloc_bounds_rdlocked(uint64_t *lo, uint64_t *hi); /* [lo, hi) holds every range */
-SC_HIDDEN void sc_alloc_lookup_rdlocked(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n);
+SC_HIDDEN void sc_alloc_bounds(uint64_t *lo, uint64_t *hi); /* [lo, hi) holds every range */
+/* hit[i] = w[i] is in a live range, or in a recently freed one unless live_only[i]. */
+SC_HIDDEN void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n);
 SC_HIDDEN void sc_alloc_atfork_prepare(void);
 SC_HIDDEN void sc_alloc_atfork_parent(void);
 SC_HIDDEN void sc_alloc_atfork_child(void);
