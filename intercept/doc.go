@@ -62,7 +62,8 @@
 //	                         the shim's own time per call (and per phase: decoding
 //	                         and launch scans, stack, trace write, allocation map)
 //	                         and the stack cache's hits, the unwinds (frames walked,
-//	                         time each) and the launch scans (words, time each)
+//	                         time each), the launch scans (words, time each) and
+//	                         the search for CPython's trampolines (maps reads)
 //	STREAMCHECK_CUPTI        path of libcupti to use (else searched: libcupti.so,
 //	                         libcupti.so.13, libcupti.so.12, $CUDA_HOME/lib64,
 //	                         $CUDA_PATH/lib64, /usr/local/cuda/lib64,

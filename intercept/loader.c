@@ -275,6 +275,11 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     dprintf(2, "streamcheck: stats: unwinds: %.1f frames walked, %.0f ns each\n",
                             (double)atomic_load(&sc_stat_unwound_frames) / (double)uw,
                             unit * (double)atomic_load(&sc_stat_unwind_time) / (double)uw);
+                uint64_t mr = atomic_load(&sc_stat_maps_reads);
+                if (mr || atomic_load(&sc_stat_tramp_ranges))
+                    dprintf(2, "streamcheck: stats: Python trampolines: %llu code ranges registered; /proc/self/maps read %llu times, %.0f us in all\n",
+                            (unsigned long long)atomic_load(&sc_stat_tramp_ranges), (unsigned long long)mr,
+                            unit * (double)atomic_load(&sc_stat_maps_time) / 1000.0);
                 uint64_t nl = atomic_load(&sc_stat_launches);
                 if (nl)
                     dprintf(2, "streamcheck: stats: launches: %llu, %.1f parameter words looked up, %.0f ns each\n",

@@ -37,6 +37,7 @@
 #include "shim.h"
 
 int sc_python_callers = 1;
+_Atomic uint64_t sc_stat_maps_reads, sc_stat_maps_time, sc_stat_tramp_ranges;
 
 #if defined(__x86_64__)
 
@@ -60,6 +61,7 @@ static const uint8_t at_ret[5] = {0x48, 0x83, 0xc4, 0x08, 0xc3};           /* ad
 
 /* The anonymous executable mapping holding pc, from /proc/self/maps. */
 static int anon_exec_mapping(uint64_t pc, uint64_t *lo, uint64_t *hi) {
+    int64_t t0 = sc_stats ? sc_stat_clock() : 0;
     FILE *f = fopen("/proc/self/maps", "re");
     if (!f) return 0;
     char line[512];
@@ -76,6 +78,10 @@ static int anon_exec_mapping(uint64_t pc, uint64_t *lo, uint64_t *hi) {
         break;
     }
     fclose(f);
+    if (sc_stats) {
+        atomic_fetch_add_explicit(&sc_stat_maps_reads, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sc_stat_maps_time, (uint64_t)(sc_stat_clock() - t0), memory_order_relaxed);
+    }
     return found;
 }
 
@@ -137,6 +143,7 @@ int sc_pytramp_register(uint64_t pc) {
         goto out;
     }
     if (register_arena(lo, hi)) {
+        atomic_fetch_add_explicit(&sc_stat_tramp_ranges, 1, memory_order_relaxed);
         arena_lo[narenas] = lo;
         arena_hi[narenas] = hi;
         narenas++;

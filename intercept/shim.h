@@ -220,6 +220,9 @@ extern _Atomic uint64_t sc_stat_handler_time, sc_stat_handled, sc_stat_stack_hit
 extern _Atomic uint64_t sc_stat_unwound_frames, sc_stat_unwind_time;
 /* Launches scanned for device addresses: words looked up, time taken. */
 extern _Atomic uint64_t sc_stat_launches, sc_stat_scan_words, sc_stat_scan_time;
+/* Where walks stopped at a possible CPython trampoline (pytramp.c): reads of
+ * /proc/self/maps and their time; trampoline code ranges registered. */
+extern _Atomic uint64_t sc_stat_maps_reads, sc_stat_maps_time, sc_stat_tramp_ranges;
 SC_HIDDEN int64_t sc_stat_clock(void);
 SC_HIDDEN void sc_stat_begin(void);
 SC_HIDDEN double sc_stat_ns_per_unit(void);
