@@ -7,7 +7,8 @@
  * across a call into the CUDA driver, CUPTI or the dynamic loader's locks
  * that user code can hold. The hot lookups (stack ids, known streams, kernel
  * parameter layouts, API name ids) are lock-free reads of tables that are
- * only changed under sc_lock. The allocation map has its own rwlock.
+ * only changed under sc_lock. The allocation map has its own writers' lock
+ * and is read without one (a seqlock, allocmap.c).
  */
 #ifndef STREAMCHECK_SHIM_H
 #define STREAMCHECK_SHIM_H
