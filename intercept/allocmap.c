@@ -208,7 +208,7 @@ void sc_alloc_free(uint64_t base) {
 }
 
 /* In a read section: the range holding addr, live or recently freed; 0 if none. */
-static int holding(uint64_t addr) {
+static uint64_t holding(uint64_t addr) {
     if (addr < atomic_load_explicit(&minlo, memory_order_relaxed) ||
         addr >= atomic_load_explicit(&maxhi, memory_order_relaxed))
         return 0;
@@ -286,17 +286,37 @@ void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, 
     pthread_mutex_unlock(&mapmu);
 }
 
-int sc_alloc_contains(uint64_t addr) {
+/* f(arg) in a read section: optimistic tries, then under the writers' lock. */
+static uint64_t read_section(uint64_t (*f)(uint64_t), uint64_t arg) {
     for (int i = 0; i < READ_TRIES; i++) {
         uint32_t s = read_begin();
-        int r = holding(addr);
+        uint64_t r = f(arg);
         if (!read_retry(s)) return r;
     }
     pthread_mutex_lock(&mapmu);
-    int r = holding(addr);
+    uint64_t r = f(arg);
     pthread_mutex_unlock(&mapmu);
     return r;
 }
+
+int sc_alloc_contains(uint64_t addr) { return (int)read_section(holding, addr); }
+
+/* In a read section: see sc_alloc_end_of. */
+static uint64_t end_of(uint64_t base) {
+    size_t n;
+    const arrays *a = read_arrays(&n);
+    if (n == 0) return base + 1;
+    const uint64_t *b = a->los;
+    for (size_t len = n; len > 1;) {
+        size_t half = len / 2;
+        b = b[half] <= base ? b + half : b;
+        len -= half;
+    }
+    size_t j = (size_t)(b - a->los);
+    return *b == base && !a->rs[j].freed ? a->rs[j].hi : base + 1;
+}
+
+uint64_t sc_alloc_end_of(uint64_t base) { return read_section(end_of, base); }
 
 /* fork: hold the writers' lock across fork so the child's copy is consistent. */
 void sc_alloc_atfork_prepare(void) { pthread_mutex_lock(&mapmu); }

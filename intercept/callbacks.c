@@ -158,7 +158,17 @@ static const char *rt_prefix[] = {"cudaMemcpy", "cudaMemset", "cudaEvent"};
 
 typedef struct {
     uint8_t h, async, elem, pt;
+    uint8_t release; /* SC_REL_*: a free or destroy, announced at its entry (releases.c) */
 } drv_info;
+
+static uint8_t release_kind(uint8_t h) {
+    switch (h) {
+    case H_FREE: case H_FREE_ASYNC: return SC_REL_MEMORY;
+    case H_STREAM_DESTROY: return SC_REL_STREAM;
+    case H_EVENT_DESTROY: return SC_REL_EVENT;
+    }
+    return 0;
+}
 
 static drv_info drv[MAXCB];
 static char *drv_disp[MAXCB], *rt_disp[MAXCB];
@@ -243,7 +253,8 @@ int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, c
         if (pt) base[strlen(base) - 5] = 0;
         for (size_t i = 0; i < sizeof drv_table / sizeof drv_table[0]; i++) {
             if (strcmp(base, drv_table[i].name) != 0) continue;
-            drv[cbid] = (drv_info){drv_table[i].h, drv_table[i].async, drv_table[i].elem, (uint8_t)pt};
+            drv[cbid] = (drv_info){drv_table[i].h, drv_table[i].async, drv_table[i].elem, (uint8_t)pt,
+                                   release_kind(drv_table[i].h)};
             drv_disp[cbid] = strdup(sc_display_name(name, disp, sizeof disp));
             if (enable(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS)
                 ndrv++;
@@ -282,6 +293,7 @@ int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, c
 /* ---- per-thread state ---- */
 
 static pthread_key_t tkey;
+static int tkey_ok; /* the key exists: without one, thread state is never freed */
 static pthread_once_t tkey_once = PTHREAD_ONCE_INIT;
 /* initial-exec: a plain load from the thread pointer, not a __tls_get_addr
  * call per callback. The Go runtime in this library already uses static
@@ -290,10 +302,11 @@ static __thread sc_tstate *tls __attribute__((tls_model("initial-exec")));
 
 static void tstate_free(void *p) {
     tls = NULL; /* a later callback in this exiting thread starts afresh */
+    sc_release_forget(p);
     sc_stack_cache_free(p);
     free(p);
 }
-static void tkey_init(void) { pthread_key_create(&tkey, tstate_free); }
+static void tkey_init(void) { tkey_ok = pthread_key_create(&tkey, tstate_free) == 0; }
 
 sc_tstate *sc_tls(void) {
     sc_tstate *ts = tls;
@@ -303,7 +316,7 @@ sc_tstate *sc_tls(void) {
         ts = calloc(1, sizeof *ts);
         if (!ts) return NULL;
         tls = ts;
-        pthread_setspecific(tkey, ts);
+        if (tkey_ok) pthread_setspecific(tkey, ts);
         ts->tid = (uint32_t)syscall(SYS_gettid);
         ts->fork_gen = gen;
     } else if (ts->fork_gen != gen) {
@@ -739,11 +752,33 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     phase_done(SC_PHASE_DECODE, &t);
     ev.stack = sc_stack_capture(ts);
     phase_done(SC_PHASE_STACK, &t);
+    /* What we got may have been released by another thread a moment ago:
+     * its free or destroy goes in the trace first. */
+    if (ok && alloc_add >= 0)
+        sc_release_wait(ts, SC_REL_MEMORY, ev.ptr, ev.ptr + (ev.size ? ev.size : 1) < ev.ptr ? UINT64_MAX : ev.ptr + (ev.size ? ev.size : 1));
+    else if (ok && ev.op == OP_STREAM_CREATE && ev.stream)
+        sc_release_wait(ts, SC_REL_STREAM, ev.stream, ev.stream + 1);
+    else if (ok && ev.op == OP_EVENT_CREATE && ev.event)
+        sc_release_wait(ts, SC_REL_EVENT, ev.event, ev.event + 1);
     sc_emit(ts, &ev);
     phase_done(SC_PHASE_EMIT, &t);
     if (alloc_add >= 0) sc_alloc_add((uint64_t)alloc_add, ev.size);
     if (alloc_free) sc_alloc_free(alloc_free);
     phase_done(SC_PHASE_MAP, &t);
+}
+
+/* At the entry of a free or destroy: what it gives back (releases.c). */
+static void announce_release(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
+    const void *pp = cb->functionParams;
+    if (!pp) return;
+    uint64_t v = 0;
+    switch (drv[cbid].h) {
+    case H_FREE: v = ((const p_cuMemFree *)pp)->dptr; break;
+    case H_FREE_ASYNC: v = ((const p_cuMemFreeAsync *)pp)->dptr; break;
+    case H_STREAM_DESTROY: v = (uint64_t)(uintptr_t)((const p_stream_first *)pp)->hStream; break;
+    case H_EVENT_DESTROY: v = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent; break;
+    }
+    if (v) sc_release_begin(ts, drv[cbid].release, v, drv[cbid].release == SC_REL_MEMORY ? sc_alloc_end_of(v) : v + 1);
 }
 
 void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {
@@ -752,13 +787,19 @@ void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId c
         atomic_load_explicit(&sc_trace_failed, memory_order_relaxed))
         return;
     const sc_CUpti_CallbackData *cb = cbdata;
-    int driver_exit = domain == CUPTI_CB_DOMAIN_DRIVER_API && cb->callbackSite == CUPTI_API_EXIT;
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (!driver_exit || drv[cbid].h == H_NONE)) return;
-    if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    int driver_exit = driver && cb->callbackSite == CUPTI_API_EXIT;
+    /* Driver entries matter only for frees and destroys. */
+    if (driver && (drv[cbid].h == H_NONE || (!driver_exit && !drv[cbid].release))) return;
+    if (!driver && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
     int saved = errno; /* the program must never see ours */
     sc_tstate *ts = sc_tls();
     if (ts && !ts->busy) {
-        if (driver_exit) {
+        if (driver && !driver_exit) {
+            ts->busy = 1;
+            announce_release(ts, cbid, cb);
+            ts->busy = 0;
+        } else if (driver_exit) {
             ts->busy = 1; /* the driver calls we make re-enter this callback */
             if (sc_stats) {
                 int64_t t0 = sc_stat_clock();
@@ -768,6 +809,7 @@ void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId c
             } else {
                 handle_driver(ts, cbid, cb);
             }
+            if (drv[cbid].release) sc_release_end(ts); /* recorded (or nothing to record) */
             ts->busy = 0;
         } else if (cb->callbackSite == CUPTI_API_ENTER) {
             if (ts->rt_depth++ == 0) ts->rt_cbid = cbid;

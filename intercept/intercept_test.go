@@ -501,6 +501,52 @@ func TestPreloadInertWithoutFlag(t *testing.T) {
 	}
 }
 
+// TestStdoutClosed runs a program whose stdout is closed when the shim
+// loads: neither the trace file (which the program's output would then
+// overwrite) nor the shim's Go runtime may take descriptor 1.
+func TestStdoutClosed(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "basic", inject, "FAKE_CLOSE_STDOUT=1")
+	if exitDesc(r.state) != "exit 7" || strings.Contains(r.stderr, "fd 1 was open") {
+		t.Fatalf("fakeapp: %s, %q", exitDesc(r.state), r.stderr)
+	}
+	tr := r.onlyTrace(t)
+	checkEvents(t, tr, basicWant(r.log))
+}
+
+// TestReleaseBeforeReuse has one thread free an allocation, destroy a stream
+// and destroy an event, each of whose exit callbacks comes 50 ms after the
+// driver took the thing back, while the main thread gets the same address
+// and handles from the driver in that time. The trace must still have each
+// release before the reuse; the other order frees the new allocation and
+// destroys the new stream and event, which the checker reports as bugs.
+func TestReleaseBeforeReuse(t *testing.T) {
+	r := runClean(t, build(t), "reuse")
+	tr := r.onlyTrace(t)
+	p := r.log["p"]
+	var got []string
+	for _, ev := range tr.events {
+		switch {
+		case ev.Op == model.OpMalloc && ev.Ptr == p:
+			got = append(got, "malloc")
+		case ev.Op == model.OpFree && ev.Ptr == p:
+			got = append(got, "free")
+		case ev.Op == model.OpStreamCreate && ev.Stream == 0x710000:
+			got = append(got, "stream create")
+		case ev.Op == model.OpStreamDestroy && ev.Stream == 0x710000:
+			got = append(got, "stream destroy")
+		case ev.Op == model.OpEventCreate && ev.Event == 0xe70000:
+			got = append(got, "event create")
+		case ev.Op == model.OpEventDestroy && ev.Event == 0xe70000:
+			got = append(got, "event destroy")
+		}
+	}
+	want := []string{"malloc", "stream create", "event create", "free", "malloc", "stream destroy", "stream create", "event destroy", "event create"}
+	if !slices.Equal(got, want) {
+		t.Errorf("trace order:\n got %v\nwant %v", got, want)
+	}
+}
+
 func TestThreads(t *testing.T) {
 	b := build(t)
 	r := run(t, b, "threads", inject)

@@ -280,6 +280,10 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     dprintf(2, "streamcheck: stats: Python trampolines: %llu code ranges registered; /proc/self/maps read %llu times, %.0f us in all\n",
                             (unsigned long long)atomic_load(&sc_stat_tramp_ranges), (unsigned long long)mr,
                             unit * (double)atomic_load(&sc_stat_maps_time) / 1000.0);
+                uint64_t rw = atomic_load(&sc_stat_release_waits);
+                if (rw)
+                    dprintf(2, "streamcheck: stats: %llu allocations or creates waited for another thread's free or destroy to be recorded\n",
+                            (unsigned long long)rw);
                 uint64_t nl = atomic_load(&sc_stat_launches);
                 if (nl)
                     dprintf(2, "streamcheck: stats: launches: %llu, %.1f parameter words looked up, %.0f ns each\n",

@@ -1,5 +1,12 @@
 //go:build cgo
 
+// The Go runtime in the shim would otherwise keep two cgroup files open, to
+// re-read the CPU limit every second: work in the traced program for
+// nothing (no Go runs per call), and descriptors that take 0-2 if the
+// program closed them before the driver loaded the shim.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
 package main
 
 // The recording shim is C (see the *.c files beside this one): CUPTI calls

@@ -121,6 +121,7 @@ typedef struct {
     int32_t ctx_dev;
     int ctx_valid;
     sc_stackcache *stackcache; /* stacks.c */
+    uint32_t release_slot;     /* releases.c: 1 + this thread's slot, 0 none yet */
     uint64_t ptrs[SC_MAX_PTRS];
     uint64_t sort_tmp[SC_MAX_PTRS]; /* scratch for sorting ptrs */
     uint8_t payload[SC_PAYLOAD_MAX];
@@ -189,12 +190,23 @@ SC_HIDDEN int sc_replay_stacks_locked(void);
 SC_HIDDEN void sc_alloc_add(uint64_t base, uint64_t size);
 SC_HIDDEN void sc_alloc_free(uint64_t base);
 SC_HIDDEN int sc_alloc_contains(uint64_t addr); /* live or recently freed */
+SC_HIDDEN uint64_t sc_alloc_end_of(uint64_t base); /* the end of the live range starting at base, else base + 1 */
 SC_HIDDEN void sc_alloc_bounds(uint64_t *lo, uint64_t *hi); /* [lo, hi) holds every range */
 /* hit[i] = w[i] is in a live range, or in a recently freed one unless live_only[i]. */
 SC_HIDDEN void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n);
 SC_HIDDEN void sc_alloc_atfork_prepare(void);
 SC_HIDDEN void sc_alloc_atfork_parent(void);
 SC_HIDDEN void sc_alloc_atfork_child(void);
+
+/* ---- releases.c: a free or destroy recorded before what reuses its memory or handle ---- */
+enum { SC_REL_MEMORY = 1, SC_REL_STREAM, SC_REL_EVENT };
+SC_HIDDEN void sc_release_begin(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi); /* at the call's entry */
+SC_HIDDEN void sc_release_end(sc_tstate *ts);    /* at its exit, once its event is in the trace */
+SC_HIDDEN void sc_release_forget(sc_tstate *ts); /* thread exit */
+/* Before recording an allocation of [lo, hi) or a create of handle lo (hi = lo + 1). */
+SC_HIDDEN void sc_release_wait(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi);
+SC_HIDDEN void sc_release_atfork_child(void);
+extern _Atomic uint64_t sc_stat_release_waits;
 
 /* ---- params.c ---- */
 SC_HIDDEN uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol,

@@ -234,6 +234,18 @@ static int create_file(char *path, size_t pathlen) {
         int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
             fchmod(fd, 0600); /* whatever the umask left */
+            /* A program started with stdout or stderr closed would write
+             * its output into the trace: stay clear of 0-2. */
+            if (fd < 3) {
+                int high = fcntl(fd, F_DUPFD_CLOEXEC, 3), e = errno;
+                close(fd);
+                if (high < 0) {
+                    unlink(path);
+                    errno = e;
+                    return -1;
+                }
+                fd = high;
+            }
             return fd;
         }
         if (errno != EEXIST) return -1;
@@ -430,9 +442,13 @@ void sc_emit(sc_tstate *ts, sc_event *ev) {
     int sprio = 0;
     if (ev->result == CUDA_SUCCESS && ev->stream > 2 && ev->op != OP_STREAM_CREATE && !sc_stream_known(ev->stream)) {
         implicit = 1;
-        /* Ask the driver outside sc_lock: it may take its own locks. */
-        if (sc_drv.cuStreamGetFlags) sc_drv.cuStreamGetFlags((CUstream)(uintptr_t)ev->stream, &sflags);
-        if (sc_drv.cuStreamGetPriority) sc_drv.cuStreamGetPriority((CUstream)(uintptr_t)ev->stream, &sprio);
+        /* Ask the driver outside sc_lock: it may take its own locks. Not
+         * about a stream just destroyed: its handle is gone (and with no
+         * work recorded on it, its flags change nothing). */
+        if (ev->op != OP_STREAM_DESTROY) {
+            if (sc_drv.cuStreamGetFlags) sc_drv.cuStreamGetFlags((CUstream)(uintptr_t)ev->stream, &sflags);
+            if (sc_drv.cuStreamGetPriority) sc_drv.cuStreamGetPriority((CUstream)(uintptr_t)ev->stream, &sprio);
+        }
     }
     size_t tlen = encode_tail(ts->payload, ev);
 
@@ -525,6 +541,7 @@ void sc_atfork_child(void) {
     atomic_store(&sc_trace_failed, 0); /* the child tries its own file */
     sc_alloc_atfork_child();
     sc_pytramp_atfork_child();
+    sc_release_atfork_child();
     atomic_fetch_add(&sc_fork_gen, 1);
     if (tf_state == TF_OPEN || tf_state == TF_FAILED || tf_state == TF_PENDING) {
         if (tf_map) munmap(tf_map, tf_mapsize); /* the parent's file: hands off */

@@ -4,17 +4,20 @@
  * driver do as seen through CUPTI: runtime enter, driver enter, the work
  * (filling output parameters), driver exit, runtime exit.
  *
- * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|more|loop
+ * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|more|loop|reuse
  *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
  *                     as the driver does for CUDA_INJECTION64_PATH
  *   FAKE_LOG=path     write "name value" lines (addresses, handles, pids)
  *                     for the test to compare the trace against
+ *   FAKE_CLOSE_STDOUT=1  start with stdout closed
  * stdout gets one line per scenario; the exit status is 7 (basic) so the
  * test can see that neither was changed by the shim.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@
 int fk_enabled(int domain, const char *name);
 
 static FILE *logf_;
+static int stdout_closed; /* FAKE_CLOSE_STDOUT=1: basic checks that fd 1 stays closed */
 static void logv(const char *name, unsigned long long v) {
     if (logf_) {
         fprintf(logf_, "%s 0x%llx\n", name, v);
@@ -151,6 +155,11 @@ static int basic(void) {
         p2 = fk_device_alloc(4096);
         fk_driver_exit("cuMemAlloc_v2", &a, 0, NULL);
         fk_runtime_exit("cudaMalloc_v3020", 0);
+    }
+    if (stdout_closed) { /* the shim has loaded and written: it must not have taken fd 1 */
+        int saved = errno;
+        if (fcntl(1, F_GETFD) != -1) fprintf(stderr, "fakeapp: fd 1 was open\n");
+        errno = saved;
     }
     logv("s1", (uintptr_t)s1);
     logv("s2", (uintptr_t)s2);
@@ -425,6 +434,81 @@ static int more(void) {
         fk_driver_exit("cuMemcpyPeerAsync", &a, 0, NULL);
     }
     printf("fakeapp: more done\n");
+    return 0;
+}
+
+/* ---- reuse: a thread gets an address or handle back from the driver while
+ * the free or destroy that gave it back is still in its exit callback ---- */
+
+static CUdeviceptr reuse_p;
+static CUstream reuse_s = (CUstream)0x710000;
+static CUevent reuse_e = (CUevent)0xe70000;
+static _Atomic int reuse_step; /* the releases whose driver work is done */
+
+/* Gives the thing back (the enter callback, then "the driver's work"), lets
+ * the main thread take it, and only then runs the exit callback. */
+static void release_slowly(const char *rt, const char *drv, void *params, int step) {
+    fk_runtime_enter(rt);
+    fk_driver_enter(drv, params, NULL);
+    atomic_store(&reuse_step, step);
+    usleep(50000); /* the exit callback comes late, as after a long unwind */
+    fk_driver_exit(drv, params, 0, NULL);
+    fk_runtime_exit(rt, 0);
+}
+
+static void *reuse_releaser(void *arg) {
+    (void)arg;
+    cuMemFree_v2_params f = {reuse_p};
+    release_slowly("cudaFree_v3020", "cuMemFree_v2", &f, 1);
+    cuStreamDestroy_v2_params sd = {reuse_s};
+    release_slowly("cudaStreamDestroy_v5050", "cuStreamDestroy_v2", &sd, 2);
+    cuEventDestroy_v2_params ed = {reuse_e};
+    release_slowly("cudaEventDestroy_v3020", "cuEventDestroy_v2", &ed, 3);
+    return NULL;
+}
+
+static void wait_step(int step) {
+    while (atomic_load(&reuse_step) < step) usleep(1000);
+}
+
+/* A runtime call whose driver call hands back value in *out. */
+#define RETURNING(rt, drv, params, out, value) \
+    do {                                       \
+        fk_runtime_enter(rt);                  \
+        fk_driver_enter(drv, params, NULL);    \
+        *(out) = (value);                      \
+        fk_driver_exit(drv, params, 0, NULL);  \
+        fk_runtime_exit(rt, 0);                \
+    } while (0)
+
+static void malloc_at(CUdeviceptr want, CUdeviceptr *got) {
+    cuMemAlloc_v2_params a = {got, 4096};
+    RETURNING("cudaMalloc_v3020", "cuMemAlloc_v2", &a, got, want);
+}
+
+static void event_create_at(CUevent want, CUevent *got) {
+    cuEventCreate_params a = {got, 0};
+    RETURNING("cudaEventCreate_v3020", "cuEventCreate", &a, got, want);
+}
+
+static int reuse(void) {
+    CUstream s;
+    CUevent e;
+    CUdeviceptr p;
+    malloc_at(fk_device_alloc(4096), &reuse_p);
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, reuse_s));
+    event_create_at(reuse_e, &e);
+    logv("p", reuse_p);
+    pthread_t t;
+    pthread_create(&t, NULL, reuse_releaser, NULL);
+    wait_step(1);
+    malloc_at(reuse_p, &p); /* the same address, from the driver */
+    wait_step(2);
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, reuse_s));
+    wait_step(3);
+    event_create_at(reuse_e, &e);
+    pthread_join(t, NULL);
+    printf("fakeapp: reuse done\n");
     return 0;
 }
 
@@ -810,6 +894,11 @@ int main(int argc, char **argv) {
     const char *log = getenv("FAKE_LOG");
     if (log && *log) logf_ = fopen(log, "w");
     logv("pid", (unsigned long long)getpid());
+    const char *cs = getenv("FAKE_CLOSE_STDOUT"); /* as `prog >&-` starts it */
+    if (cs && strcmp(cs, "1") == 0) {
+        close(1);
+        stdout_closed = 1;
+    }
     const char *inject = getenv("FAKE_INJECT");
     if (inject && *inject) {
         /* What the driver does at cuInit for CUDA_INJECTION64_PATH. */
@@ -833,6 +922,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "churn") == 0) return churn();
     if (strcmp(mode, "aggregate") == 0) return aggregate();
     if (strcmp(mode, "more") == 0) return more();
+    if (strcmp(mode, "reuse") == 0) return reuse();
     fprintf(stderr, "fakeapp: unknown mode %s\n", mode);
     return 98;
 }
