@@ -69,6 +69,7 @@ enum {
     H_CAPTURE_END,
     H_GRAPH_LAUNCH,
     H_POOL_CREATE,
+    H_UNLOAD, /* no event: kernel handles may be reused after it (params.c) */
 };
 
 typedef struct {
@@ -142,6 +143,14 @@ static const drv_entry drv_table[] = {
     {"cuStreamEndCapture", H_CAPTURE_END, 1, 0},
     {"cuGraphLaunch", H_GRAPH_LAUNCH, 1, 0},
     {"cuMemPoolCreate", H_POOL_CREATE, 0, 0},
+    {"cuModuleUnload", H_UNLOAD, 0, 0},
+    {"cuLibraryUnload", H_UNLOAD, 0, 0},
+    {"cuCtxDestroy", H_UNLOAD, 0, 0},
+    {"cuCtxDestroy_v2", H_UNLOAD, 0, 0},
+    {"cuDevicePrimaryCtxReset", H_UNLOAD, 0, 0},
+    {"cuDevicePrimaryCtxReset_v2", H_UNLOAD, 0, 0},
+    {"cuDevicePrimaryCtxRelease", H_UNLOAD, 0, 0},
+    {"cuDevicePrimaryCtxRelease_v2", H_UNLOAD, 0, 0},
 };
 
 /* Runtime functions whose name we carry onto the driver call inside them
@@ -723,6 +732,9 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (ok && p->pool) ev.pool = (uint64_t)(uintptr_t)*p->pool;
         break;
     }
+    case H_UNLOAD:
+        if (ok) sc_layouts_forget();
+        return;
     }
     switch (in.h) { /* ops that depend on sync/async */
     case H_CPY_UNIFIED: case H_CPY_HTOD: case H_CPY_DTOH: case H_CPY_DTOD: case H_CPY_PEER:

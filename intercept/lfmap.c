@@ -61,7 +61,7 @@ int lfmap_get(lfmap *m, uint64_t key, uint64_t *val) {
     for (uint32_t i = (uint32_t)mix(key) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
         uint64_t k = atomic_load_explicit(&t->slot[i].key, memory_order_acquire);
         if (k == key) {
-            *val = atomic_load_explicit(&t->slot[i].val, memory_order_relaxed);
+            *val = atomic_load_explicit(&t->slot[i].val, memory_order_acquire);
             return 1;
         }
         if (k == K_EMPTY) return 0;
@@ -76,8 +76,8 @@ static void tab_insert(lftab *t, uint64_t key, uint64_t val) {
     uint32_t i = (uint32_t)mix(key) & mask;
     for (;;) {
         uint64_t k = atomic_load_explicit(&t->slot[i].key, memory_order_relaxed);
-        if (k == key) {
-            atomic_store_explicit(&t->slot[i].val, val, memory_order_relaxed);
+        if (k == key) { /* a reader of the new value must see what it points to */
+            atomic_store_explicit(&t->slot[i].val, val, memory_order_release);
             return;
         }
         if (k == K_EMPTY) break;
@@ -132,3 +132,7 @@ void lfmap_del_locked(lfmap *m, uint64_t key) {
         if (k == K_EMPTY) return;
     }
 }
+
+/* Forgets every entry. The old table is leaked: readers may be probing it,
+ * and may still use the values they found there. */
+void lfmap_clear_locked(lfmap *m) { atomic_store_explicit(&m->tab, NULL, memory_order_release); }

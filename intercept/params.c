@@ -110,6 +110,16 @@ static layout *lookup_layout(CUfunction f, const char *symbol) {
     return l;
 }
 
+/* A handle's kernel can change only when its module goes away (unload, or
+ * the destruction of its context), so the layouts are dropped then; the
+ * name check above covers what this misses: a handle reused by another
+ * thread between the driver's unload and our exit callback. */
+void sc_layouts_forget(void) {
+    sc_lock_acquire();
+    lfmap_clear_locked(&layouts);
+    sc_lock_release();
+}
+
 static void flush(sc_scan *fd) {
     sc_alloc_lookup(fd->w, fd->live_only, fd->hit, fd->nw);
     for (uint32_t i = 0; i < fd->nw && fd->n < SC_MAX_PTRS; i++)

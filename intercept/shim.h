@@ -136,6 +136,7 @@ typedef struct {
 SC_HIDDEN int lfmap_get(lfmap *m, uint64_t key, uint64_t *val);
 SC_HIDDEN int lfmap_put_locked(lfmap *m, uint64_t key, uint64_t val);
 SC_HIDDEN void lfmap_del_locked(lfmap *m, uint64_t key);
+SC_HIDDEN void lfmap_clear_locked(lfmap *m);
 
 /* ---- tracefile.c ---- */
 extern pthread_mutex_t sc_lock;
@@ -209,6 +210,8 @@ SC_HIDDEN void sc_release_atfork_child(void);
 extern _Atomic uint64_t sc_stat_release_waits;
 
 /* ---- params.c ---- */
+/* Modules were unloaded: function handles may name other kernels from now on. */
+SC_HIDDEN void sc_layouts_forget(void);
 SC_HIDDEN uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol,
                                   void **kernelParams, void **extra, uint32_t *kernel_sid);
 

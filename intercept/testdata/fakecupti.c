@@ -77,6 +77,7 @@ static const char *driver_names[] = {
     [56] = "cuStreamAddCallback",
     [57] = "cuMemcpyPeerAsync",
     [58] = "cuMemAllocPitch_v2",
+    [59] = "cuModuleUnload",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
@@ -253,9 +254,13 @@ static struct {
 } kernels[64];
 static int nkernels;
 
+/* Registering a handle again gives it a new layout, as a module loaded
+ * after an unload can hand out the same handle for another kernel. */
 void fk_register_kernel(void *handle, int is_cufunction, int nparams, const size_t *sizes) {
     pthread_mutex_lock(&mu);
-    int k = nkernels++;
+    int k = 0;
+    while (k < nkernels && kernels[k].h != handle) k++;
+    if (k == nkernels) nkernels++;
     kernels[k].h = handle;
     kernels[k].fn = is_cufunction;
     kernels[k].n = nparams;
