@@ -205,6 +205,8 @@ func TestBinaryCorrupt(t *testing.T) {
 		{"name bad kind", newEnc().record(RecordName, concat([]byte{9}, uv(1), uv(0))), "kind", "unknown object kind 9"},
 		{"name undefined string", newEnc().record(RecordName, concat([]byte{1}, uv(0x10), uv(1))), "name", "undefined string id 1"},
 		{"end short", newEnc().record(RecordEnd, uv(1)), "dropped", "corrupt end record"},
+		{"end counts more events", newEnc().event(ok).end(2, 0), "events", "counts 2 events, 1 were read"},
+		{"event kind damaged", newEnc().event(ok).record(RecordKind(17), rawEvent{op: 1, seq: 2}.payload()).end(2, 0), "events", "counts 2 events, 1 were read"},
 		{"record too long", &enc{append(newEnc().b, 0x10, 0x81, 0x80, 0x40)}, "length", "exceeds the 1048576-byte limit"},
 		{"record length overflow", &enc{append(newEnc().b, append([]byte{0x10}, bytes.Repeat([]byte{0xff}, 10)...)...)}, "length", "malformed length"},
 	}

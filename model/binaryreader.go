@@ -17,6 +17,7 @@ type BinaryReader struct {
 	file    string
 	tables  *Tables
 	lastSeq uint64
+	nevents uint64 // events read, for the End record's count
 	haveSeq bool
 	err     error // Sticky once set.
 }
@@ -324,6 +325,7 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	ev.Pool = v[15]
 	ev.Kernel = StringID(kernel)
 	r.lastSeq, r.haveSeq = seq, true
+	r.nevents++
 	return nil
 }
 
@@ -336,6 +338,11 @@ func (r *BinaryReader) definition(kind RecordKind, p []byte) error {
 			return err
 		}
 		t.Events, t.Dropped = v[0], v[1]
+		// A lost event record (a damaged kind byte reads as a record kind
+		// of a later version, which is skipped) shows here.
+		if v[0] != r.nevents {
+			return fieldErr("events", "corrupt end record: it counts %d events, %d were read", v[0], r.nevents)
+		}
 	case RecordString:
 		rest, err := decode(kind, p, stringFields[:], v[:])
 		if err != nil {
