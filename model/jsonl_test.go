@@ -216,6 +216,7 @@ func TestJSONLErrors(t *testing.T) {
 		{"stream not a string", `{"op":"stream_sync","stream":5}`, 1, "stream", `got a JSON number, want string`},
 		{"bad flags", `{"op":"stream_create","stream":"s","flags":"fast"}`, 1, "flags", `unknown stream flags "fast"`},
 		{"bad result", `{"op":"free","ptr":1,"result":true}`, 1, "result", `got true`},
+		{"misspelt result", `{"op":"free","ptr":1,"result":"sucess"}`, 1, "result", `unknown result "sucess"`},
 		{"site and stack", `{"op":"device_sync","site":"a.cu:1","stack":["b.cu:2"]}`, 1, "site", `give site or stack, not both`},
 		{"empty name", `{"op":"stream_create","stream":""}`, 1, "stream", `field "stream": empty name`},
 		{"not an object", `[1,2]`, 1, "", `trace.jsonl:1: line is a JSON array, not an object`},
@@ -313,7 +314,8 @@ func TestJSONLResults(t *testing.T) {
 	}{
 		{`"success"`, 0}, {`"cudaSuccess"`, 0}, {`"not_ready"`, ResultNotReady}, {`"cudaErrorNotReady"`, ResultNotReady},
 		{`"cudaErrorInvalidValue"`, 1}, {`"cudaErrorMemoryAllocation"`, 2}, {`"cudaErrorIllegalAddress"`, 700},
-		{`"cudaErrorSomethingNew"`, resultUnknown}, {`"error"`, resultUnknown}, {`"719"`, 719}, {`98`, 98}, {`-5`, -5},
+		{`"cudaErrorSomethingNew"`, resultUnknown}, {`"CUDA_ERROR_LAUNCH_TIMEOUT"`, resultUnknown}, {`"error"`, resultUnknown},
+		{`"719"`, 719}, {`98`, 98}, {`-5`, -5},
 	}
 	for _, tc := range tests {
 		events, _, err := readJSONL(t, `{"op":"free","ptr":1,"result":`+tc.result+`}`)

@@ -363,7 +363,7 @@ func parseResult(raw json.RawMessage) (int32, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return 0, corruptf("want a number or a string")
 		}
-		return parseResultName(s), nil
+		return parseResultName(s)
 	}
 	v, err := strconv.ParseInt(string(raw), 10, 32)
 	if err != nil {

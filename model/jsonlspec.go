@@ -106,16 +106,23 @@ var resultNames = []struct {
 // resultUnknown (cudaErrorUnknown) stands for error names this table lacks.
 const resultUnknown int32 = 999
 
-func parseResultName(s string) int32 {
+// parseResultName reads a result given as a string. An error name this
+// table lacks reads as resultUnknown; any other word is refused, since a
+// misspelt "success" would otherwise make the call a failed one, which the
+// checker skips without a word.
+func parseResultName(s string) (int32, error) {
 	for _, r := range resultNames {
 		if r.name == s {
-			return r.code
+			return r.code, nil
 		}
 	}
 	if n, err := strconv.ParseInt(s, 10, 32); err == nil {
-		return int32(n)
+		return int32(n), nil
 	}
-	return resultUnknown
+	if s == "error" || strings.HasPrefix(s, "cudaError") || strings.HasPrefix(s, "CUDA_ERROR_") {
+		return resultUnknown, nil
+	}
+	return 0, corruptf("unknown result %q: want \"success\", \"not_ready\", a cudaError name, or an error code", s)
 }
 
 func resultName(code int32) (string, bool) {
