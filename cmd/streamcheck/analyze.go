@@ -93,7 +93,15 @@ func traceFiles(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if e.Type().IsRegular() && isTraceName(e.Name()) {
+		if !isTraceName(e.Name()) {
+			continue
+		}
+		regular := e.Type().IsRegular()
+		if e.Type()&fs.ModeSymlink != 0 { // a trace linked in from elsewhere counts too
+			st, err := os.Stat(filepath.Join(dir, e.Name()))
+			regular = err == nil && st.Mode().IsRegular()
+		}
+		if regular {
 			names = append(names, e.Name())
 		}
 	}

@@ -41,7 +41,15 @@ func (c *cli) cmdCheck(args []string) int {
 		printUsage(c.stderr, fs, checkUsage)
 		return exitUsage
 	}
-	a := analyzeInputs(expandArgs(pos), o.root, newProgress(c.stderr))
+	ins := expandArgs(pos)
+	for _, in := range ins {
+		for _, out := range []string{o.output, o.writeBaseline} {
+			if in.path != "" && sameFile(in.path, out) {
+				return c.usageErrorf("check: output %s is the input trace %s", out, in.name)
+			}
+		}
+	}
+	a := analyzeInputs(ins, o.root, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		return c.usageErrorf("%v", err)
 	}
