@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// Exit codes of check, demo and convert. run and record exit with the
-// recorded program's own code when it failed; see cmdRun and cmdRecord.
+// Exit codes of check, demo and explain; convert and timeline use 0, 2 and
+// 3. run and record exit with the recorded program's own code when it
+// failed; see cmdRun and cmdRecord.
 const (
 	// exitOK: no error findings (warnings allowed) and every trace was
 	// complete.
@@ -115,11 +116,12 @@ Commands:
 	fmt.Fprint(w, `
 Run 'streamcheck help COMMAND' for a command's flags.
 
-Exit codes (check, demo, convert):
+Exit codes (check, demo, explain):
   0  no error findings (warnings allowed)
   1  error findings
   2  bad usage, or an input that could not be read (missing, not a trace)
   3  a trace was truncated or corrupt, and no error findings
+convert and timeline exit 0 when they wrote their output, else 2 or 3.
 run and record exit with the program's own code when it fails.
 `)
 }
