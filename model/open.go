@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // NewReader returns a reader for a trace in either form: binary when r
-// starts with BinaryMagic, JSON Lines otherwise. Input that is neither
+// starts with BinaryMagic, JSON Lines otherwise; a file named *.sctrace that
+// is empty or starts with a zero byte is a binary trace cut before its
+// header (ErrTruncated). Input that is neither
 // (its first non-blank byte opens no JSON object or comment) gives a
 // *PositionError wrapping ErrFormat. file names the trace in errors.
 func NewReader(r io.Reader, file string) (Reader, error) {
@@ -19,6 +22,12 @@ func NewReader(r io.Reader, file string) (Reader, error) {
 	}
 	head = head[:n]
 	whole := io.MultiReader(bytes.NewReader(head), r) // Give back what was sniffed.
+	// The shim creates its file, sized with zeros, before it writes the
+	// header: a recording that died in between leaves a .sctrace file that
+	// is empty or starts with a zero byte.
+	if strings.HasSuffix(file, ".sctrace") && (len(head) == 0 || head[0] == 0) {
+		return nil, &PositionError{File: file, Err: truncatedf("%v: the recorder stopped before it wrote the header", ErrTruncated)}
+	}
 	if looksBinary(head) {
 		return NewBinaryReader(whole, file)
 	}
