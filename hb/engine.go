@@ -1,6 +1,10 @@
 package hb
 
-import "github.com/streamcheck/streamcheck/model"
+import (
+	"slices"
+
+	"github.com/streamcheck/streamcheck/model"
+)
 
 // StreamKind says how a stream takes part in default-stream synchronization.
 type StreamKind uint8
@@ -48,14 +52,22 @@ type Agent struct {
 	legacySeenOps uint64
 	dev           *device // The agent's device, for default-stream synchronization.
 	destroyed     bool
-	capturing     bool
+	// ops is the operation count of a destroyed stream whose clock was
+	// dropped (Engine.prune); clock is nil then.
+	ops       uint64
+	capturing bool
 	// captureOrigin is the stream whose cudaStreamBeginCapture this stream
 	// is part of: itself, or the origin of a captured event it waited on.
 	captureOrigin AgentID
 }
 
 // Ops returns how many operations were issued to the agent so far.
-func (a *Agent) Ops() uint64 { return a.clock.Get(a.ID) }
+func (a *Agent) Ops() uint64 {
+	if a.clock == nil {
+		return a.ops
+	}
+	return a.clock.Get(a.ID)
+}
 
 // streamKey names a stream: a created stream by its handle alone, the
 // legacy stream by its device, a per-thread stream by device and thread.
@@ -108,8 +120,11 @@ type Step struct {
 }
 
 // Engine advances the happens-before relation one event at a time. Its
-// memory grows with the number of streams and events objects, not with the
-// number of operations.
+// memory grows with the number of streams and event objects, not with the
+// number of operations; a destroyed stream keeps a clock only until the
+// host is ordered after its work. (Clocks stay as wide as the number of
+// streams ever created, so a program creating tens of thousands of streams
+// costs time in proportion to that width at each join.)
 type Engine struct {
 	agents []*Agent
 	// The current agent of each stream key, split by kind of key so that
@@ -128,7 +143,11 @@ type Engine struct {
 		id     AgentID
 	}
 	events map[uint64]*eventState
-	host   Clock
+	// dying lists destroyed streams whose work the host has not yet been
+	// ordered after; prune drops their clocks once it has, so that memory
+	// follows the streams alive, not every stream a program ever created.
+	dying []AgentID
+	host  Clock
 	// hostVer counts changes of the host clock, so that work issued to a
 	// stream joins it only when it changed since the stream last did.
 	hostVer uint64
@@ -151,7 +170,31 @@ func New() *Engine {
 func (e *Engine) hostJoin(o Clock) {
 	if e.host.join(o) {
 		e.hostVer++
+		if len(e.dying) > 0 {
+			e.prune()
+		}
 	}
+}
+
+// prune drops the clocks of destroyed streams that the host is ordered
+// after. Nothing needs them then: their work can neither run later nor race
+// with work issued from now on (which joins the host clock), the host clock
+// holds all they knew (a stream's clock changes only at its own
+// operations), and device synchronization has nothing left to wait for.
+func (e *Engine) prune() {
+	keep := e.dying[:0]
+	for _, id := range e.dying {
+		a := e.agents[id]
+		if ops := a.clock.Get(id); e.host.Get(id) < ops {
+			keep = append(keep, id)
+			continue
+		}
+		a.ops, a.clock = a.clock.Get(id), nil
+		if i := slices.Index(a.dev.agents, id); i >= 0 {
+			a.dev.agents = slices.Delete(a.dev.agents, i, i+1)
+		}
+	}
+	e.dying = keep
 }
 
 // Agent returns the agent with the given id.
@@ -287,11 +330,16 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		return
 	case model.OpStreamDestroy:
 		a := e.Stream(ev.Stream, ev.Device, ev.TID)
-		a.destroyed = true
+		*st = Step{Agent: a.ID, Clock: a.clock}
 		if a.Kind == KindBlocking || a.Kind == KindNonBlocking {
 			e.register(keyOf(ev.Stream, ev.Device, ev.TID), 0)
+			if !a.destroyed {
+				a.destroyed = true
+				e.dying = append(e.dying, a.ID)
+				e.prune() // the host may be ordered after it already
+			}
 		}
-		*st = Step{Agent: a.ID, Clock: a.clock}
+		a.destroyed = true
 		return
 	case model.OpEventCreate:
 		e.events[ev.Event] = &eventState{}
