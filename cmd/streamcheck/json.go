@@ -11,7 +11,10 @@ import (
 type jsonReport struct {
 	Findings []*checker.Finding `json:"findings"`
 	Traces   []jsonTrace        `json:"traces"`
-	Summary  jsonSummary        `json:"summary"`
+	// Unreadable lists the inputs that could not be read at all (exit 2),
+	// so that a report file alone never reads as a clean run.
+	Unreadable []string    `json:"unreadable"`
+	Summary    jsonSummary `json:"summary"`
 }
 
 type jsonTrace struct {
@@ -38,7 +41,10 @@ type jsonSummary struct {
 }
 
 func writeJSON(w io.Writer, a *analysis) error {
-	rep := jsonReport{Findings: []*checker.Finding{}, Traces: []jsonTrace{}}
+	rep := jsonReport{Findings: []*checker.Finding{}, Traces: []jsonTrace{}, Unreadable: []string{}}
+	for _, err := range a.unreadable {
+		rep.Unreadable = append(rep.Unreadable, err.Error())
+	}
 	for _, res := range a.results {
 		rep.Findings = append(rep.Findings, res.Findings...)
 		t := jsonTrace{File: res.Trace, Stats: res.Stats}
