@@ -36,6 +36,13 @@
 // CPython's trampolines to the calling Python functions (pytramp.c), which
 // the process's perf map names.
 //
+// Frees and destroys are announced at their entry callback (releases.c): a
+// thread that gets the same address or handle back from the driver before
+// the release's exit callback has recorded it waits, so the trace never
+// frees or destroys the new owner. Kernel parameter layouts, cached per
+// function handle, are dropped when modules are unloaded or contexts
+// destroyed, since a handle may then name another kernel.
+//
 // # Environment
 //
 //	STREAMCHECK_DIR          directory for traces and error markers (default ".")
