@@ -39,4 +39,32 @@ func TestCloseDamagedKeepsDamageVisible(t *testing.T) {
 	if !strings.HasSuffix(text.String(), "# the source trace is damaged: x.sctrace: offset 99: trace truncated\n") {
 		t.Errorf("JSON Lines output does not end with the damage note:\n%s", text.String())
 	}
+	// Read back, the note is the trace's damage again.
+	events, err = Collect(NewJSONLReader(strings.NewReader(text.String()), "out.jsonl"))
+	if len(events) != 1 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "converted from a damaged trace: x.sctrace: offset 99") {
+		t.Errorf("JSON Lines read back: %d events, err %v; want 1 event then the damage, ErrTruncated", len(events), err)
+	}
+}
+
+// TestJSONLKeepsDropped reads back the dropped count a converted trace
+// notes in a comment.
+func TestJSONLKeepsDropped(t *testing.T) {
+	tables := NewTables()
+	tables.Dropped = 4
+	var text bytes.Buffer
+	jw := NewJSONLWriter(&text)
+	ev := Event{Seq: 1, Op: OpDeviceSync}
+	if err := jw.WriteEvent(&ev, tables); err != nil {
+		t.Fatal(err)
+	}
+	if err := jw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := NewJSONLReader(strings.NewReader(text.String()), "out.jsonl")
+	if _, err := Collect(r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Tables().Dropped != 4 {
+		t.Errorf("dropped %d after the round trip, want 4:\n%s", r.Tables().Dropped, text.String())
+	}
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strconv"
+	"strings"
 )
 
 // MaxLineLen is the longest JSON Lines line accepted, in bytes.
@@ -62,7 +64,8 @@ type JSONLReader struct {
 	stackIDs map[string]StackID
 	key      []byte // Scratch for stack keys.
 	frames   []Frame
-	err      error // Sticky once set.
+	damage   string // From a "# the source trace is damaged: " line.
+	err      error  // Sticky once set.
 }
 
 // NewJSONLReader returns a reader of JSON Lines from r; file names the trace
@@ -96,7 +99,11 @@ func (r *JSONLReader) Next(ev *Event) error {
 		if r.line == 1 {
 			b = bytes.TrimPrefix(b, []byte(byteOrderMark))
 		}
-		if len(b) == 0 || b[0] == '#' {
+		if len(b) == 0 {
+			continue
+		}
+		if b[0] == '#' {
+			r.directive(b)
 			continue
 		}
 		if field, err := r.decode(b, ev); err != nil {
@@ -113,8 +120,37 @@ func (r *JSONLReader) Next(ev *Event) error {
 		return r.err
 	}
 	r.tables.Events = r.seq
+	if r.damage != "" {
+		// What the converted source said of itself, as the last line.
+		sentinel := ErrCorrupt
+		if strings.Contains(r.damage, ErrTruncated.Error()) {
+			sentinel = ErrTruncated
+		}
+		r.err = &PositionError{File: r.file, Line: r.line, Err: &detailError{sentinel, "converted from a damaged trace: " + r.damage}}
+		return r.err
+	}
 	r.err = io.EOF
 	return io.EOF
+}
+
+// Comments that JSONLWriter writes for what a line cannot hold, read back
+// so that a converted trace keeps them: the recorder's dropped count, and
+// the damage of the trace it was converted from.
+const (
+	directiveDropped = "# the recorder dropped %d events"
+	directiveDamaged = "# the source trace is damaged: "
+)
+
+// directive acts on a comment line that is one of JSONLWriter's notes.
+func (r *JSONLReader) directive(b []byte) {
+	var n uint64
+	if _, err := fmt.Sscanf(string(b), directiveDropped, &n); err == nil {
+		r.tables.Dropped = n
+		return
+	}
+	if note, ok := bytes.CutPrefix(b, []byte(directiveDamaged)); ok {
+		r.damage = string(note)
+	}
 }
 
 // decode fills ev from one line, or names the field at fault.

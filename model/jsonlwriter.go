@@ -62,7 +62,7 @@ func (w *JSONLWriter) Close() error {
 	}
 	w.closed = true
 	if w.src != nil && w.src.Dropped > 0 {
-		fmt.Fprintf(w.w, "# the recorder dropped %d events\n", w.src.Dropped)
+		fmt.Fprintf(w.w, directiveDropped+"\n", w.src.Dropped)
 	}
 	w.err = w.w.Flush()
 	return w.err
@@ -74,7 +74,7 @@ func (w *JSONLWriter) CloseDamaged(note string) error {
 	if w.closed || w.err != nil {
 		return w.err
 	}
-	fmt.Fprintf(w.w, "# the source trace is damaged: %s\n", strings.ReplaceAll(note, "\n", " "))
+	fmt.Fprintf(w.w, "%s%s\n", directiveDamaged, strings.ReplaceAll(note, "\n", " "))
 	return w.Close()
 }
 
