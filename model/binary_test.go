@@ -205,6 +205,7 @@ func TestBinaryCorrupt(t *testing.T) {
 		{"name bad kind", newEnc().record(RecordName, concat([]byte{9}, uv(1), uv(0))), "kind", "unknown object kind 9"},
 		{"name undefined string", newEnc().record(RecordName, concat([]byte{1}, uv(0x10), uv(1))), "name", "undefined string id 1"},
 		{"end short", newEnc().record(RecordEnd, uv(1)), "dropped", "corrupt end record"},
+		{"damage empty", newEnc().record(RecordDamage, nil), "kind", "corrupt damage record"},
 		{"end counts more events", newEnc().event(ok).end(2, 0), "events", "counts 2 events, 1 were read"},
 		{"event kind damaged", newEnc().event(ok).record(RecordKind(17), rawEvent{op: 1, seq: 2}.payload()).end(2, 0), "events", "counts 2 events, 1 were read"},
 		{"record too long", &enc{append(newEnc().b, 0x10, 0x81, 0x80, 0x40)}, "length", "exceeds the 1048576-byte limit"},
@@ -356,7 +357,7 @@ func TestBinaryUnknownRecords(t *testing.T) {
 		record(0xff, big).
 		record(0x11, nil).
 		event(rawEvent{op: uint64(OpDeviceSync), seq: 1}).
-		record(0x07, big[:10]).
+		record(0x08, big[:10]).
 		end(1, 0).b
 	events, _, err := read(data)
 	if err != nil || len(events) != 1 || events[0].Op != OpDeviceSync {

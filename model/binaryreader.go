@@ -107,6 +107,8 @@ func recordName(k RecordKind) string {
 		return "process"
 	case RecordName:
 		return "name"
+	case RecordDamage:
+		return "damage"
 	case RecordEvent:
 		return "event"
 	}
@@ -426,6 +428,16 @@ func (r *BinaryReader) definition(kind RecordKind, p []byte) error {
 			}
 			t.Process.Args = StringID(v[0])
 		}
+	case RecordDamage:
+		// A copy of a damaged trace ends here, saying how its source ended.
+		if len(p) == 0 {
+			return fieldErr("kind", "corrupt damage record: malformed or missing value")
+		}
+		sentinel := ErrCorrupt
+		if p[0] == damageTruncated {
+			sentinel = ErrTruncated
+		}
+		return &detailError{sentinel, "copied from a damaged trace: " + string(p[1:])}
 	case RecordName:
 		if len(p) == 0 {
 			return fieldErr("kind", "corrupt name record: malformed or missing value")

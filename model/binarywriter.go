@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Writer writes events to a trace. WriteEvent takes each event with the
@@ -18,9 +19,9 @@ type Writer interface {
 	// Close ends a complete trace.
 	Close() error
 	// CloseDamaged ends a trace copied from a damaged source, keeping the
-	// damage visible to readers of the output: a binary trace is left
-	// without its End record (so it reads as truncated), a JSON Lines trace
-	// ends with a comment quoting note.
+	// damage visible to readers of the output: a binary trace ends with a
+	// Damage record quoting note and no End record, a JSON Lines trace with
+	// a comment quoting note; the readers report either as the damage.
 	CloseDamaged(note string) error
 }
 
@@ -181,8 +182,16 @@ func EncodeBinary(tables *Tables, events []Event) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// CloseDamaged flushes what was written without an End record. note is not
-// written: the missing End record is how binary readers learn of damage.
+// Damage record payloads start with how the source ended.
+const (
+	damageTruncated byte = 1
+	damageCorrupt   byte = 2
+)
+
+// CloseDamaged ends the output with a Damage record quoting note, and no
+// End record: readers stop there with the source's damage (truncated if
+// note says the source was, else corrupt), and readers that skip the
+// record still find the trace truncated.
 func (w *BinaryWriter) CloseDamaged(note string) error {
 	if w.closed || w.err != nil {
 		return w.err
@@ -190,6 +199,18 @@ func (w *BinaryWriter) CloseDamaged(note string) error {
 	w.closed = true
 	if w.src == nil {
 		w.writeHeader()
+	}
+	const maxNote = 4096
+	if len(note) > maxNote {
+		note = note[:maxNote]
+	}
+	how := damageCorrupt
+	if strings.Contains(note, ErrTruncated.Error()) {
+		how = damageTruncated
+	}
+	if err := w.record(RecordDamage, append(append(w.payload[:0], how), note...)); err != nil {
+		w.err = err
+		return err
 	}
 	w.err = w.w.Flush()
 	return w.err

@@ -41,7 +41,7 @@ func TestCloseDamagedKeepsDamageVisible(t *testing.T) {
 	}
 	// Read back, the note is the trace's damage again.
 	events, err = Collect(NewJSONLReader(strings.NewReader(text.String()), "out.jsonl"))
-	if len(events) != 1 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "converted from a damaged trace: x.sctrace: offset 99") {
+	if len(events) != 1 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "copied from a damaged trace: x.sctrace: offset 99") {
 		t.Errorf("JSON Lines read back: %d events, err %v; want 1 event then the damage, ErrTruncated", len(events), err)
 	}
 }
@@ -66,5 +66,23 @@ func TestJSONLKeepsDropped(t *testing.T) {
 	}
 	if r.Tables().Dropped != 4 {
 		t.Errorf("dropped %d after the round trip, want 4:\n%s", r.Tables().Dropped, text.String())
+	}
+}
+
+// TestCloseDamagedKeepsCorrupt copies a corrupt source: the output is
+// corrupt too, with the source's reason, not merely truncated.
+func TestCloseDamagedKeepsCorrupt(t *testing.T) {
+	var bin bytes.Buffer
+	bw := NewBinaryWriter(&bin)
+	if err := bw.CloseDamaged(`x.sctrace: offset 40: field "seq": corrupt event record`); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewBinaryReader(&bin, "out.sctrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Collect(r)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `copied from a damaged trace: x.sctrace: offset 40: field "seq"`) {
+		t.Errorf("read back: %v; want ErrCorrupt quoting the source", err)
 	}
 }

@@ -126,7 +126,7 @@ func (r *JSONLReader) Next(ev *Event) error {
 		if strings.Contains(r.damage, ErrTruncated.Error()) {
 			sentinel = ErrTruncated
 		}
-		r.err = &PositionError{File: r.file, Line: r.line, Err: &detailError{sentinel, "converted from a damaged trace: " + r.damage}}
+		r.err = &PositionError{File: r.file, Line: r.line, Err: &detailError{sentinel, "copied from a damaged trace: " + r.damage}}
 		return r.err
 	}
 	r.err = io.EOF

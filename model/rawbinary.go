@@ -26,11 +26,12 @@ const (
 	RecordModule  RecordKind = 4
 	RecordProcess RecordKind = 5
 	RecordName    RecordKind = 6
+	RecordDamage  RecordKind = 7
 	RecordEvent   RecordKind = 16
 )
 
 func (k RecordKind) known() bool {
-	return (k >= RecordEnd && k <= RecordName) || k == RecordEvent
+	return (k >= RecordEnd && k <= RecordDamage) || k == RecordEvent
 }
 
 // Record is one binary record as stored in the file.

@@ -215,7 +215,7 @@ func binaryTrace(t *testing.T, jsonl string, withEnd bool) string {
 	}
 	closeTrace := w.Close
 	if !withEnd { // as a killed program leaves it
-		closeTrace = func() error { return w.CloseDamaged("") }
+		closeTrace = func() error { return w.CloseDamaged(model.ErrTruncated.Error()) }
 	}
 	if err := closeTrace(); err != nil {
 		t.Fatal(err)
