@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 )
 
 // Exit codes of check, demo and explain; convert and timeline use 0, 2 and
@@ -60,6 +62,11 @@ var commands = []command{
 }
 
 func main() {
+	// A write to a closed pipe (streamcheck run ... 2>&1 | head -1) returns
+	// an error instead of killing streamcheck with SIGPIPE, which would hide
+	// the recorded program's exit code. Notify, not Ignore: programs started
+	// from here get the default action back.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(run(os.Stdout, os.Stderr, os.Args[1:]))
 }
 

@@ -15,11 +15,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files (testdata/golden) and the cmp files of testdata/script")
 
 // TestMain lets the scripts run "streamcheck": testscript re-executes this
-// test binary under that name, which calls run as main would.
+// test binary under that name, which calls main.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"streamcheck": func() { os.Exit(run(os.Stdout, os.Stderr, os.Args[1:])) },
-	})
+	testscript.Main(m, map[string]func(){"streamcheck": main})
 }
 
 // TestScripts runs testdata/script/*.txtar.

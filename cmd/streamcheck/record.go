@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/streamcheck/streamcheck/intercept/launch"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
@@ -22,8 +24,11 @@ Record runs PROGRAM with the recording shim, which writes one trace per
 process that uses CUDA (PROGRAM and its children) into DIR, named
 streamcheck-PID.sctrace. Analyze them with 'streamcheck check DIR'.
 
-The program keeps stdin, stdout and stderr; SIGINT, SIGTERM, SIGHUP and
-SIGQUIT sent to streamcheck are passed on to it.
+The program keeps stdin, stdout and stderr. Signals sent to streamcheck
+(SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH,
+SIGCONT) are passed on to it, except those streamcheck was started with
+ignored (nohup), which the program inherits ignored, and SIGINT and SIGQUIT
+typed at a terminal, which reach the program directly.
 
 The shim is libstreamcheck.so from $STREAMCHECK_SHIM, next to the
 streamcheck executable, or in ../lib relative to it.
@@ -36,7 +41,33 @@ Exit codes:
 
 // signalsToForward are passed on to the recorded program, so that it (not
 // streamcheck) decides how to stop, and its trace gets finished.
-var signalsToForward = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+var signalsToForward = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGWINCH, syscall.SIGCONT}
+
+// forwardedSignals are those of signalsToForward that streamcheck was not
+// started with ignored: catching an ignored signal would let the program
+// inherit the default action instead (nohup, trap ” HUP).
+func forwardedSignals() []os.Signal {
+	var sigs []os.Signal
+	for _, s := range signalsToForward {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
+}
+
+// fromTerminal reports whether a SIGINT or SIGQUIT may have come from the
+// terminal's keyboard: streamcheck's process group is the terminal's
+// foreground group, which the program shares, so the terminal sent it the
+// signal as well and passing it on would deliver it twice.
+func fromTerminal(s os.Signal) bool {
+	if s != syscall.SIGINT && s != syscall.SIGQUIT {
+		return false
+	}
+	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil && fg == unix.Getpgrp()
+}
 
 // Exit codes for a program that could not be started, as POSIX shells and
 // env(1) use them.
@@ -102,6 +133,9 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 		return exitUsage, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if errors.Is(cmd.Err, exec.ErrDot) { // a program found through "." in PATH runs, as in a shell
+		cmd.Err = nil
+	}
 	cmd.Env = launch.Env(os.Environ(), shim, abs, preload)
 	_, userPerf := os.LookupEnv(launch.PythonPerfVar)
 	if !userPerf {
@@ -122,8 +156,9 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 
 	// Catch the signals before the start, so that one arriving in between
 	// is forwarded rather than killing streamcheck.
-	sigs := make(chan os.Signal, len(signalsToForward))
-	signal.Notify(sigs, signalsToForward...)
+	forward := forwardedSignals()
+	sigs := make(chan os.Signal, len(forward))
+	signal.Notify(sigs, forward...)
 	defer signal.Stop(sigs)
 
 	if err := cmd.Start(); err != nil {
@@ -138,7 +173,9 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 		for {
 			select {
 			case s := <-sigs:
-				cmd.Process.Signal(s) // Fails only if the program already exited.
+				if !fromTerminal(s) {
+					cmd.Process.Signal(s) // Fails only if the program already exited.
+				}
 			case <-done:
 				return
 			}
@@ -146,6 +183,7 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	}()
 	err = cmd.Wait()
 	close(done)
+	signal.Stop(sigs) // From here on a signal is for streamcheck itself.
 	c.symbolizeTraces(abs, !userPerf)
 	return exitStatus(cmd.ProcessState), nil
 }

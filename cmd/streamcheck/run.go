@@ -58,6 +58,13 @@ func (c *cli) cmdRun(args []string) int {
 		printUsage(c.stderr, fs, runUsage)
 		return exitUsage
 	}
+	// Find out now, not after a run that may take hours, that the report
+	// or the baseline could not be written.
+	for _, out := range []string{o.output, o.writeBaseline} {
+		if err := checkWritable(out); err != nil {
+			return c.usageErrorf("run: %v", err)
+		}
+	}
 
 	dir := *keep
 	if dir == "" {
@@ -125,4 +132,17 @@ func firstNonZero(codes ...int) int {
 		}
 	}
 	return 0
+}
+
+// checkWritable makes sure the file path can be written (creating it empty
+// if it does not exist); "" is fine.
+func checkWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
