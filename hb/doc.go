@@ -20,8 +20,11 @@
 //     success, order the host after the work they cover.
 //   - Synchronous cudaMemcpy runs on the default stream; device-to-host and
 //     host-to-host copies, and copies from pinned host memory, return to the
-//     host only after completion. Pageable host-to-device and device-to-device
-//     copies do not synchronize the host.
+//     host only after completion. A pageable host-to-device copy first
+//     synchronizes its stream, so the host is ordered after the work issued
+//     there before it, but not after the copy itself; device-to-device copies
+//     do not synchronize the host. A synchronous cudaMemset returns after
+//     completion only when it sets pinned host memory.
 //   - Operations on a stream that is being captured into a graph do not run
 //     when issued and are not ordered here.
 //

@@ -142,7 +142,8 @@ type Engine struct {
 		handle uint64
 		id     AgentID
 	}
-	events map[uint64]*eventState
+	events  map[uint64]*eventState
+	scratch Clock // A stream's clock before an operation (see OpMemcpy).
 	// dying lists destroyed streams whose work the host has not yet been
 	// ordered after; prune drops their clocks once it has, so that memory
 	// follows the streams alive, not every stream a program ever created.
@@ -166,22 +167,23 @@ func New() *Engine {
 	return e
 }
 
-// hostJoin joins o into the host clock.
+// hostJoin joins o into the host clock. ApplyTo prunes afterwards, not
+// here: a caller may be iterating over the agents prune removes.
 func (e *Engine) hostJoin(o Clock) {
 	if e.host.join(o) {
 		e.hostVer++
-		if len(e.dying) > 0 {
-			e.prune()
-		}
 	}
 }
 
 // prune drops the clocks of destroyed streams that the host is ordered
-// after. Nothing needs them then: their work can neither run later nor race
+// after (called after the host joined something). Nothing needs them then: their work can neither run later nor race
 // with work issued from now on (which joins the host clock), the host clock
 // holds all they knew (a stream's clock changes only at its own
 // operations), and device synchronization has nothing left to wait for.
 func (e *Engine) prune() {
+	if len(e.dying) == 0 {
+		return
+	}
 	keep := e.dying[:0]
 	for _, id := range e.dying {
 		a := e.agents[id]
@@ -310,6 +312,11 @@ func (e *Engine) Apply(ev *model.Event) Step {
 // analyzer's hot path.
 func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	if ev.Failed() {
+		// An invalidated capture ends all the same (cudaStreamEndCapture
+		// returns the error and no graph): what follows on its streams runs.
+		if ev.Op == model.OpCaptureEnd && ev.Result == model.ResultCaptureInvalidated {
+			e.endCapture(e.Stream(ev.Stream, ev.Device, ev.TID))
+		}
 		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
 		return
 	}
@@ -353,6 +360,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		a := e.Stream(ev.Stream, ev.Device, ev.TID)
 		if ev.Op == model.OpStreamSync || ev.Result == model.ResultSuccess {
 			e.hostJoin(a.clock)
+			e.prune()
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
@@ -365,6 +373,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		}
 		if ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess {
 			e.hostJoin(es.snap)
+			e.prune()
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
@@ -373,6 +382,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 			for _, id := range d.agents {
 				e.hostJoin(e.agents[id].clock)
 			}
+			e.prune() // after the loop: it removes agents from d.agents
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
@@ -382,19 +392,34 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		*st = Step{Agent: HostAgent, Epoch: ep, Clock: e.host}
 		return
 	case model.OpMemcpy, model.OpMemset:
-		e.issue(ev, st)
-		if ev.Op == model.OpMemcpy && hostWaitsForCopy(ev) {
-			e.hostJoin(st.Clock)
+		// A pageable host-to-device copy synchronizes its stream before it
+		// starts: the host is ordered after the work issued there before the
+		// copy, though not after the copy itself.
+		presync := ev.Op == model.OpMemcpy && ev.Kind == model.CopyH2D && ev.Flags&model.FlagPageable != 0
+		if presync {
+			e.scratch.set(e.Stream(ev.Stream, ev.Device, ev.TID).clock)
 		}
+		e.issue(ev, st)
+		switch {
+		case hostWaitsFor(ev):
+			e.hostJoin(st.Clock)
+		case presync && !st.Skipped:
+			e.hostJoin(e.scratch)
+		}
+		e.prune()
 		return
 	}
 	*st = Step{Agent: HostAgent, Clock: e.host}
 	return
 }
 
-// hostWaitsForCopy reports whether a synchronous cudaMemcpy returns only
-// after the copy completed, per the runtime's "API synchronization behavior".
-func hostWaitsForCopy(ev *model.Event) bool {
+// hostWaitsFor reports whether a synchronous cudaMemcpy or cudaMemset
+// returns only after it completed, per the runtime's "API synchronization
+// behavior": a memset does when it sets pinned host memory.
+func hostWaitsFor(ev *model.Event) bool {
+	if ev.Op == model.OpMemset {
+		return ev.Flags&model.FlagPinned != 0
+	}
 	switch ev.Kind {
 	case model.CopyD2H, model.CopyH2H:
 		return true

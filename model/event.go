@@ -151,6 +151,9 @@ const (
 const (
 	ResultSuccess  int32 = 0
 	ResultNotReady int32 = 600 // cudaErrorNotReady / CUDA_ERROR_NOT_READY
+	// ResultCaptureInvalidated is what cudaStreamEndCapture returns for a
+	// capture that an unsupported call invalidated: the capture ends anyway.
+	ResultCaptureInvalidated int32 = 901 // cudaErrorStreamCaptureInvalidated / CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
 )
 
 // Stream handles with a fixed meaning. Other handles are opaque values

@@ -99,7 +99,7 @@ var resultNames = []struct {
 	{"cudaErrorLaunchFailure", 719},
 	{"cudaErrorNotSupported", 801},
 	{"cudaErrorStreamCaptureUnsupported", 900},
-	{"cudaErrorStreamCaptureInvalidated", 901},
+	{"cudaErrorStreamCaptureInvalidated", ResultCaptureInvalidated},
 	{"cudaErrorUnknown", resultUnknown},
 }
 
