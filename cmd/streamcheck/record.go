@@ -147,7 +147,7 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 		if maps, err := launch.WatchPerfMaps(pythonPerfMapDir, os.Getpid()); err == nil {
 			defer func() {
 				for _, p := range maps.Stop() {
-					os.Remove(p)
+					launch.RemovePythonPerfMap(p)
 				}
 			}()
 		}
@@ -208,7 +208,7 @@ func (c *cli) symbolizeTraces(dir string, removePerfMaps bool) {
 	if removePerfMaps {
 		defer func() {
 			for _, p := range sym.PerfMapsRead {
-				os.Remove(p)
+				launch.RemovePythonPerfMap(p)
 			}
 		}()
 	}

@@ -116,3 +116,24 @@ func Env(base []string, shimPath, traceDir string, preload bool) []string {
 	}
 	return out
 }
+
+// RemovePythonPerfMap removes the perf map at path if every entry in it
+// names a CPython trampoline ("py::..."): the maps Python wrote because Env
+// asked it to. A map with other entries (a JIT of the program's own: node's
+// --perf-basic-prof, a JVM agent) is the program's, and stays.
+func RemovePythonPerfMap(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(string(data)) {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		// "START SIZE NAME": the name is the rest of the line.
+		if f := strings.SplitN(line, " ", 3); len(f) < 3 || !strings.HasPrefix(f[2], "py::") {
+			return fmt.Errorf("%s: not only Python entries: kept", path)
+		}
+	}
+	return os.Remove(path)
+}

@@ -118,3 +118,25 @@ func TestFindShim(t *testing.T) {
 		t.Errorf("FindShim: %q, %v", p, err)
 	}
 }
+
+// TestRemovePythonPerfMap removes a map of CPython trampolines only: a map
+// with other entries is the program's own (a JIT's) and stays.
+func TestRemovePythonPerfMap(t *testing.T) {
+	dir := t.TempDir()
+	py := filepath.Join(dir, "perf-1.map")
+	jit := filepath.Join(dir, "perf-2.map")
+	os.WriteFile(py, []byte("7f0000001000 b py::main:/app/train.py\n7f0000002000 b py::step:/app/train.py\n"), 0o644)
+	os.WriteFile(jit, []byte("7f0000001000 b py::main:/app/train.py\n3000 40 LazyCompile:~run app.js:1\n"), 0o644)
+	if err := RemovePythonPerfMap(py); err != nil {
+		t.Errorf("Python map: %v", err)
+	}
+	if _, err := os.Stat(py); !os.IsNotExist(err) {
+		t.Errorf("Python map still there: %v", err)
+	}
+	if err := RemovePythonPerfMap(jit); err == nil {
+		t.Error("a map with a JIT's entries was removed")
+	}
+	if _, err := os.Stat(jit); err != nil {
+		t.Errorf("the JIT's map is gone: %v", err)
+	}
+}
