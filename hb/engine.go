@@ -326,6 +326,13 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	}
 	switch ev.Op {
 	case model.OpStreamCreate:
+		if k := keyOf(ev.Stream, ev.Device, ev.TID); k.handle == model.StreamLegacy || k.handle == model.StreamPerThread {
+			// A create naming a default stream (the JSON Lines form allows
+			// it) refers to that fixed stream: nothing to create.
+			a := e.Stream(ev.Stream, ev.Device, ev.TID)
+			*st = Step{Agent: a.ID, Clock: a.clock}
+			return
+		}
 		kind := KindBlocking
 		if ev.Flags&model.FlagNonBlocking != 0 {
 			kind = KindNonBlocking
