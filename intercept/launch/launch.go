@@ -91,8 +91,14 @@ func Env(base []string, shimPath, traceDir string, preload bool) []string {
 		switch k {
 		case PythonPerfVar:
 			pythonPerf = true
-		case "STREAMCHECK_DIR", "CUDA_INJECTION64_PATH", "STREAMCHECK_PRELOAD", "STREAMCHECK_LAUNCHER":
+		case "STREAMCHECK_DIR", "STREAMCHECK_PRELOAD", "STREAMCHECK_LAUNCHER":
 			continue
+		case "CUDA_INJECTION64_PATH":
+			// The user's injection library stays where the shim does not
+			// need the variable (preloaded), unless it is a shim itself.
+			if !preload || filepath.Base(v) == ShimName {
+				continue
+			}
 		case "LD_PRELOAD":
 			if preload {
 				ldPreload = v

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -138,5 +139,18 @@ func TestRemovePythonPerfMap(t *testing.T) {
 	}
 	if _, err := os.Stat(jit); err != nil {
 		t.Errorf("the JIT's map is gone: %v", err)
+	}
+}
+
+// TestEnvPreloadKeepsInjection keeps the user's CUDA_INJECTION64_PATH when
+// the shim is preloaded and does not need it, unless it names a shim.
+func TestEnvPreloadKeepsInjection(t *testing.T) {
+	got := Env([]string{"CUDA_INJECTION64_PATH=/opt/tool/libinject.so"}, "/opt/libstreamcheck.so", "/tmp/t", true)
+	if !slices.Contains(got, "CUDA_INJECTION64_PATH=/opt/tool/libinject.so") {
+		t.Errorf("preload dropped the user's injection library: %q", got)
+	}
+	got = Env([]string{"CUDA_INJECTION64_PATH=/old/libstreamcheck.so"}, "/opt/libstreamcheck.so", "/tmp/t", true)
+	if slices.ContainsFunc(got, func(kv string) bool { return strings.HasPrefix(kv, "CUDA_INJECTION64_PATH=") }) {
+		t.Errorf("preload kept another shim as the injection library: %q", got)
 	}
 }
