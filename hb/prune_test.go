@@ -6,17 +6,23 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// applier returns a function that applies an operation on a non-blocking
+// stream of host thread 1 to e, numbering the events.
+func applier(e *Engine) func(op model.Op, stream uint64) Step {
+	seq := uint64(0)
+	return func(op model.Op, stream uint64) Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, TID: 1, Flags: model.FlagNonBlocking})
+	}
+}
+
 // TestDestroyedStreamsPruned creates, uses, synchronizes and destroys a
 // stream over and over, as a program with a stream per step does: the
 // engine must keep the clocks of the live streams only (a clock per stream
 // ever created made memory grow with the square of their number).
 func TestDestroyedStreamsPruned(t *testing.T) {
 	e := New()
-	seq := uint64(0)
-	apply := func(op model.Op, stream uint64) Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, TID: 1, Flags: model.FlagNonBlocking})
-	}
+	apply := applier(e)
 	for range 2000 {
 		apply(model.OpStreamCreate, 0x500)
 		apply(model.OpLaunch, 0x500)
@@ -42,11 +48,7 @@ func TestDestroyedStreamsPruned(t *testing.T) {
 // must not be ordered after it, until a device synchronization.
 func TestDestroyedStreamKeptUntilOrdered(t *testing.T) {
 	e := New()
-	seq := uint64(0)
-	apply := func(op model.Op, stream uint64) Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, TID: 1, Flags: model.FlagNonBlocking})
-	}
+	apply := applier(e)
 	apply(model.OpStreamCreate, 0x500)
 	old := apply(model.OpLaunch, 0x500).Epoch
 	apply(model.OpStreamDestroy, 0x500)
