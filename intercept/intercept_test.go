@@ -825,6 +825,24 @@ func cuptiFindable() bool {
 	return bytes.Contains(out, []byte("libcupti.so"))
 }
 
+// TestPreloadWithoutDriver preloads the shim where there is neither a CUDA
+// driver nor CUPTI: the process can make no CUDA call, so the shim stays
+// silent and leaves no error marker (a CI machine without a GPU running
+// `streamcheck run --preload -- make test`).
+func TestPreloadWithoutDriver(t *testing.T) {
+	b := build(t)
+	if cuptiFindable() {
+		t.Skip("a real libcupti is installed here")
+	}
+	r := run(t, b, "basic", preload, "STREAMCHECK_CUPTI=/nonexistent/libcupti.so", "STREAMCHECK_LIBCUDA=/nonexistent/libcuda.so.1")
+	if strings.Contains(r.stderr, "streamcheck:") {
+		t.Errorf("shim complained: %q", r.stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(r.dir, "streamcheck-*.error")); len(m) != 0 {
+		t.Errorf("error markers written: %v", m)
+	}
+}
+
 func TestCannotRecord(t *testing.T) {
 	b := build(t)
 	base := run(t, b, "basic", noShim)
