@@ -92,7 +92,8 @@
 // If CUPTI cannot be loaded or subscribed (another profiler may hold it),
 // the shim prints one line, "streamcheck: cannot record CUDA calls:
 // <reason>", on stderr and writes the reason to <dir>/streamcheck-<pid>.error;
-// the program runs on unchanged. The shim never changes the program's
+// the program runs on unchanged. (Preloaded on a machine without the CUDA
+// driver, where a process can make no CUDA call, it does neither.) The shim never changes the program's
 // results, exit status or errno.
 package main
 

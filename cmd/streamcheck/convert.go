@@ -21,9 +21,10 @@ which, or the -o file name ends in .sctrace (binary) or .jsonl. The output
 goes to stdout unless -o is given.
 
 A truncated or corrupt trace is converted up to the damage; the damage is
-reported on stderr and kept in the output (a binary output ends without its
-End record, so reading it back reports it truncated; a JSON Lines output
-notes it in a final comment).
+reported on stderr and kept in the output (a binary output ends with a
+Damage record instead of its End record, a JSON Lines output with a final
+comment; reading either back reports the source's damage, truncated or
+corrupt).
 
 Exit codes:
   0  converted

@@ -18,11 +18,13 @@ var demoFS embed.FS
 const demoUsage = `
 usage: streamcheck demo [flags]
 
-Demo analyzes a built-in example trace: a buffer is freed on stream
-"compute" while a kernel still uses it, the pool hands the same addresses to
-a new allocation at once, and the new buffer is used on stream "copy"
-without waiting for "compute". It shows what a report looks like without a
-GPU or a recorded trace.
+Demo analyzes a built-in example trace, recorded on an H200 from
+testdata/cuda/reuse_while_in_flight_racy.cu: a kernel on stream s1 uses a
+buffer, which is then freed on s1 (legal: after the kernel in stream order);
+the pool hands the same addresses to a new allocation on s1 at once, and the
+new buffer is used on stream s2 without waiting for s1, while the old kernel
+may still run. It shows what a report looks like without a GPU or a
+recorded trace.
 
 Demo exits 1, since the example has an error finding.
 ` + acceptHelp

@@ -43,7 +43,7 @@ func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
 	fs.StringVar(&o.format, "format", "text", "report `format`: text, json, sarif or junit")
 	fs.StringVar(&o.output, "o", "", "write the report to `FILE` instead of "+defaultDest)
 	fs.BoolVar(&o.noColor, "no-color", false, "never color the text report (color is also off when NO_COLOR is set or the output is not a terminal)")
-	fs.StringVar(&o.sourceRoot, "source-root", "", "show source paths under `DIR` relative to it (default: the current directory)")
+	fs.StringVar(&o.sourceRoot, "source-root", "", "make stack paths check resolves, and SARIF uris, relative to `DIR` (default: the current directory)")
 	fs.IntVar(&o.printLimit, "print-limit", defaultPrintLimit, "print at most `N` findings in full in the text report, errors first (0: all); the summary counts every finding")
 	fs.StringVar(&o.suppressions, "suppressions", "", "do not report findings that an entry of `FILE` matches (see Accepted findings above)")
 	fs.StringVar(&o.baseline, "baseline", "", "do not report findings recorded in the baseline `FILE`: only new findings fail")
