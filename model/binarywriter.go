@@ -18,6 +18,11 @@ type Writer interface {
 	WriteEvent(ev *Event, t *Tables) error
 	// Close ends a complete trace.
 	Close() error
+	// Source gives the writer the source's tables when no event was
+	// written, before Close or CloseDamaged, so that a trace with no events
+	// keeps its process and its dropped count. After an event it does
+	// nothing.
+	Source(t *Tables) error
 	// CloseDamaged ends a trace copied from a damaged source, keeping the
 	// damage visible to readers of the output: a binary trace ends with a
 	// Damage record quoting note and no End record, a JSON Lines trace with
@@ -77,13 +82,8 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	if len(ev.Ptrs) > MaxLaunchPtrs {
 		return fmt.Errorf("binary trace writer: seq %d: %d launch addresses exceed the limit of %d", ev.Seq, len(ev.Ptrs), MaxLaunchPtrs)
 	}
-	if w.src == nil {
-		w.writeHeader()
-		if t.Process != (Process{}) {
-			if err := w.writeProcess(t); err != nil {
-				return err
-			}
-		}
+	if err := w.Source(t); err != nil {
+		return err
 	}
 	w.src = t
 	api, err := w.str(t, ev.API)
@@ -134,6 +134,22 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	}
 	w.events++
 	w.lastSeq = ev.Seq
+	return nil
+}
+
+// Source implements Writer: the header and the process, once.
+func (w *BinaryWriter) Source(t *Tables) error {
+	if w.err != nil || w.src != nil {
+		return w.err
+	}
+	w.writeHeader()
+	if t.Process != (Process{}) {
+		if err := w.writeProcess(t); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	w.src = t
 	return nil
 }
 

@@ -86,3 +86,47 @@ func TestCloseDamagedKeepsCorrupt(t *testing.T) {
 		t.Errorf("read back: %v; want ErrCorrupt quoting the source", err)
 	}
 }
+
+// TestSourceKeepsEventlessTrace copies a trace without events (every call
+// failed to be recorded): Source hands the writers the source's tables, so
+// the process and the dropped count survive the copy.
+func TestSourceKeepsEventlessTrace(t *testing.T) {
+	tables := NewTables()
+	tables.Process = Process{PID: 7, PPID: 1, Exe: tables.Intern("/bin/app")}
+	tables.Dropped = 3
+
+	var bin bytes.Buffer
+	bw := NewBinaryWriter(&bin)
+	if err := bw.Source(tables); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewBinaryReader(&bin, "out.sctrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Collect(r); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Tables(); got.Process.PID != 7 || got.Dropped != 3 {
+		t.Errorf("binary copy: pid %d, dropped %d; want 7 and 3", got.Process.PID, got.Dropped)
+	}
+
+	var text bytes.Buffer
+	jw := NewJSONLWriter(&text)
+	if err := jw.Source(tables); err != nil {
+		t.Fatal(err)
+	}
+	if err := jw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	jr := NewJSONLReader(strings.NewReader(text.String()), "out.jsonl")
+	if _, err := Collect(jr); err != nil {
+		t.Fatal(err)
+	}
+	if jr.Tables().Dropped != 3 || !strings.Contains(text.String(), "# process 7 ") {
+		t.Errorf("JSON Lines copy lost the process or the dropped count:\n%s", text.String())
+	}
+}

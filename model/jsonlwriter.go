@@ -54,6 +54,19 @@ func (w *JSONLWriter) WriteEvent(ev *Event, t *Tables) error {
 	return w.err
 }
 
+// Source implements Writer: the process comment, once.
+func (w *JSONLWriter) Source(t *Tables) error {
+	if w.err != nil || w.src != nil {
+		return w.err
+	}
+	if p := t.Process; p != (Process{}) {
+		fmt.Fprintf(w.w, "# process %d (parent %d), exe %q, command %q, started %d ns after the Unix epoch, recorder %q\n",
+			p.PID, p.PPID, t.String(p.Exe), t.String(p.Args), p.Start, t.String(p.Version))
+	}
+	w.src = t
+	return nil
+}
+
 // Close flushes the output. It notes in a comment how many events the
 // recorder dropped, if any.
 func (w *JSONLWriter) Close() error {
@@ -85,11 +98,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if ev.Kind > CopyH2H {
 		return fmt.Errorf("JSON Lines trace writer: seq %d: invalid copy kind %d", ev.Seq, ev.Kind)
 	}
-	if w.src == nil && t.Process != (Process{}) {
-		p := t.Process
-		fmt.Fprintf(w.w, "# process %d (parent %d), exe %q, command %q, started %d ns after the Unix epoch, recorder %q\n",
-			p.PID, p.PPID, t.String(p.Exe), t.String(p.Args), p.Start, t.String(p.Version))
-	}
+	w.Source(t)
 	w.src = t
 	form := opForms[ev.Op]
 	var stream, event, pool string

@@ -82,8 +82,14 @@ func copyEvents(w model.Writer, r model.Reader, tables *model.Tables, damaged bo
 				return err
 			}
 		case err == io.EOF:
+			if err := w.Source(tables); err != nil { // a trace without events keeps its process and dropped count
+				return err
+			}
 			return w.Close()
 		case damaged:
+			if err := w.Source(tables); err != nil {
+				return err
+			}
 			return w.CloseDamaged(err.Error())
 		default:
 			return err

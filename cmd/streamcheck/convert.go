@@ -88,10 +88,15 @@ func (c *cli) cmdConvert(args []string) int {
 		}
 	}
 	var note string
-	if damage != nil {
+	if r != nil {
+		err = w.Source(r.Tables()) // a trace without events keeps its process and dropped count
+	}
+	switch {
+	case err != nil:
+	case damage != nil:
 		note = formatDamage(path, damage, "converted", n)
 		err = w.CloseDamaged(note)
-	} else {
+	default:
 		err = w.Close()
 	}
 	if err != nil {
