@@ -659,12 +659,9 @@ func missingEdge(f *checker.Finding) *Edge {
 		}
 		return &Edge{From: vertexID(f.Alloc.Seq), To: vertexID(op.Seq), Kind: EdgeMissing,
 			Label: fmt.Sprintf("missing: the %s must wait for the allocation #%d", op.Role, f.Alloc.Seq)}
-	case checker.RuleUseAfterFree:
-		if other == nil {
-			return nil
-		}
-		return &Edge{From: vertexID(op.Seq), To: vertexID(other.Seq), Kind: EdgeMissing,
-			Label: fmt.Sprintf("missing: the free must wait for the use #%d", op.Seq)}
 	}
+	// use-after-free: the use was issued after the free; no ordering added
+	// between them would make it right (an edge from the use back to the
+	// free would close a cycle), so the graph shows no missing edge.
 	return nil
 }

@@ -19,8 +19,15 @@ const SliceNS = 1000
 // under process DevicePID(d).
 const HostPID = 1
 
-// DevicePID returns the process id of device d's stream tracks.
-func DevicePID(d int32) int { return 2 + int(max(d, 0)) }
+// DevicePID returns the process id of device d's stream tracks. A negative
+// d (the recorder found no current context) gets its own, far from the
+// devices' ids.
+func DevicePID(d int32) int {
+	if d < 0 {
+		return 1<<20 - int(d)
+	}
+	return 2 + int(d)
+}
 
 // Event is one trace event, with its fields in the order they are written.
 type Event struct {

@@ -83,3 +83,16 @@ func TestTracks(t *testing.T) {
 		}
 	}
 }
+
+// TestDevicePIDs: every device, and the "no current context" device -1 the
+// recorder can write, gets a process of its own, apart from the host's.
+func TestDevicePIDs(t *testing.T) {
+	seen := map[int]int32{HostPID: -99}
+	for _, d := range []int32{-2, -1, 0, 1, 7} {
+		pid := DevicePID(d)
+		if other, ok := seen[pid]; ok {
+			t.Errorf("device %d and %d share process %d", d, other, pid)
+		}
+		seen[pid] = d
+	}
+}
