@@ -15,7 +15,11 @@ func writeTrace(t *testing.T, bin string) []byte {
 	t.Helper()
 	tables := model.NewTables()
 	const bias = 0x7f0000000000
-	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: 1 << 30, Path: tables.Intern(bin)})
+	size, err := ModuleSize(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: size, Path: tables.Intern(bin)})
 	tables.Stacks = append(tables.Stacks, []model.Frame{{PC: bias + symbolAddr(t, bin, "target") + 1, Module: 1}})
 	sync := model.Event{Op: model.OpDeviceSync, API: tables.Intern("cudaDeviceSynchronize"), Stack: 1}
 	data, err := model.EncodeBinary(tables, []model.Event{sync, sync, sync})

@@ -27,9 +27,10 @@ type symbol struct {
 
 // object is one ELF file, opened on first use.
 type object struct {
-	syms  []symbol // FUNC symbols sorted by address.
-	dwarf *dwarf.Data
-	lines map[dwarf.Offset][]lineRow // Line tables of the compile units looked at, by unit.
+	extent uint64   // End of the highest PT_LOAD segment, as the Module record's size.
+	syms   []symbol // FUNC symbols sorted by address.
+	dwarf  *dwarf.Data
+	lines  map[dwarf.Offset][]lineRow // Line tables of the compile units looked at, by unit.
 }
 
 // lineRow is one row of a line table: the instructions from addr up to the
@@ -90,11 +91,7 @@ func (s *Symbolizer) Inlined(path string, addr uint64) []Location {
 	if chain, ok := s.cache[k]; ok {
 		return chain
 	}
-	obj, ok := s.objects[path]
-	if !ok {
-		obj = load(path)
-		s.objects[path] = obj
-	}
+	obj := s.object(path)
 	var chain []Location
 	if obj != nil {
 		chain = obj.lookup(addr)
@@ -117,13 +114,57 @@ func (s *Symbolizer) relative(file string) string {
 	return file
 }
 
+// object returns the file at path, read once; nil if it cannot be. Call
+// with s.mu held.
+func (s *Symbolizer) object(path string) *object {
+	obj, ok := s.objects[path]
+	if !ok {
+		obj = load(path)
+		s.objects[path] = obj
+	}
+	return obj
+}
+
+// sameFile reports whether the file now at path can be the one a trace
+// recorded there with the given size (the Module record's): a library
+// updated since, or another machine's build, would name the wrong
+// functions. A size of 0 (not recorded) is taken on trust.
+func (s *Symbolizer) sameFile(path string, size uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	obj := s.object(path)
+	return obj != nil && (size == 0 || obj.extent == size)
+}
+
+// ModuleSize returns the size a Module record gives the ELF file at path:
+// the end of its highest PT_LOAD segment. Frames are resolved in a file
+// only when its size is the recorded one.
+func ModuleSize(path string) (uint64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return loadExtent(f), nil
+}
+
+func loadExtent(f *elf.File) uint64 {
+	var end uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			end = max(end, p.Vaddr+p.Memsz)
+		}
+	}
+	return end
+}
+
 func load(path string) *object {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	obj := &object{}
+	obj := &object{extent: loadExtent(f)}
 	for _, read := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
 		syms, err := read()
 		if err != nil {
@@ -325,7 +366,7 @@ func (s *Symbolizer) frames(t *model.Tables, f model.Frame) []model.Frame {
 	}
 	m := t.Module(f.Module)
 	path := t.String(m.Path)
-	if path == "" || f.PC <= m.Base {
+	if path == "" || f.PC <= m.Base || !s.sameFile(path, m.Size) {
 		return nil
 	}
 	chain := s.Inlined(path, f.PC-m.Base-1)

@@ -83,7 +83,11 @@ func TestStackRelativeAndInterned(t *testing.T) {
 	bin2 := build(t, "cc", abs, "-g", "-O0")
 	tables := model.NewTables()
 	const bias = 0x400000
-	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: 1 << 20, Path: tables.Intern(bin2)})
+	size, err := ModuleSize(bin2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: size, Path: tables.Intern(bin2)})
 	// A return address just after the function's first instruction.
 	tables.Stacks = append(tables.Stacks, []model.Frame{{PC: bias + symbolAddr(t, bin2, "target") + 1, Module: 1}})
 	s := New()
@@ -92,6 +96,25 @@ func TestStackRelativeAndInterned(t *testing.T) {
 	f := tables.Stack(1)[0]
 	if got := tables.String(f.File); got != "testdata/prog.c" || f.Line != 2 || tables.String(f.Func) != "target" {
 		t.Errorf("frame = %s %s:%d, want target testdata/prog.c:2", tables.String(f.Func), got, f.Line)
+	}
+}
+
+// TestOtherBuildLeftUnresolved: a module whose file now has another size
+// than the trace recorded (a library updated since, another machine's
+// build) is not used, so frames stay unresolved rather than named wrong.
+func TestOtherBuildLeftUnresolved(t *testing.T) {
+	bin := build(t, "cc", "testdata/prog.c", "-g", "-O0")
+	size, err := ModuleSize(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := model.NewTables()
+	const bias = 0x400000
+	tables.Modules = append(tables.Modules, model.Module{ID: 1, Base: bias, Size: size + 0x1000, Path: tables.Intern(bin)})
+	tables.Stacks = append(tables.Stacks, []model.Frame{{PC: bias + symbolAddr(t, bin, "target") + 1, Module: 1}})
+	New().Stack(tables, 1)
+	if f := tables.Stack(1)[0]; f.Func != 0 || f.File != 0 {
+		t.Errorf("frame resolved in a file of another size: %s %s:%d", tables.String(f.Func), tables.String(f.File), f.Line)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamcheck/streamcheck/model"
+	"github.com/streamcheck/streamcheck/symbolize"
 )
 
 // TestSymbolizedStacks: a binary trace as the shim writes it, with return
@@ -58,7 +59,11 @@ func TestSymbolizedStacks(t *testing.T) {
 	}
 
 	tab := model.NewTables()
-	tab.Modules = append(tab.Modules, model.Module{ID: 1, Base: 0, Size: 1 << 40, Path: tab.Intern(exe)})
+	size, err := symbolize.ModuleSize(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Modules = append(tab.Modules, model.Module{ID: 1, Base: 0, Size: size, Path: tab.Intern(exe)})
 	tab.Stacks = append(tab.Stacks, []model.Frame{{PC: pc, Module: 1}})
 	const s1, s2, ptr = 0x1000, 0x2000, 0x7f0000000000
 	events := []model.Event{
