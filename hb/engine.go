@@ -176,10 +176,11 @@ func (e *Engine) hostJoin(o Clock) {
 }
 
 // prune drops the clocks of destroyed streams that the host is ordered
-// after (called after the host joined something). Nothing needs them then: their work can neither run later nor race
-// with work issued from now on (which joins the host clock), the host clock
-// holds all they knew (a stream's clock changes only at its own
-// operations), and device synchronization has nothing left to wait for.
+// after (called after the host joined something). Nothing needs them then:
+// their work can neither run later nor race with work issued from now on
+// (which joins the host clock), the host clock holds all they knew (a
+// stream's clock changes only at its own operations), and device
+// synchronization has nothing left to wait for.
 func (e *Engine) prune() {
 	if len(e.dying) == 0 {
 		return

@@ -27,8 +27,9 @@ streamcheck-PID.sctrace. Analyze them with 'streamcheck check DIR'.
 The program keeps stdin, stdout and stderr. Signals sent to streamcheck
 (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH,
 SIGCONT) are passed on to it, except those streamcheck was started with
-ignored (nohup), which the program inherits ignored, and SIGINT and SIGQUIT
-typed at a terminal, which reach the program directly.
+ignored (nohup), which the program inherits ignored, and, while streamcheck
+runs in the terminal's foreground, SIGINT, SIGQUIT, SIGHUP and SIGWINCH,
+which the terminal sends the program itself.
 
 The shim is libstreamcheck.so from $STREAMCHECK_SHIM, next to the
 streamcheck executable, or in ../lib relative to it.
@@ -46,7 +47,7 @@ var signalsToForward = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGH
 
 // forwardedSignals are those of signalsToForward that streamcheck was not
 // started with ignored: catching an ignored signal would let the program
-// inherit the default action instead (nohup, trap ” HUP).
+// inherit the default action instead (nohup, or a shell's trap).
 func forwardedSignals() []os.Signal {
 	var sigs []os.Signal
 	for _, s := range signalsToForward {
@@ -57,12 +58,14 @@ func forwardedSignals() []os.Signal {
 	return sigs
 }
 
-// fromTerminal reports whether a SIGINT or SIGQUIT may have come from the
-// terminal's keyboard: streamcheck's process group is the terminal's
-// foreground group, which the program shares, so the terminal sent it the
-// signal as well and passing it on would deliver it twice.
+// fromTerminal reports whether a signal may have come from the terminal
+// (a key, a hang-up, a resize): streamcheck's process group is the
+// terminal's foreground group, which the program shares, so the terminal
+// sent it the signal as well and passing it on would deliver it twice.
 func fromTerminal(s os.Signal) bool {
-	if s != syscall.SIGINT && s != syscall.SIGQUIT {
+	switch s {
+	case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP, syscall.SIGWINCH:
+	default:
 		return false
 	}
 	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
