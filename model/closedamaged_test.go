@@ -51,11 +51,52 @@ func TestCloseDamagedKeepsDamageVisible(t *testing.T) {
 func TestJSONLKeepsDropped(t *testing.T) {
 	tables := NewTables()
 	tables.Dropped = 4
+	text, got := jsonlRoundTrip(t, tables, Event{Seq: 1, Op: OpDeviceSync})
+	if got.Dropped != 4 {
+		t.Errorf("dropped %d after the round trip, want 4:\n%s", got.Dropped, text)
+	}
+}
+
+// binaryRoundTrip is jsonlRoundTrip for the binary form: the tables read.
+func binaryRoundTrip(t *testing.T, tables *Tables, events ...Event) *Tables {
+	t.Helper()
+	var bin bytes.Buffer
+	bw := NewBinaryWriter(&bin)
+	if err := bw.Source(tables); err != nil {
+		t.Fatal(err)
+	}
+	for i := range events {
+		if err := bw.WriteEvent(&events[i], tables); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewBinaryReader(&bin, "out.sctrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Collect(r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Tables()
+}
+
+// jsonlRoundTrip writes events with tables through a JSONLWriter (with no
+// events, only its Source), closes it and reads the text back: the text and
+// the tables read.
+func jsonlRoundTrip(t *testing.T, tables *Tables, events ...Event) (string, *Tables) {
+	t.Helper()
 	var text bytes.Buffer
 	jw := NewJSONLWriter(&text)
-	ev := Event{Seq: 1, Op: OpDeviceSync}
-	if err := jw.WriteEvent(&ev, tables); err != nil {
+	if err := jw.Source(tables); err != nil {
 		t.Fatal(err)
+	}
+	for i := range events {
+		if err := jw.WriteEvent(&events[i], tables); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := jw.Close(); err != nil {
 		t.Fatal(err)
@@ -64,9 +105,7 @@ func TestJSONLKeepsDropped(t *testing.T) {
 	if _, err := Collect(r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Tables().Dropped != 4 {
-		t.Errorf("dropped %d after the round trip, want 4:\n%s", r.Tables().Dropped, text.String())
-	}
+	return text.String(), r.Tables()
 }
 
 // TestCloseDamagedKeepsCorrupt copies a corrupt source: the output is
@@ -95,38 +134,12 @@ func TestSourceKeepsEventlessTrace(t *testing.T) {
 	tables.Process = Process{PID: 7, PPID: 1, Exe: tables.Intern("/bin/app")}
 	tables.Dropped = 3
 
-	var bin bytes.Buffer
-	bw := NewBinaryWriter(&bin)
-	if err := bw.Source(tables); err != nil {
-		t.Fatal(err)
-	}
-	if err := bw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewBinaryReader(&bin, "out.sctrace")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Collect(r); err != nil {
-		t.Fatal(err)
-	}
-	if got := r.Tables(); got.Process.PID != 7 || got.Dropped != 3 {
+	if got := binaryRoundTrip(t, tables); got.Process.PID != 7 || got.Dropped != 3 {
 		t.Errorf("binary copy: pid %d, dropped %d; want 7 and 3", got.Process.PID, got.Dropped)
 	}
 
-	var text bytes.Buffer
-	jw := NewJSONLWriter(&text)
-	if err := jw.Source(tables); err != nil {
-		t.Fatal(err)
-	}
-	if err := jw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	jr := NewJSONLReader(strings.NewReader(text.String()), "out.jsonl")
-	if _, err := Collect(jr); err != nil {
-		t.Fatal(err)
-	}
-	if jr.Tables().Dropped != 3 || !strings.Contains(text.String(), "# process 7 ") {
-		t.Errorf("JSON Lines copy lost the process or the dropped count:\n%s", text.String())
+	text, got := jsonlRoundTrip(t, tables)
+	if got.Dropped != 3 || !strings.Contains(text, "# process 7 ") {
+		t.Errorf("JSON Lines copy lost the process or the dropped count:\n%s", text)
 	}
 }

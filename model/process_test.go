@@ -11,23 +11,8 @@ import (
 func TestProcessArgs(t *testing.T) {
 	tables := NewTables()
 	tables.Process = Process{PID: 7, PPID: 1, Exe: tables.Intern("/usr/bin/python3"), Args: tables.Intern("python3 train.py --steps 3")}
-	ev := Event{Seq: 1, Op: OpDeviceSync}
-	var buf bytes.Buffer
-	w := NewBinaryWriter(&buf)
-	if err := w.WriteEvent(&ev, tables); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewBinaryReader(&buf, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Collect(r); err != nil {
-		t.Fatal(err)
-	}
-	if got := r.Tables().String(r.Tables().Process.Args); got != "python3 train.py --steps 3" {
+	got := binaryRoundTrip(t, tables, Event{Seq: 1, Op: OpDeviceSync})
+	if got := got.String(got.Process.Args); got != "python3 train.py --steps 3" {
 		t.Errorf("args = %q", got)
 	}
 
@@ -44,7 +29,7 @@ func TestProcessArgs(t *testing.T) {
 	rec(RecordString, append([]byte{1}, "/bin/app"...))
 	rec(RecordProcess, []byte{9, 1, 1, 0, 0})
 	rec(RecordEnd, []byte{0, 0})
-	r, err = NewBinaryReader(bytes.NewReader(old), "old")
+	r, err := NewBinaryReader(bytes.NewReader(old), "old")
 	if err != nil {
 		t.Fatal(err)
 	}
