@@ -61,18 +61,7 @@ func TestJSONLKeepsDropped(t *testing.T) {
 func binaryRoundTrip(t *testing.T, tables *Tables, events ...Event) *Tables {
 	t.Helper()
 	var bin bytes.Buffer
-	bw := NewBinaryWriter(&bin)
-	if err := bw.Source(tables); err != nil {
-		t.Fatal(err)
-	}
-	for i := range events {
-		if err := bw.WriteEvent(&events[i], tables); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTrace(t, NewBinaryWriter(&bin), tables, events)
 	r, err := NewBinaryReader(&bin, "out.sctrace")
 	if err != nil {
 		t.Fatal(err)
@@ -89,18 +78,7 @@ func binaryRoundTrip(t *testing.T, tables *Tables, events ...Event) *Tables {
 func jsonlRoundTrip(t *testing.T, tables *Tables, events ...Event) (string, *Tables) {
 	t.Helper()
 	var text bytes.Buffer
-	jw := NewJSONLWriter(&text)
-	if err := jw.Source(tables); err != nil {
-		t.Fatal(err)
-	}
-	for i := range events {
-		if err := jw.WriteEvent(&events[i], tables); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := jw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTrace(t, NewJSONLWriter(&text), tables, events)
 	r := NewJSONLReader(strings.NewReader(text.String()), "out.jsonl")
 	if _, err := Collect(r); err != nil {
 		t.Fatal(err)
@@ -141,5 +119,21 @@ func TestSourceKeepsEventlessTrace(t *testing.T) {
 	text, got := jsonlRoundTrip(t, tables)
 	if got.Dropped != 3 || !strings.Contains(text, "# process 7 ") {
 		t.Errorf("JSON Lines copy lost the process or the dropped count:\n%s", text)
+	}
+}
+
+// writeTrace gives w the source tables, writes events and closes w.
+func writeTrace(t *testing.T, w Writer, tables *Tables, events []Event) {
+	t.Helper()
+	if err := w.Source(tables); err != nil {
+		t.Fatal(err)
+	}
+	for i := range events {
+		if err := w.WriteEvent(&events[i], tables); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
