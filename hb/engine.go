@@ -285,6 +285,15 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 	return a
 }
 
+// Known returns the agent a stream handle names now, without creating one
+// as Stream does, and whether there is one.
+func (e *Engine) Known(handle uint64, device int32, tid uint32) (*Agent, bool) {
+	if id := e.lookup(keyOf(handle, device, tid)); id != 0 {
+		return e.agents[id], true
+	}
+	return nil, false
+}
+
 // Stream returns the agent a stream handle names for an event's device and
 // host thread, creating default streams and never-created streams (as
 // blocking, like cudaStreamCreate's default) on first use.

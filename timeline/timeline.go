@@ -200,6 +200,12 @@ func (tw *writer) add(ev *model.Event) {
 	tr := tw.hostTrack(ev.TID) // Every thread gets its track, numbered in order of its first call.
 	if st.Agent != hb.HostAgent {
 		tr = tw.streamTrack(st.Agent)
+	} else if ev.Failed() && ev.Op.OnStream() {
+		// A call CUDA rejected ran nowhere, but reports name its stream
+		// (a rejected cudaFreeAsync is a double free): draw it there.
+		if a, ok := tw.chk.Engine().Known(ev.Stream, ev.Device, ev.TID); ok {
+			tr = tw.streamTrack(a.ID)
+		}
 	}
 	here := place{tr, ts}
 	if _, ok := tw.wanted[ev.Seq]; ok {

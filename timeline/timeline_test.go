@@ -84,6 +84,21 @@ func TestTracks(t *testing.T) {
 	}
 }
 
+// TestRejectedCallOnItsStream: a call CUDA rejected (here a second
+// cudaFreeAsync, which the checker reports as a double free on its stream)
+// is drawn on its stream's track, as reports place it.
+func TestRejectedCallOnItsStream(t *testing.T) {
+	ss := slicesOf(t, `{"op":"stream_create","stream":"s1"}
+{"op":"malloc_async","stream":"s1","ptr":"0x7f0000000000","size":4096}
+{"op":"free_async","stream":"s1","ptr":"0x7f0000000000"}
+{"op":"free_async","stream":"s1","ptr":"0x7f0000000000","result":"cudaErrorInvalidValue"}
+`)
+	last := ss[len(ss)-1]
+	if last.Name != "cudaFreeAsync" || last.PID != DevicePID(0) || last.TID != ss[1].TID {
+		t.Errorf("rejected free on %d/%d, want s1's track %d/%d", last.PID, last.TID, DevicePID(0), ss[1].TID)
+	}
+}
+
 // TestDevicePIDs: every device, and the "no current context" device -1 the
 // recorder can write, gets a process of its own, apart from the host's.
 func TestDevicePIDs(t *testing.T) {
