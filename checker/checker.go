@@ -35,7 +35,7 @@ type access struct {
 }
 
 // epoch returns the operation's happens-before epoch.
-func (a *access) epoch() hb.Epoch { return hb.Epoch{Agent: a.agent, Clock: a.clock} }
+func (c *Checker) epoch(a *access) hb.Epoch { return c.engine.EpochOf(a.agent, a.clock) }
 
 // allocation is one allocation, live or freed.
 //
@@ -429,13 +429,13 @@ func (c *Checker) release(ev *model.Event, st *hb.Step) {
 	inFlight := false
 	uses := a.uses()
 	for i := range uses {
-		if !st.Clock.Covers(uses[i].epoch()) {
+		if !st.Clock.Covers(c.epoch(&uses[i])) {
 			c.report(RuleFreeWhileInFlight, a, free, &uses[i])
 			inFlight = true
 			break
 		}
 	}
-	if !inFlight && !st.Clock.Covers(a.alloc.epoch()) {
+	if !inFlight && !st.Clock.Covers(c.epoch(&a.alloc)) {
 		c.report(RuleFreeBeforeAlloc, a, free, &a.alloc)
 	}
 	a.free = free
@@ -477,11 +477,11 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	// A use unordered after the allocation on a stream that already used the
 	// memory is the same bug as that earlier use, which was reported: stream
 	// order puts this one after it.
-	if prior < 0 && !st.Clock.Covers(a.alloc.epoch()) {
+	if prior < 0 && !st.Clock.Covers(c.epoch(&a.alloc)) {
 		u := c.accessOf(ev, st, addr)
 		reported := false
 		for i := range a.inherited {
-			if !st.Clock.Covers(a.inherited[i].epoch()) {
+			if !st.Clock.Covers(c.epoch(&a.inherited[i])) {
 				c.report(RuleReuseWhileInFlight, a, u, &a.inherited[i])
 				reported = true
 				break

@@ -285,7 +285,7 @@ func (rp *replay) add(ev *model.Event) {
 	case model.OpMemcpy, model.OpMemset:
 		host := eng.HostClock()
 		for _, a := range eng.Agents() {
-			if host.Get(a.ID) > hostBefore.Get(a.ID) && a.ID != hb.HostAgent {
+			if a.ID != hb.HostAgent && !a.Pruned() && host.Get(a.Slot) > hostBefore.Get(a.Slot) {
 				touched = append(touched, a.ID)
 			}
 		}

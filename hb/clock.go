@@ -6,15 +6,21 @@ type AgentID int32
 // HostAgent is the agent of all host threads.
 const HostAgent AgentID = 0
 
-// Epoch is one point of one agent's history: the agent's Clock-th operation.
+// Epoch is one point of one agent's history: the Clock-th operation counted
+// on the agent's slot.
 type Epoch struct {
-	Agent AgentID
+	Agent AgentID // The host or stream incarnation (reports name it).
+	// Slot is the agent's index in clocks. A destroyed stream's slot is
+	// handed to a later stream once the host is ordered after its work; the
+	// count goes on from there, so the old epochs stay covered by every
+	// clock that joined the host since.
+	Slot  AgentID
 	Clock uint64
 }
 
-// Clock is a vector clock: Clock[a] is the number of agent a's operations
-// known to be complete, or ordered before, at a point. Entries past the end
-// are zero, so clocks need not be resized when agents are added.
+// Clock is a vector clock: Clock[s] is the number of operations counted on
+// slot s known to be complete, or ordered before, at a point. Entries past
+// the end are zero, so clocks need not be resized when agents are added.
 type Clock []uint64
 
 // Covers reports whether the point with clock c is ordered after epoch e.
@@ -22,13 +28,13 @@ func (c Clock) Covers(e Epoch) bool {
 	if e.Clock == 0 {
 		return true
 	}
-	return int(e.Agent) < len(c) && c[e.Agent] >= e.Clock
+	return int(e.Slot) < len(c) && c[e.Slot] >= e.Clock
 }
 
-// Get returns c[a], or 0 past the end.
-func (c Clock) Get(a AgentID) uint64 {
-	if int(a) < len(c) {
-		return c[a]
+// Get returns c[s], the count on slot s, or 0 past the end.
+func (c Clock) Get(s AgentID) uint64 {
+	if int(s) < len(c) {
+		return c[s]
 	}
 	return 0
 }
@@ -51,13 +57,13 @@ func (c *Clock) join(o Clock) bool {
 	return grown != 0
 }
 
-// tick advances agent a in *c and returns the new epoch.
-func (c *Clock) tick(a AgentID) Epoch {
-	if int(a) >= len(*c) {
-		*c = append(*c, make([]uint64, int(a)+1-len(*c))...)
+// tick advances slot s in *c and returns the new epoch (its Agent unset).
+func (c *Clock) tick(s AgentID) Epoch {
+	if int(s) >= len(*c) {
+		*c = append(*c, make([]uint64, int(s)+1-len(*c))...)
 	}
-	(*c)[a]++
-	return Epoch{a, (*c)[a]}
+	(*c)[s]++
+	return Epoch{Slot: s, Clock: (*c)[s]}
 }
 
 // set copies o into *c, reusing its storage.

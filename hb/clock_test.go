@@ -11,20 +11,20 @@ func TestClockCovers(t *testing.T) {
 		e    Epoch
 		want bool
 	}{
-		{Epoch{0, 0}, true},  // The zero epoch: nothing to be ordered after.
-		{Epoch{7, 0}, true},  // Clock 0 of any agent, even one past the end.
-		{Epoch{0, 3}, true},  // Equal.
-		{Epoch{0, 2}, true},  // Earlier.
-		{Epoch{0, 4}, false}, // Later.
-		{Epoch{1, 1}, false}, // An agent the clock knows nothing of.
-		{Epoch{2, 5}, true},
-		{Epoch{3, 1}, false}, // Past the end reads as 0.
+		{Epoch{Slot: 0, Clock: 0}, true},  // The zero epoch: nothing to be ordered after.
+		{Epoch{Slot: 7, Clock: 0}, true},  // Clock 0 of any agent, even one past the end.
+		{Epoch{Slot: 0, Clock: 3}, true},  // Equal.
+		{Epoch{Slot: 0, Clock: 2}, true},  // Earlier.
+		{Epoch{Slot: 0, Clock: 4}, false}, // Later.
+		{Epoch{Slot: 1, Clock: 1}, false}, // An agent the clock knows nothing of.
+		{Epoch{Slot: 2, Clock: 5}, true},
+		{Epoch{Slot: 3, Clock: 1}, false}, // Past the end reads as 0.
 	} {
 		if got := c.Covers(tc.e); got != tc.want {
 			t.Errorf("%v.Covers(%+v) = %v, want %v", c, tc.e, got, tc.want)
 		}
 	}
-	if (Clock(nil)).Covers(Epoch{0, 1}) {
+	if (Clock(nil)).Covers(Epoch{Slot: 0, Clock: 1}) {
 		t.Error("nil clock covers a non-zero epoch")
 	}
 }
@@ -60,16 +60,16 @@ func TestClockJoin(t *testing.T) {
 
 func TestClockTick(t *testing.T) {
 	var c Clock
-	if e := c.tick(2); e != (Epoch{2, 1}) || !slices.Equal(c, Clock{0, 0, 1}) {
+	if e := c.tick(2); e != (Epoch{Slot: 2, Clock: 1}) || !slices.Equal(c, Clock{0, 0, 1}) {
 		t.Errorf("first tick of agent 2: epoch %+v, clock %v", e, c)
 	}
-	if e := c.tick(2); e != (Epoch{2, 2}) {
+	if e := c.tick(2); e != (Epoch{Slot: 2, Clock: 2}) {
 		t.Errorf("second tick: epoch %+v", e)
 	}
-	if e := c.tick(0); e != (Epoch{0, 1}) || !slices.Equal(c, Clock{1, 0, 2}) {
+	if e := c.tick(0); e != (Epoch{Slot: 0, Clock: 1}) || !slices.Equal(c, Clock{1, 0, 2}) {
 		t.Errorf("tick of agent 0: epoch %+v, clock %v", e, c)
 	}
-	if !c.Covers(Epoch{2, 2}) || c.Covers(Epoch{2, 3}) {
+	if !c.Covers(Epoch{Slot: 2, Clock: 2}) || c.Covers(Epoch{Slot: 2, Clock: 3}) {
 		t.Error("a clock must cover its own ticks and nothing later")
 	}
 }

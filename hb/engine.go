@@ -36,7 +36,10 @@ func (k StreamKind) String() string {
 // Agent is the host or one incarnation of a stream: a handle reused after
 // cudaStreamDestroy becomes a new agent.
 type Agent struct {
-	ID     AgentID
+	ID AgentID
+	// Slot is the agent's index in clocks (see Epoch): a stream's own, or
+	// one a destroyed stream gave back.
+	Slot   AgentID
 	Kind   StreamKind
 	Handle uint64 // Stream handle as recorded (0 legacy, 2 per-thread).
 	Device int32
@@ -54,19 +57,26 @@ type Agent struct {
 	destroyed     bool
 	// ops is the operation count of a destroyed stream whose clock was
 	// dropped (Engine.prune); clock is nil then.
-	ops       uint64
+	ops uint64
+	// base is the count on the agent's slot before its first operation:
+	// what the streams that had the slot before it counted.
+	base      uint64
 	capturing bool
 	// captureOrigin is the stream whose cudaStreamBeginCapture this stream
 	// is part of: itself, or the origin of a captured event it waited on.
 	captureOrigin AgentID
 }
 
+// Pruned reports whether the agent is a destroyed stream whose clock was
+// dropped, its slot free for another stream.
+func (a *Agent) Pruned() bool { return a.destroyed && a.clock == nil }
+
 // Ops returns how many operations were issued to the agent so far.
 func (a *Agent) Ops() uint64 {
 	if a.clock == nil {
 		return a.ops
 	}
-	return a.clock.Get(a.ID)
+	return max(a.clock.Get(a.Slot), a.base) - a.base
 }
 
 // streamKey names a stream: a created stream by its handle alone, the
@@ -122,9 +132,8 @@ type Step struct {
 // Engine advances the happens-before relation one event at a time. Its
 // memory grows with the number of streams and event objects, not with the
 // number of operations; a destroyed stream keeps a clock only until the
-// host is ordered after its work. (Clocks stay as wide as the number of
-// streams ever created, so a program creating tens of thousands of streams
-// costs time in proportion to that width at each join.)
+// host is ordered after its work, and then gives its clock slot to the next
+// stream created, so clocks are as wide as the streams alive at once.
 type Engine struct {
 	agents []*Agent
 	// The current agent of each stream key, split by kind of key so that
@@ -148,7 +157,12 @@ type Engine struct {
 	// ordered after; prune drops their clocks once it has, so that memory
 	// follows the streams alive, not every stream a program ever created.
 	dying []AgentID
-	host  Clock
+	// freeSlots are the clock slots of pruned streams, for new streams, so
+	// that clocks stay as wide as the streams alive at once, not as the
+	// number of streams ever created.
+	freeSlots []AgentID
+	nslots    AgentID // Slots handed out so far, the host's included.
+	host      Clock
 	// hostVer counts changes of the host clock, so that work issued to a
 	// stream joins it only when it changed since the stream last did.
 	hostVer uint64
@@ -162,6 +176,7 @@ func New() *Engine {
 		devices:   map[int32]*device{},
 		events:    map[uint64]*eventState{},
 		hostVer:   1, // Agents start at 0: their first operation joins.
+		nslots:    1, // Slot 0 is the host's.
 	}
 	e.agents = append(e.agents, &Agent{ID: HostAgent, Kind: KindHost})
 	return e
@@ -188,14 +203,15 @@ func (e *Engine) prune() {
 	keep := e.dying[:0]
 	for _, id := range e.dying {
 		a := e.agents[id]
-		if ops := a.clock.Get(id); e.host.Get(id) < ops {
+		if ops := a.clock.Get(a.Slot); e.host.Get(a.Slot) < ops {
 			keep = append(keep, id)
 			continue
 		}
-		a.ops, a.clock = a.clock.Get(id), nil
+		a.ops, a.clock = a.Ops(), nil
 		if i := slices.Index(a.dev.agents, id); i >= 0 {
 			a.dev.agents = slices.Delete(a.dev.agents, i, i+1)
 		}
+		e.freeSlots = append(e.freeSlots, a.Slot)
 	}
 	e.dying = keep
 }
@@ -278,6 +294,15 @@ func (e *Engine) register(k streamKey, id AgentID) {
 
 func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32, implicit bool) *Agent {
 	a := &Agent{ID: AgentID(len(e.agents)), Kind: kind, Handle: k.handle, Device: device, TID: tid, Implicit: implicit}
+	// A reused slot's count goes on past the old stream's: its first
+	// operation joins the host clock, which holds that count.
+	if n := len(e.freeSlots); n > 0 {
+		a.Slot, e.freeSlots = e.freeSlots[n-1], e.freeSlots[:n-1]
+		a.base = e.host.Get(a.Slot)
+	} else {
+		a.Slot = e.nslots
+		e.nslots++
+	}
 	a.dev = e.device(device)
 	e.agents = append(e.agents, a)
 	e.register(k, a.ID)
@@ -405,6 +430,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		return
 	case model.OpMalloc, model.OpFree, model.OpPoolCreate:
 		ep := e.host.tick(HostAgent)
+		ep.Agent = HostAgent
 		e.hostVer++
 		*st = Step{Agent: HostAgent, Epoch: ep, Clock: e.host}
 		return
@@ -494,7 +520,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case KindBlocking, KindPerThread:
 		if id := a.dev.legacy; id != 0 {
 			l := e.agents[id]
-			if ops := l.clock.Get(id); id != a.legacySeen || ops != a.legacySeenOps {
+			if ops := l.clock.Get(l.Slot); id != a.legacySeen || ops != a.legacySeenOps {
 				a.clock.join(l.clock)
 				a.legacySeen, a.legacySeenOps = id, ops
 			}
@@ -514,7 +540,8 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			es = &eventState{}
 			e.events[ev.Event] = es
 		}
-		st.Epoch = a.clock.tick(a.ID)
+		st.Epoch = a.clock.tick(a.Slot)
+		st.Epoch.Agent = a.ID
 		es.recorded = true
 		es.agent = a.ID
 		es.captureOrigin = 0
@@ -522,7 +549,8 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		st.Clock = a.clock
 		return
 	}
-	st.Epoch = a.clock.tick(a.ID)
+	st.Epoch = a.clock.tick(a.Slot)
+	st.Epoch.Agent = a.ID
 	st.Clock = a.clock
 }
 
@@ -547,4 +575,10 @@ func (e *Engine) endCapture(a *Agent) {
 			b.capturing, b.captureOrigin = false, 0
 		}
 	}
+}
+
+// EpochOf is the epoch of an operation of agent a that was the clock-th
+// counted on its slot, for those that keep only the two (the checker).
+func (e *Engine) EpochOf(a AgentID, clock uint64) Epoch {
+	return Epoch{Agent: a, Slot: e.agents[a].Slot, Clock: clock}
 }

@@ -18,8 +18,9 @@ func applier(e *Engine) func(op model.Op, stream uint64) Step {
 
 // TestDestroyedStreamsPruned creates, uses, synchronizes and destroys a
 // stream over and over, as a program with a stream per step does: the
-// engine must keep the clocks of the live streams only (a clock per stream
-// ever created made memory grow with the square of their number).
+// engine must keep the clocks of the live streams only, and clocks as wide
+// as the streams alive (a clock per stream ever created, each as wide as
+// their number, made memory and time grow with its square).
 func TestDestroyedStreamsPruned(t *testing.T) {
 	e := New()
 	apply := applier(e)
@@ -40,6 +41,10 @@ func TestDestroyedStreamsPruned(t *testing.T) {
 	}
 	if clocks > 2 {
 		t.Errorf("%d agents of %d keep a clock, want the host's at most", clocks, len(e.Agents()))
+	}
+	// The slots of the streams gone are handed on: clocks stay narrow.
+	if w := len(e.HostClock()); w > 3 {
+		t.Errorf("the host clock is %d slots wide after 2000 streams, one alive at a time", w)
 	}
 }
 
