@@ -1,9 +1,12 @@
 // Package hb computes the happens-before relation of a CUDA trace.
 //
 // Each stream and the host are agents with vector clocks. An operation issued
-// to a stream gets an Epoch (its stream's agent and that stream's operation
-// count); operation A happens before operation B exactly when B's clock
-// covers A's epoch. The engine follows CUDA's documented ordering rules:
+// to a stream gets an Epoch (its stream's agent, the agent's clock slot and
+// the count on that slot); operation A happens before operation B exactly
+// when B's clock covers A's epoch. A destroyed stream's clock is dropped,
+// and its slot handed to the next stream, once the host is ordered after
+// its work, so memory and clock width follow the streams alive at once.
+// The engine follows CUDA's documented ordering rules:
 //
 //   - Work issued by the host is ordered after everything the host knew to be
 //     complete when it issued the work. All host threads form one agent: the
