@@ -138,7 +138,11 @@ type Checker struct {
 	threads  map[uint32]bool
 	pending  []pendingFinding      // Findings whose operations Finish resolves.
 	created  map[hb.AgentID]access // Stream creations, for naming streams in reports.
-	step     hb.Step               // What the engine learned from the current event.
+	// graphAllocs are addresses allocated inside a captured graph, which
+	// the program may free itself after the graph ran (graph memory is not
+	// analyzed yet, but such a free is no invalid free).
+	graphAllocs map[uint64]bool
+	step        hb.Step // What the engine learned from the current event.
 	// The most recent threads, already in threads (nRecent of them): most
 	// events come from one or two threads.
 	recentTIDs [2]uint32
@@ -206,6 +210,12 @@ func (c *Checker) Add(ev *model.Event) {
 		c.stats.Skipped++
 		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync) {
 			c.rejectedFree(ev)
+		}
+		if st.Captured && ev.Op == model.OpMallocAsync && ev.Ptr != 0 {
+			if c.graphAllocs == nil {
+				c.graphAllocs = map[uint64]bool{}
+			}
+			c.graphAllocs[ev.Ptr] = true
 		}
 		return
 	}
@@ -335,6 +345,9 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
 	// Uses of freed memory at these addresses stay relevant even when they
 	// are ordered before this allocation: a use of the new memory on another
 	// stream may be ordered after neither.
+	if ev.Ptr == 0 {
+		return // a zero-byte request answered with NULL allocates nothing
+	}
 	base, size := ev.Ptr, max(ev.Size, 1)
 	o := c.allocs.at(base)
 	var old []*allocation
@@ -419,6 +432,10 @@ func (c *Checker) release(ev *model.Event, st *hb.Step) {
 	c.stats.Frees++
 	free := c.accessOf(ev, st, ev.Ptr)
 	a := c.allocs.at(ev.Ptr)
+	if a == nil && c.graphAllocs[ev.Ptr] {
+		delete(c.graphAllocs, ev.Ptr) // a graph's allocation, freed by the program
+		return
+	}
 	if a == nil || a.freed {
 		c.reportBadFree(free)
 		return
