@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/checker"
 )
@@ -17,23 +20,40 @@ import (
 // FingerprintKey names the fingerprint scheme: SARIF's partialFingerprints
 // key and a baseline's "fingerprint". Bump its version if what Fingerprint
 // hashes changes, so that old results are not matched with new ones.
-const FingerprintKey = "streamcheckSites/v1"
+const FingerprintKey = "streamcheckSites/v2"
 
 // Version is the baseline file format's version.
 const Version = 1
 
-// Fingerprint identifies a finding across runs by its rule and the call
-// sites involved, never by addresses, sequence numbers or the trace name,
-// which change from run to run. It is 32 hex digits.
+// Fingerprint identifies a finding across runs by its rule and, for each
+// operation, its role, API, kernel and call stack from its site outward
+// (each frame's function, file name and line): the whole stack, since the
+// same line reached from two callers is two findings. Never by addresses,
+// sequence numbers, thread ids or the trace name, which change from run to
+// run, nor by directories, which change from checkout to checkout (a CI
+// workspace, a virtualenv). It is 32 hex digits.
 func Fingerprint(f *checker.Finding) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", f.Rule)
 	site := func(o *checker.Op) {
-		s := o.Stream // Without a stack, the stream stands in for the site.
-		if len(o.Stack) > 0 {
-			s = o.Site()
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", o.Role, o.API, o.Kernel)
+		i := o.SiteFrame()
+		if i < 0 { // Without a stack, the stream stands in for the site.
+			s := o.Stream
+			if strings.HasPrefix(s, "per_thread(") {
+				s = o.StreamKind // its name holds the thread id
+			}
+			fmt.Fprintf(h, "%s\x00", s)
+			return
 		}
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", o.Role, o.API, o.Kernel, s)
+		for _, fr := range o.Stack[i:] {
+			file := fr.File
+			if file == "" {
+				file = fr.Module // an unresolved frame: its module, not its offset
+			}
+			fmt.Fprintf(h, "%s\x00%s\x00%d\x00", fr.Func, path.Base(filepath.ToSlash(file)), fr.Line)
+		}
+		h.Write([]byte{0})
 	}
 	if f.Alloc != nil {
 		site(&f.Alloc.Op)
@@ -70,7 +90,7 @@ func New(findings []*checker.Finding) *File {
 		seen[fp] = true
 		e := Entry{Fingerprint: fp, Rule: f.Rule}
 		if len(f.Ops) > 0 {
-			e.Where = f.Ops[0].Where()
+			e.Where = f.Ops[0].Place() // No thread id: re-recording keeps the file as it was.
 		}
 		b.Findings = append(b.Findings, e)
 	}

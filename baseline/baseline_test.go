@@ -42,6 +42,40 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
+// TestFingerprintAcrossMachines: what differs between a developer's
+// checkout and a CI workspace (directories, thread ids) does not change a
+// fingerprint; a second caller of the same line does.
+func TestFingerprintAcrossMachines(t *testing.T) {
+	a := use(checker.RuleUseBeforeAlloc, "/home/alice/proj/src/helper.cu", 0x1000)
+	b := use(checker.RuleUseBeforeAlloc, "/github/workspace/src/helper.cu", 0x1000)
+	if Fingerprint(a) != Fingerprint(b) {
+		t.Error("the directory of a file changes the fingerprint")
+	}
+	// The same line reached from two call sites is two findings.
+	c := use(checker.RuleUseBeforeAlloc, "helper.cu", 0x1000)
+	d := use(checker.RuleUseBeforeAlloc, "helper.cu", 0x1000)
+	c.Ops[0].Stack = append(c.Ops[0].Stack, checker.Frame{Func: "main", File: "app.cu", Line: 11})
+	d.Ops[0].Stack = append(d.Ops[0].Stack, checker.Frame{Func: "main", File: "app.cu", Line: 20})
+	if Fingerprint(c) == Fingerprint(d) {
+		t.Error("two callers of the same line share a fingerprint")
+	}
+	// Without a stack, a per-thread default stream's name holds the thread id.
+	e, f := use(checker.RuleLeak, "x", 1), use(checker.RuleLeak, "x", 1)
+	for _, x := range []*checker.Finding{e, f} {
+		x.Alloc, x.Ops[0].Stack, x.Ops[0].StreamKind = nil, nil, "per-thread default stream"
+	}
+	e.Ops[0].Stream, f.Ops[0].Stream = "per_thread(tid 4242)", "per_thread(tid 5151)"
+	if Fingerprint(e) != Fingerprint(f) {
+		t.Error("the thread id of a per-thread stream changes the fingerprint")
+	}
+	// A baseline entry of a host call does not name its thread either.
+	h := use(checker.RuleDoubleFree, "x.cu", 1)
+	h.Ops[0].Stream, h.Ops[0].TID = "", 7396
+	if w := New([]*checker.Finding{h}).Findings[0].Where; strings.Contains(w, "7396") {
+		t.Errorf("baseline entry names the thread: %q", w)
+	}
+}
+
 func TestRoundTrip(t *testing.T) {
 	fs := []*checker.Finding{
 		use(checker.RuleLeak, "z.cu", 1),
@@ -86,10 +120,10 @@ func TestReadErrors(t *testing.T) {
 		{``, "b.json: not a streamcheck baseline: empty file"},
 		{`{"version":1,`, "b.json: not a streamcheck baseline: unexpected EOF"},
 		{`[1,2]`, "b.json: not a streamcheck baseline: json: cannot unmarshal array into Go value of type baseline.File"},
-		{`{"version":1,"fingerprint":"streamcheckSites/v1"} {}`, "b.json: not a streamcheck baseline: data after the JSON object"},
-		{`{"version":2,"fingerprint":"streamcheckSites/v1"}`, "b.json: baseline version 2, want 1 (write a new one with --write-baseline)"},
-		{`{"version":1,"fingerprint":"streamcheckSites/v0"}`, `b.json: baseline fingerprints are "streamcheckSites/v0", want "streamcheckSites/v1" (write a new one with --write-baseline)`},
-		{`{"version":1,"fingerprint":"streamcheckSites/v1","findings":[{"rule":"leak"}]}`, "b.json: finding 1 has no fingerprint"},
+		{`{"version":1,"fingerprint":"streamcheckSites/v2"} {}`, "b.json: not a streamcheck baseline: data after the JSON object"},
+		{`{"version":2,"fingerprint":"streamcheckSites/v2"}`, "b.json: baseline version 2, want 1 (write a new one with --write-baseline)"},
+		{`{"version":1,"fingerprint":"streamcheckSites/v0"}`, `b.json: baseline fingerprints are "streamcheckSites/v0", want "streamcheckSites/v2" (write a new one with --write-baseline)`},
+		{`{"version":1,"fingerprint":"streamcheckSites/v2","findings":[{"rule":"leak"}]}`, "b.json: finding 1 has no fingerprint"},
 	} {
 		_, err := Read(strings.NewReader(tc.data), "b.json")
 		if err == nil || err.Error() != tc.want {

@@ -94,6 +94,15 @@ func (o *Op) SiteFrame() int {
 	return -1
 }
 
+// Place describes the operation as Where does, but a host call without its
+// thread id: what stays the same when the program is run again.
+func (o *Op) Place() string {
+	if o.Stream == "" {
+		return fmt.Sprintf("%s on the host at %s", what(o), o.Site())
+	}
+	return o.Where()
+}
+
 // Where describes the operation for a sentence: "cudaMallocAsync on stream
 // s1 at app.cu:10".
 func (o *Op) Where() string {
