@@ -36,9 +36,11 @@ func TestGolden(t *testing.T) {
 				ext = format
 			}
 			golden := filepath.Join("testdata", "golden", "racy."+ext)
-			// A fixed source root keeps the SARIF paths independent of
-			// where the test runs.
-			got, stderr, code := checkInProcess(t, "--format", format, "--source-root", "/src", goldenTrace)
+			// The working directory as source root keeps the SARIF paths
+			// independent of where the test runs: the trace's relative
+			// paths stay relative, its absolute ones (/src/...) are file
+			// URIs.
+			got, stderr, code := checkInProcess(t, "--format", format, "--source-root", ".", goldenTrace)
 			if code != exitFindings {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitFindings, stderr)
 			}
@@ -177,9 +179,17 @@ func TestSARIFReport(t *testing.T) {
 	if !strings.Contains(out2, `"uri": "file:///src/app/main.cu"`) {
 		t.Errorf("a path outside the source root should be a file:// URI")
 	}
-	// The leak has no stack: it is located at the trace.
-	if uri := *r.Results[2].Locations[0].PhysicalLocation.ArtifactLocation.URI; uri != goldenTrace {
-		t.Errorf("leak located at %s, want the trace", uri)
+	// The leak has no stack: it is located at the trace, a relative path
+	// taken from the current directory (outside /src here: a file URI).
+	abs, _ := filepath.Abs(goldenTrace)
+	if uri := *r.Results[2].Locations[0].PhysicalLocation.ArtifactLocation.URI; uri != "file://"+filepath.ToSlash(abs) {
+		t.Errorf("leak located at %s, want the trace, file://%s", uri, abs)
+	}
+	// Under the source root, the trace is relative to it.
+	cwd, _ := os.Getwd()
+	out4, _, _ := checkInProcess(t, "--format", "sarif", "--source-root", filepath.Dir(cwd), goldenTrace)
+	if want := `"uri": "streamcheck/` + filepath.ToSlash(goldenTrace) + `"`; !strings.Contains(out4, want) {
+		t.Errorf("with the parent directory as source root, want %s in:\n%s", want, out4)
 	}
 	// Fingerprints depend on sites, not on addresses or where the trace is.
 	fp := res.PartialFingerprints[fingerprintKey]

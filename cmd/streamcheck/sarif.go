@@ -108,27 +108,37 @@ func sarifText(f *checker.Finding) string {
 	return b.String()
 }
 
-// opLocation returns the location of an operation's innermost frame that
-// names a source file, or nil if none does.
+// opLocation returns the location of the frame the report names for an
+// operation (Op.SiteFrame: in a Python program its innermost Python
+// function, not the library code under it), or of the innermost frame
+// naming a file after it; nil if none does. A location without a line
+// starts at line 1, so that code scanning can show it.
 func opLocation(o *checker.Op, root string) *sarif.Location {
-	for _, fr := range o.Stack {
+	i := o.SiteFrame()
+	if i < 0 {
+		return nil
+	}
+	for _, fr := range o.Stack[i:] {
 		if fr.File == "" {
 			continue
 		}
 		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(fr.File, root)))
-		if fr.Line > 0 {
-			pl.WithRegion(sarif.NewRegion().WithStartLine(fr.Line))
-		}
+		pl.WithRegion(sarif.NewRegion().WithStartLine(max(fr.Line, 1)))
 		return sarif.NewLocationWithPhysicalLocation(pl)
 	}
 	return nil
 }
 
-// fileURI turns a path into a SARIF artifact URI: relative paths stay
-// relative, absolute ones under root become relative to it, and other
-// absolute ones become file:// URIs.
+// fileURI turns a path into a SARIF artifact URI relative to root where it
+// is under root, else a file:// URI. A relative path is taken as relative
+// to the current directory, as check and run write them.
 func fileURI(path, root string) string {
 	p := filepath.Clean(path)
+	if !filepath.IsAbs(p) {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+	}
 	if filepath.IsAbs(p) {
 		if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return escapePath(rel)
