@@ -366,9 +366,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
 		// becomes the new one's, and the index stays as it is.
 		var inherited []access
 		if o.freed {
-			if uses := o.uses(); len(uses) > 0 {
-				inherited = append(c.bufs.get(), uses...)
-			}
+			inherited = c.carried(nil, o)
 			c.graveQ.unlink(o)
 			c.graveLen--
 		}
@@ -381,10 +379,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
 	a.base, a.size, a.async, a.alloc = base, size, ev.Op == model.OpMallocAsync, c.accessOf(ev, st, base)
 	for _, o := range old {
 		if o.freed {
-			if a.inherited == nil {
-				a.inherited = c.bufs.get()
-			}
-			a.inherited = append(a.inherited, o.uses()...)
+			a.inherited = c.carried(a.inherited, o)
 			c.graveQ.unlink(o)
 			c.graveLen--
 		}
@@ -392,6 +387,29 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
 		c.recycle(o)
 	}
 	c.allocs.insert(a)
+}
+
+// carried appends to dst what a freed allocation hands on to one that
+// reuses its addresses: its uses or, when it had none, the uses it had
+// inherited itself (so that a reuse is still seen through an allocation
+// made and freed without a use). Those the host is already ordered after
+// are left out: everything issued from now on is ordered after them.
+func (c *Checker) carried(dst []access, o *allocation) []access {
+	src := o.uses()
+	if len(src) == 0 {
+		src = o.inherited
+	}
+	host := c.engine.HostClock()
+	for i := range src {
+		if host.Covers(c.epoch(&src[i])) {
+			continue
+		}
+		if dst == nil {
+			dst = c.bufs.get()
+		}
+		dst = append(dst, src[i])
+	}
+	return dst
 }
 
 // reportBadFree reports a free of an address that is not the start of a
