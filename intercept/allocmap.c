@@ -166,8 +166,7 @@ static void remove_range(uint64_t lo, uint64_t hi, int freed_only) {
 
 void sc_alloc_add(uint64_t base, uint64_t size) {
     if (base == 0) return;
-    if (size == 0) size = 1;
-    uint64_t hi = base + size < base ? UINT64_MAX : base + size;
+    uint64_t hi = sc_range_end(base, size);
     write_begin();
     /* Pools hand out the same range again and again: flip it in place. */
     size_t i = upper(base);

@@ -767,7 +767,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     /* What we got may have been released by another thread a moment ago:
      * its free or destroy goes in the trace first. */
     if (ok && alloc_add >= 0)
-        sc_release_wait(ts, SC_REL_MEMORY, ev.ptr, ev.ptr + (ev.size ? ev.size : 1) < ev.ptr ? UINT64_MAX : ev.ptr + (ev.size ? ev.size : 1));
+        sc_release_wait(ts, SC_REL_MEMORY, ev.ptr, sc_range_end(ev.ptr, ev.size));
     else if (ok && ev.op == OP_STREAM_CREATE && ev.stream)
         sc_release_wait(ts, SC_REL_STREAM, ev.stream, ev.stream + 1);
     else if (ok && ev.op == OP_EVENT_CREATE && ev.event)

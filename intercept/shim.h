@@ -187,6 +187,13 @@ SC_HIDDEN void sc_pytramp_atfork_child(void);
 SC_HIDDEN void sc_stack_cache_free(sc_tstate *ts);
 SC_HIDDEN int sc_replay_stacks_locked(void);
 
+/* The end of the range of size bytes at base, as the allocation map keeps
+ * it: a size of 0 counts as 1, and a range past the top ends there. */
+static inline uint64_t sc_range_end(uint64_t base, uint64_t size) {
+    if (size == 0) size = 1;
+    return base + size < base ? UINT64_MAX : base + size;
+}
+
 /* ---- allocmap.c ---- */
 SC_HIDDEN void sc_alloc_add(uint64_t base, uint64_t size);
 SC_HIDDEN void sc_alloc_free(uint64_t base);
