@@ -182,8 +182,8 @@ func New() *Engine {
 	return e
 }
 
-// hostJoin joins o into the host clock. ApplyTo prunes afterwards, not
-// here: a caller may be iterating over the agents prune removes.
+// hostJoin joins o into the host clock. The destroyed streams this orders
+// the host after are pruned at the next event (ApplyTo).
 func (e *Engine) hostJoin(o Clock) {
 	if e.host.join(o) {
 		e.hostVer++
@@ -191,15 +191,12 @@ func (e *Engine) hostJoin(o Clock) {
 }
 
 // prune drops the clocks of destroyed streams that the host is ordered
-// after (called after the host joined something). Nothing needs them then:
+// after. Nothing needs them then:
 // their work can neither run later nor race with work issued from now on
 // (which joins the host clock), the host clock holds all they knew (a
 // stream's clock changes only at its own operations), and device
 // synchronization has nothing left to wait for.
 func (e *Engine) prune() {
-	if len(e.dying) == 0 {
-		return
-	}
 	keep := e.dying[:0]
 	for _, id := range e.dying {
 		a := e.agents[id]
@@ -346,6 +343,12 @@ func (e *Engine) Apply(ev *model.Event) Step {
 // ApplyTo is Apply writing into *st, which saves copying the Step on the
 // analyzer's hot path.
 func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
+	// Destroyed streams the previous events ordered the host after are
+	// pruned here, once, rather than wherever the host joins: not while an
+	// operation walks the agents, and at no cost when none is dying.
+	if len(e.dying) > 0 {
+		e.prune()
+	}
 	if ev.Failed() {
 		// An invalidated capture ends all the same (cudaStreamEndCapture
 		// returns the error and no graph): what follows on its streams runs.
@@ -383,9 +386,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		if a.Kind == KindBlocking || a.Kind == KindNonBlocking {
 			e.register(keyOf(ev.Stream, ev.Device, ev.TID), 0)
 			if !a.destroyed {
-				a.destroyed = true
 				e.dying = append(e.dying, a.ID)
-				e.prune() // the host may be ordered after it already
 			}
 		}
 		a.destroyed = true
@@ -402,7 +403,6 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		a := e.Stream(ev.Stream, ev.Device, ev.TID)
 		if ev.Op == model.OpStreamSync || ev.Result == model.ResultSuccess {
 			e.hostJoin(a.clock)
-			e.prune()
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
@@ -415,7 +415,6 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		}
 		if ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess {
 			e.hostJoin(es.snap)
-			e.prune()
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
@@ -424,7 +423,6 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 			for _, id := range d.agents {
 				e.hostJoin(e.agents[id].clock)
 			}
-			e.prune() // after the loop: it removes agents from d.agents
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
@@ -449,7 +447,6 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		case presync && !st.Skipped:
 			e.hostJoin(e.scratch)
 		}
-		e.prune()
 		return
 	}
 	*st = Step{Agent: HostAgent, Clock: e.host}
