@@ -139,7 +139,7 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	if errors.Is(cmd.Err, exec.ErrDot) { // a program found through "." in PATH runs, as in a shell
 		cmd.Err = nil
 	}
-	if v := os.Getenv("CUDA_INJECTION64_PATH"); v != "" && !preload && filepath.Base(v) != launch.ShimName {
+	if v := launch.DroppedInjection(os.Environ(), preload); v != "" {
 		fmt.Fprintf(c.stderr, "streamcheck: the shim takes CUDA_INJECTION64_PATH's place for this run; %s is not loaded (--preload keeps it)\n", v)
 	}
 	cmd.Env = launch.Env(os.Environ(), shim, abs, preload)

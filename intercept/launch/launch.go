@@ -96,7 +96,7 @@ func Env(base []string, shimPath, traceDir string, preload bool) []string {
 		case "CUDA_INJECTION64_PATH":
 			// The user's injection library stays where the shim does not
 			// need the variable (preloaded), unless it is a shim itself.
-			if !preload || filepath.Base(v) == ShimName {
+			if !preload || !userInjection(v) {
 				continue
 			}
 		case "LD_PRELOAD":
@@ -121,6 +121,21 @@ func Env(base []string, shimPath, traceDir string, preload bool) []string {
 		out = append(out, "CUDA_INJECTION64_PATH="+shimPath)
 	}
 	return out
+}
+
+// userInjection reports whether v, a CUDA_INJECTION64_PATH value, names
+// an injection library of the user's rather than a shim.
+func userInjection(v string) bool { return v != "" && filepath.Base(v) != ShimName }
+
+// DroppedInjection returns the user's own CUDA_INJECTION64_PATH library in
+// base that Env leaves out, the shim taking its place, or "".
+func DroppedInjection(base []string, preload bool) string {
+	for _, kv := range base {
+		if v, ok := strings.CutPrefix(kv, "CUDA_INJECTION64_PATH="); ok && !preload && userInjection(v) {
+			return v
+		}
+	}
+	return ""
 }
 
 // RemovePythonPerfMap removes the perf map at path if every entry in it
