@@ -73,6 +73,11 @@ func (s *Symbolizer) Rewrite(path string) error {
 // copyEvents copies r's events to w, resolving their definitions in tables,
 // and ends w as complete or, when the source is damaged, as damaged.
 func copyEvents(w model.Writer, r model.Reader, tables *model.Tables, damaged bool) error {
+	// The tables are known before the first event: a trace without events
+	// keeps its process and dropped count.
+	if err := w.Source(tables); err != nil {
+		return err
+	}
 	var ev model.Event
 	for {
 		err := r.Next(&ev)
@@ -82,14 +87,8 @@ func copyEvents(w model.Writer, r model.Reader, tables *model.Tables, damaged bo
 				return err
 			}
 		case err == io.EOF:
-			if err := w.Source(tables); err != nil { // a trace without events keeps its process and dropped count
-				return err
-			}
 			return w.Close()
 		case damaged:
-			if err := w.Source(tables); err != nil {
-				return err
-			}
 			return w.CloseDamaged(err.Error())
 		default:
 			return err
