@@ -88,15 +88,10 @@ func (c *cli) cmdConvert(args []string) int {
 		}
 	}
 	var note string
-	if r != nil {
-		err = w.Source(r.Tables()) // a trace without events keeps its process and dropped count
-	}
-	switch {
-	case err != nil:
-	case damage != nil:
+	if damage != nil {
 		note = formatDamage(path, damage, "converted", n)
 		err = w.CloseDamaged(note)
-	default:
+	} else {
 		err = w.Close()
 	}
 	if err != nil {
@@ -135,13 +130,18 @@ func copyEvents(w model.Writer, r model.Reader) (n uint64, damage, err error) {
 	var ev model.Event
 	for {
 		err := r.Next(&ev)
-		if err == io.EOF {
-			return n, nil, nil
+		if err == io.EOF || model.IsDamage(err) {
+			// The source's tables are complete only now: a trace without
+			// events keeps its process and dropped count.
+			if serr := w.Source(r.Tables()); serr != nil {
+				return n, nil, serr
+			}
+			if err == io.EOF {
+				return n, nil, nil
+			}
+			return n, err, nil
 		}
 		if err != nil {
-			if model.IsDamage(err) {
-				return n, err, nil
-			}
 			return n, nil, err
 		}
 		if err := w.WriteEvent(&ev, r.Tables()); err != nil {
