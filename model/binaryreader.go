@@ -433,11 +433,7 @@ func (r *BinaryReader) definition(kind RecordKind, p []byte) error {
 		if len(p) == 0 {
 			return fieldErr("kind", "corrupt damage record: malformed or missing value")
 		}
-		sentinel := ErrCorrupt
-		if p[0] == damageTruncated {
-			sentinel = ErrTruncated
-		}
-		return &detailError{sentinel, "copied from a damaged trace: " + string(p[1:])}
+		return copiedDamage(string(p[1:]), p[0] == damageTruncated)
 	case RecordName:
 		if len(p) == 0 {
 			return fieldErr("kind", "corrupt name record: malformed or missing value")

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // Writer writes events to a trace. WriteEvent takes each event with the
@@ -221,7 +220,7 @@ func (w *BinaryWriter) CloseDamaged(note string) error {
 		note = note[:maxNote]
 	}
 	how := damageCorrupt
-	if strings.Contains(note, ErrTruncated.Error()) {
+	if noteTruncated(note) {
 		how = damageTruncated
 	}
 	if err := w.record(RecordDamage, append(append(w.payload[:0], how), note...)); err != nil {

@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // detailError carries a one-line description of a problem while unwrapping
 // to one of the sentinel errors, so PositionError prints the detail alone
@@ -24,3 +27,18 @@ func truncatedf(format string, args ...any) error {
 func formatf(format string, args ...any) error {
 	return &detailError{ErrFormat, fmt.Sprintf(format, args...)}
 }
+
+// copiedDamage is the damage a trace copied from a damaged one ends with
+// (a Damage record, or a JSON Lines damage comment): the source's own
+// message, and whether the source was truncated rather than corrupt.
+func copiedDamage(note string, truncated bool) error {
+	sentinel := ErrCorrupt
+	if truncated {
+		sentinel = ErrTruncated
+	}
+	return &detailError{sentinel, "copied from a damaged trace: " + note}
+}
+
+// noteTruncated reports whether a damage message says the trace was
+// truncated (else it was corrupt).
+func noteTruncated(note string) bool { return strings.Contains(note, ErrTruncated.Error()) }

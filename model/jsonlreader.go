@@ -10,7 +10,6 @@ import (
 	"io"
 	"reflect"
 	"strconv"
-	"strings"
 )
 
 // MaxLineLen is the longest JSON Lines line accepted, in bytes.
@@ -122,11 +121,7 @@ func (r *JSONLReader) Next(ev *Event) error {
 	r.tables.Events = r.seq
 	if r.damage != "" {
 		// What the converted source said of itself, as the last line.
-		sentinel := ErrCorrupt
-		if strings.Contains(r.damage, ErrTruncated.Error()) {
-			sentinel = ErrTruncated
-		}
-		r.err = &PositionError{File: r.file, Line: r.line, Err: &detailError{sentinel, "copied from a damaged trace: " + r.damage}}
+		r.err = &PositionError{File: r.file, Line: r.line, Err: copiedDamage(r.damage, noteTruncated(r.damage))}
 		return r.err
 	}
 	r.err = io.EOF
