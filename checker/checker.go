@@ -240,13 +240,13 @@ func (c *Checker) Add(ev *model.Event) {
 		}
 	case model.OpMemcpy, model.OpMemcpyAsync:
 		if ev.Kind.DstDevice() {
-			c.use(ev, st, ev.Ptr)
+			c.useRange(ev, st, ev.Ptr, ev.Size)
 		}
 		if ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
-			c.use(ev, st, ev.Src)
+			c.useRange(ev, st, ev.Src, ev.Size)
 		}
 	case model.OpMemset, model.OpMemsetAsync:
-		c.use(ev, st, ev.Ptr)
+		c.useRange(ev, st, ev.Ptr, ev.Size)
 	}
 }
 
@@ -487,14 +487,44 @@ func (c *Checker) release(ev *model.Event, st *hb.Step) {
 	}
 }
 
+// use checks a kernel's use of the allocation that holds addr.
 func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	if addr == 0 {
 		return
 	}
-	a := c.allocs.find(addr)
-	if a == nil {
+	if a := c.allocs.find(addr); a != nil {
+		c.useOf(a, ev, st, addr)
+	}
+}
+
+// useRange checks a copy or set of size bytes at addr: every allocation the
+// range reaches is used, so one that overruns into the next allocation (a
+// freed one, or one another stream is still using) is checked there too. A
+// size of 0 (not recorded) counts as the first byte.
+func (c *Checker) useRange(ev *model.Event, st *hb.Step, addr, size uint64) {
+	if addr == 0 {
 		return
 	}
+	// The common case, a range inside one allocation, costs one lookup.
+	a := c.allocs.find(addr)
+	if a != nil && (size <= a.size && addr-a.base <= a.size-size) {
+		c.useOf(a, ev, st, addr)
+		return
+	}
+	over, _ := c.allocs.overlapping(addr, size)
+	if len(over) == 1 {
+		c.useOf(over[0], ev, st, max(addr, over[0].base))
+		return
+	}
+	// useOf does not change the index, but the index's scratch buffer is
+	// shared with every other range query: copy the (rare) list first.
+	for _, o := range append([]*allocation(nil), over...) {
+		c.useOf(o, ev, st, max(addr, o.base))
+	}
+}
+
+// useOf checks a use of allocation a at addr.
+func (c *Checker) useOf(a *allocation, ev *model.Event, st *hb.Step, addr uint64) {
 	if a.freed {
 		c.stats.Uses++
 		c.report(RuleUseAfterFree, a, c.accessOf(ev, st, addr), &a.free)

@@ -11,7 +11,7 @@ import (
 
 // Version changes whenever Write's output for a given Config changes, so
 // caches keyed by Config.Key are invalidated.
-const Version = 3
+const Version = 4
 
 // Config says what trace to generate.
 type Config struct {
@@ -482,11 +482,17 @@ func (g *gen) blockOf(s *stream) *block {
 // its base, sometimes an interior address.
 func (g *gen) pointer(s *stream) uint64 {
 	b := g.blockOf(s)
+	return b.base + g.offset(b)
+}
+
+// offset is where in b a pointer to it points: usually the start, now and
+// then (one in interiorOneIn) a granule inside.
+func (g *gen) offset(b *block) uint64 {
 	if g.rng.IntN(interiorOneIn) == 0 && b.size > granule {
 		g.stats.InteriorPtrs++
-		return b.base + granule*uint64(1+g.rng.IntN(int(b.size/granule)-1))
+		return granule * uint64(1+g.rng.IntN(int(b.size/granule)-1))
 	}
-	return b.base
+	return 0
 }
 
 func (g *gen) launch() {
@@ -516,15 +522,21 @@ func (g *gen) memcpy() {
 	b := g.blockOf(s)
 	ev := g.begin(model.OpMemcpyAsync, s, g.pick(g.sites.memcpy))
 	host := hostBase + uint64(g.rng.IntN(1<<20))*granule
+	ev.Size = b.size
 	switch g.rng.IntN(3) {
 	case 0:
 		ev.Kind, ev.Ptr, ev.Src, ev.Flags = model.CopyH2D, b.base, host, model.FlagPinned
 	case 1:
 		ev.Kind, ev.Ptr, ev.Src, ev.Flags = model.CopyD2H, host, b.base, model.FlagPinned
 	default:
-		ev.Kind, ev.Ptr, ev.Src = model.CopyD2D, b.base, g.pointer(s)
+		// From another of the stream's allocations, or a part of one, no
+		// more than both hold: an overrun would reach the neighbouring
+		// allocation, which the checker rightly reports.
+		src := g.blockOf(s)
+		off := g.offset(src)
+		ev.Kind, ev.Ptr, ev.Src = model.CopyD2D, b.base, src.base+off
+		ev.Size = min(b.size, src.size-off)
 	}
-	ev.Size = b.size
 	g.flush()
 	g.stats.Copies++
 }
