@@ -752,9 +752,17 @@ func (c *Checker) StreamName(a *hb.Agent) string {
 	switch a.Kind {
 	case hb.KindHost:
 		return "host"
+	// Each device has its own default streams: name the device, but for
+	// device 0 (most programs, and their reports stay as they were).
 	case hb.KindLegacy:
+		if a.Device != 0 {
+			return fmt.Sprintf("legacy(device %d)", a.Device)
+		}
 		return "legacy"
 	case hb.KindPerThread:
+		if a.Device != 0 {
+			return fmt.Sprintf("per_thread(tid %d, device %d)", a.TID, a.Device)
+		}
 		return fmt.Sprintf("per_thread(tid %d)", a.TID)
 	}
 	if n := c.tables.Name(model.ObjectStream, a.Handle); n != "" {

@@ -9,9 +9,12 @@
 // The engine follows CUDA's documented ordering rules:
 //
 //   - Work issued by the host is ordered after everything the host knew to be
-//     complete when it issued the work. All host threads form one agent: the
-//     recording shim serializes calls, so ordering between threads that the
-//     trace cannot see (a join, a flag) never becomes a false alarm.
+//     complete when it issued the work. All host threads form one agent,
+//     ordered as their calls were recorded (each when it returned), so
+//     ordering between threads that the trace cannot see (a join, a flag)
+//     never becomes a false alarm. The price: a call that overlapped another
+//     thread's synchronization and returned first counts as covered by it,
+//     which may hide a race between the threads themselves.
 //   - The legacy default stream waits for all blocking streams of its device
 //     before each operation, and blocking streams wait for it. Non-blocking
 //     streams take part in neither. Each host thread's per-thread default

@@ -166,11 +166,15 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	// Fields in a fixed order, so the first fault named is predictable.
 	*ev = Event{Op: op, TID: 1, Ptrs: ev.Ptrs[:0]}
 	if form.has(jStream) {
-		if l.Stream == nil {
+		// Optional only for synchronous copies and sets, which run on the
+		// legacy stream unless the line names the per-thread one.
+		if l.Stream == nil && form.required&jStream != 0 {
 			return "stream", missing(op)
 		}
-		if ev.Stream, err = r.streams.resolve(*l.Stream, op == OpStreamCreate); err != nil {
-			return "stream", err
+		if l.Stream != nil {
+			if ev.Stream, err = r.streams.resolve(*l.Stream, op == OpStreamCreate); err != nil {
+				return "stream", err
+			}
 		}
 	}
 	if form.has(jEvent) {

@@ -102,7 +102,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	w.src = t
 	form := opForms[ev.Op]
 	var stream, event, pool string
-	if form.has(jStream) {
+	if form.required&jStream != 0 || (form.has(jStream) && ev.Stream != StreamLegacy) {
 		stream = w.streamName(ev, t)
 	}
 	if form.has(jEvent) {

@@ -102,6 +102,7 @@ func shimTrace() ([]Event, *Tables) {
 		{Seq: 8, Op: OpEventRecord, TID: 1, Stream: 0x55cc00, Event: 0x66cc00},
 		{Seq: 9, Op: OpMemcpy, TID: 1, Result: 12345, Ptr: 1, Src: 2, Size: 3, Kind: CopyH2D},
 		{Seq: 10, Op: OpStreamDestroy, TID: 1, Stream: 0x55aa00},
+		{Seq: 11, Op: OpMemset, TID: 2, Stream: StreamPerThread, Ptr: 0x7f00, Size: 16},
 	}
 	return events, t
 }
@@ -128,6 +129,7 @@ func TestJSONLWriterImplicitCreates(t *testing.T) {
 {"op":"event_record","stream":"0x55cc00","event":"0x66cc00","api":""}
 {"op":"memcpy","dst":"0x1","src":"0x2","size":3,"kind":"h2d","pageable":false,"result":12345,"api":""}
 {"op":"stream_destroy","stream":"0x55aa00","api":""}
+{"op":"memset","stream":"per_thread","ptr":"0x7f00","size":16,"tid":2,"api":""}
 # the recorder dropped 3 events
 `
 	if got := buf.String(); got != want {
@@ -164,8 +166,8 @@ func TestBinaryToJSONLKeepsHandles(t *testing.T) {
 		}
 		streams, evs = append(streams, ev.Stream), append(evs, ev.Event)
 	}
-	if implicit != 3 || !reflect.DeepEqual(streams, []uint64{0x55aa00, 0x55aa00, 0x55aa00, 0x55cc00, 0, 0x55aa00}) ||
-		!reflect.DeepEqual(evs, []uint64{0, 0x66bb00, 0, 0x66cc00, 0, 0}) {
+	if implicit != 3 || !reflect.DeepEqual(streams, []uint64{0x55aa00, 0x55aa00, 0x55aa00, 0x55cc00, 0, 0x55aa00, StreamPerThread}) ||
+		!reflect.DeepEqual(evs, []uint64{0, 0x66bb00, 0, 0x66cc00, 0, 0, 0}) {
 		t.Errorf("handles changed: streams %#x events %#x (%d implicit creates)", streams, evs, implicit)
 	}
 }
