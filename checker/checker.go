@@ -433,8 +433,10 @@ func (c *Checker) rejectedFree(ev *model.Event) {
 	if ev.Ptr == 0 {
 		return
 	}
-	if a := c.allocs.at(ev.Ptr); a != nil && !a.freed {
-		return // The free failed for another reason (a bad stream, say).
+	if a := c.allocs.at(ev.Ptr); (a != nil && !a.freed) || (a == nil && c.graphAllocs[ev.Ptr]) {
+		// The free failed for another reason: a bad stream, say, or a
+		// capture an illegal call invalidated, which CUDA reports.
+		return
 	}
 	var st hb.Step
 	if ev.Op == model.OpFreeAsync {
@@ -451,7 +453,9 @@ func (c *Checker) release(ev *model.Event, st *hb.Step) {
 	free := c.accessOf(ev, st, ev.Ptr)
 	a := c.allocs.at(ev.Ptr)
 	if a == nil && c.graphAllocs[ev.Ptr] {
-		delete(c.graphAllocs, ev.Ptr) // a graph's allocation, freed by the program
+		// A graph's allocation, freed by the program. The address stays
+		// a graph's: each launch of the graph allocates it again, and the
+		// program frees it after each.
 		return
 	}
 	if a == nil || a.freed {

@@ -308,6 +308,9 @@ func (rp *replay) add(ev *model.Event) {
 			// The legacy stream joins the blocking streams of its device, and
 			// they join it: it orders them among themselves.
 			join = slices.ContainsFunc(c.involved, func(id hb.AgentID) bool {
+				if int(id) >= len(eng.Agents()) {
+					return false // a stream created later in the trace
+				}
 				a := eng.Agent(id)
 				return a.Device == ev.Device && (a.Kind == hb.KindBlocking || a.Kind == hb.KindPerThread)
 			})

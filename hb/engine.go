@@ -350,10 +350,8 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		e.prune()
 	}
 	if ev.Failed() {
-		// An invalidated capture ends all the same (cudaStreamEndCapture
-		// returns the error and no graph): what follows on its streams runs.
-		if ev.Op == model.OpCaptureEnd && ev.Result == model.ResultCaptureInvalidated {
-			e.endCapture(e.Stream(ev.Stream, ev.Device, ev.TID))
+		if ev.Op == model.OpCaptureEnd {
+			e.failedCaptureEnd(ev)
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
 		return
@@ -562,6 +560,21 @@ func (e *Engine) EventRecordedOn(handle uint64) (AgentID, bool) {
 
 // endCapture ends the capture that stream a is part of, for every stream in
 // it. Ending it on a stream that is not capturing does nothing.
+// failedCaptureEnd ends the capture a failed cudaStreamEndCapture leaves
+// behind: CUDA returns the error and no graph, and what follows on the
+// capture's streams runs. Measured on CUDA 13: an invalidated capture ends
+// (cudaErrorStreamCaptureInvalidated), and so does one ended on its origin
+// stream with an unjoined fork (cudaErrorStreamCaptureUnjoined) or from
+// the wrong thread (cudaErrorStreamCaptureWrongThread); called on a stream
+// that joined the capture (cudaErrorStreamCaptureUnmatched), it only
+// invalidates the capture, which its origin's end then ends.
+func (e *Engine) failedCaptureEnd(ev *model.Event) {
+	a := e.Stream(ev.Stream, ev.Device, ev.TID)
+	if ev.Result == model.ResultCaptureInvalidated || (a.capturing && a.captureOrigin == a.ID) {
+		e.endCapture(a)
+	}
+}
+
 func (e *Engine) endCapture(a *Agent) {
 	if !a.capturing {
 		return

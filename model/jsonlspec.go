@@ -100,6 +100,13 @@ var resultNames = []struct {
 	{"cudaErrorNotSupported", 801},
 	{"cudaErrorStreamCaptureUnsupported", 900},
 	{"cudaErrorStreamCaptureInvalidated", ResultCaptureInvalidated},
+	{"cudaErrorStreamCaptureMerge", 902},
+	{"cudaErrorStreamCaptureUnmatched", 903},
+	{"cudaErrorStreamCaptureUnjoined", 904},
+	{"cudaErrorStreamCaptureIsolation", 905},
+	{"cudaErrorStreamCaptureImplicit", 906},
+	{"cudaErrorCapturedEvent", 907},
+	{"cudaErrorStreamCaptureWrongThread", 908},
 	{"cudaErrorUnknown", resultUnknown},
 }
 

@@ -1,0 +1,53 @@
+package explain
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// FuzzExplain builds and renders the explanation of every finding of
+// arbitrary JSON Lines input, seeded with the checker's golden traces: no
+// input may make it panic, and there is one graph a finding.
+func FuzzExplain(f *testing.F) {
+	files, _ := filepath.Glob("../checker/testdata/*.txtar")
+	for _, file := range files {
+		ar, err := txtar.ParseFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, sec := range ar.Files {
+			if sec.Name == "trace.jsonl" {
+				f.Add(sec.Data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		open := func() model.Reader { return model.NewJSONLReader(bytes.NewReader(data), "fuzz.jsonl") }
+		res, err := checker.Check("fuzz.jsonl", open())
+		if err != nil || len(res.Findings) == 0 {
+			return
+		}
+		gs, err := Build(open(), res, Options{})
+		if err != nil {
+			t.Fatalf("Build: %v", err)
+		}
+		if len(gs) != len(res.Findings) {
+			t.Fatalf("%d graphs for %d findings", len(gs), len(res.Findings))
+		}
+		var b bytes.Buffer
+		for _, g := range gs {
+			if err := Text(&b, g); err != nil {
+				t.Fatalf("Text: %v", err)
+			}
+			if err := DOT(&b, g); err != nil {
+				t.Fatalf("DOT: %v", err)
+			}
+		}
+	})
+}
