@@ -356,6 +356,12 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
 		return
 	}
+	if ev.Flags&model.FlagGraphAlloc != 0 && ev.Op == model.OpMallocAsync {
+		// A graph's memory node: allocated at each launch of the graph,
+		// which is not analyzed, like captured work.
+		*st = Step{Agent: HostAgent, Clock: e.host, Captured: true, Skipped: true}
+		return
+	}
 	if ev.Op.OnStream() { // Most events: tested first, none of the cases below.
 		e.issue(ev, st)
 		return

@@ -69,6 +69,9 @@ enum {
     H_CAPTURE_END,
     H_GRAPH_LAUNCH,
     H_POOL_CREATE,
+    H_GRAPH_ALLOC,     /* cuGraphAddMemAllocNode */
+    H_GRAPH_NODE,      /* cuGraphAddNode: an allocation if its type says so */
+    H_GRAPH_NODE_V2,   /* cuGraphAddNode_v2 (edge data) */
     H_UNLOAD, /* no event: kernel handles may be reused after it (params.c) */
 };
 
@@ -143,6 +146,9 @@ static const drv_entry drv_table[] = {
     {"cuStreamEndCapture", H_CAPTURE_END, 1, 0},
     {"cuGraphLaunch", H_GRAPH_LAUNCH, 1, 0},
     {"cuMemPoolCreate", H_POOL_CREATE, 0, 0},
+    {"cuGraphAddMemAllocNode", H_GRAPH_ALLOC, 0, 0},
+    {"cuGraphAddNode", H_GRAPH_NODE, 0, 0},
+    {"cuGraphAddNode_v2", H_GRAPH_NODE_V2, 0, 0},
     {"cuModuleUnload", H_UNLOAD, 0, 0},
     {"cuLibraryUnload", H_UNLOAD, 0, 0},
     {"cuCtxDestroy", H_UNLOAD, 0, 0},
@@ -730,6 +736,27 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         const p_cuMemPoolCreate *p = pp;
         ev.op = OP_POOL_CREATE;
         if (ok && p->pool) ev.pool = (uint64_t)(uintptr_t)*p->pool;
+        break;
+    }
+    case H_GRAPH_ALLOC: case H_GRAPH_NODE: case H_GRAPH_NODE_V2: {
+        /* The graph allocates at each launch, at the address the driver
+         * fills in now; the analyzer leaves graph memory alone, but the
+         * program may free it after a launch. */
+        const unsigned char *np = in.h == H_GRAPH_ALLOC  ? ((const p_cuGraphAddMemAllocNode *)pp)->nodeParams
+                                  : in.h == H_GRAPH_NODE ? ((const p_cuGraphAddNode *)pp)->nodeParams
+                                                         : ((const p_cuGraphAddNode_v2 *)pp)->nodeParams;
+        if (!ok || !np) return;
+        if (in.h != H_GRAPH_ALLOC) {
+            int type;
+            memcpy(&type, np, sizeof type);
+            if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) return;
+            np += SC_GRAPH_NODE_PARAMS_ALLOC;
+        }
+        ev.op = OP_MALLOC_ASYNC;
+        ev.flags |= FLAG_GRAPH_ALLOC;
+        memcpy(&ev.size, np + SC_MEM_ALLOC_NODE_BYTESIZE, sizeof ev.size);
+        memcpy(&ev.ptr, np + SC_MEM_ALLOC_NODE_DPTR, sizeof ev.ptr);
+        if (ev.ptr) alloc_add = (int64_t)ev.ptr;
         break;
     }
     case H_UNLOAD:

@@ -230,5 +230,36 @@ typedef struct { CUstream hStream; CUgraph *phGraph; } p_cuStreamEndCapture;
 typedef struct { CUgraphExec hGraphExec; CUstream hStream; } p_cuGraphLaunch;
 /* cuMemPoolCreate */
 typedef struct { CUmemoryPool *pool; const void *poolProps; } p_cuMemPoolCreate;
+/* Graph memory allocation nodes. The node parameters are read at byte
+ * offsets: CUDA_MEM_ALLOC_NODE_PARAMS (v1 and v2 alike) has bytesize at 104
+ * and the dptr the driver fills in at 112; CUgraphNodeParams has its type
+ * at 0 and that struct at 16 (offsets printed by a program compiled
+ * against CUDA 13.0's cuda.h on the GPU machine). */
+typedef struct {
+    void *phGraphNode;
+    CUgraph hGraph;
+    const void *dependencies;
+    size_t numDependencies;
+    const unsigned char *nodeParams;
+} p_cuGraphAddMemAllocNode;
+typedef struct {
+    void *phGraphNode;
+    CUgraph hGraph;
+    const void *dependencies;
+    size_t numDependencies;
+    const unsigned char *nodeParams;
+} p_cuGraphAddNode;
+typedef struct {
+    void *phGraphNode;
+    CUgraph hGraph;
+    const void *dependencies;
+    const void *dependencyData;
+    size_t numDependencies;
+    const unsigned char *nodeParams;
+} p_cuGraphAddNode_v2;
+#define SC_MEM_ALLOC_NODE_BYTESIZE 104
+#define SC_MEM_ALLOC_NODE_DPTR 112
+#define SC_GRAPH_NODE_PARAMS_ALLOC 16
+#define SC_GRAPH_NODE_TYPE_MEM_ALLOC 10
 
 #endif

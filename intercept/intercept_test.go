@@ -738,6 +738,8 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpLaunch, api: "cuLaunchCooperativeKernel", stream: s, kernel: "_Z6kernelPfS_4pairiPcd", ptrs: []uint64{d + 4096}},
 		{op: model.OpHostFunc, api: "cuStreamAddCallback", stream: s},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyPeerAsync", stream: s, ptr: pd, src: d, size: 64, kind: model.CopyD2D},
+		{op: model.OpMallocAsync, api: "cuGraphAddMemAllocNode", ptr: r.log["gd"], size: 4096, flags: model.FlagGraphAlloc},
+		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd2"], size: 8192, flags: model.FlagGraphAlloc},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

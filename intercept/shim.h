@@ -62,6 +62,7 @@ enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
 #define FLAG_PAGEABLE (1u << 1)
 #define FLAG_IMPLICIT (1u << 2)
 #define FLAG_PINNED (1u << 3)
+#define FLAG_GRAPH_ALLOC (1u << 4) /* OP_MALLOC_ASYNC by a graph's memory node */
 
 /* Record kinds (docs/trace-format.md). */
 enum {

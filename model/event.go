@@ -143,6 +143,11 @@ const (
 	FlagPageable    uint32 = 1 << 1 // OpMemcpy/OpMemcpyAsync/OpMemset: the host side is pageable memory.
 	FlagImplicit    uint32 = 1 << 2 // OpStreamCreate, OpEventCreate: synthesized for a stream or event first seen in use (created before recording began).
 	FlagPinned      uint32 = 1 << 3 // OpMemcpy/OpMemset: the host side is known page-locked memory.
+	// FlagGraphAlloc marks an OpMallocAsync made by a graph's memory
+	// allocation node (cudaGraphAddMemAllocNode, or cudaGraphAddNode of that
+	// type), not by a stream: the address is the graph's, allocated anew at
+	// each launch. Stream is unused.
+	FlagGraphAlloc uint32 = 1 << 4
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose

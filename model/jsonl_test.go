@@ -48,6 +48,8 @@ const everyOp = `# streams and events
 {"op":"free","ptr":"0x800000","result":2}
 {"op":"event_destroy","event":"e1"}
 {"op":"stream_destroy","stream":"s1","stack":["scale_kernel app.cu:40","main main.cu:7"]}
+{"op":"malloc_async","stream":"legacy","graph":true,"ptr":"0x900000","size":64}
+{"op":"memset","stream":"per_thread","ptr":"0x900000","size":8,"tid":4}
 `
 
 func TestJSONLEveryOp(t *testing.T) {
@@ -88,6 +90,8 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpFree, Ptr: 0x800000, Result: 2},
 		{Op: OpEventDestroy, Event: e1},
 		{Op: OpStreamDestroy, Stream: s1},
+		{Op: OpMallocAsync, Stream: StreamLegacy, Flags: FlagGraphAlloc, Ptr: 0x900000, Size: 64},
+		{Op: OpMemset, Stream: StreamPerThread, Ptr: 0x900000, Size: 8, TID: 4},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("got %d events, want %d", len(events), len(want))

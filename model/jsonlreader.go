@@ -41,6 +41,7 @@ type jsonLine struct {
 	Implicit *bool             `json:"implicit"`
 	Pageable *bool             `json:"pageable"`
 	Pinned   *bool             `json:"pinned"`
+	Graph    *bool             `json:"graph"`
 	TID      *uint32           `json:"tid"`
 	Device   *int32            `json:"device"`
 	API      *string           `json:"api"`
@@ -256,6 +257,9 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	}
 	if form.has(jCreate|jImplicit) && l.Implicit != nil && *l.Implicit {
 		ev.Flags |= FlagImplicit
+	}
+	if form.has(jGraph) && l.Graph != nil && *l.Graph {
+		ev.Flags |= FlagGraphAlloc
 	}
 	if form.has(jHost) {
 		pinned := l.Pinned != nil && *l.Pinned

@@ -24,6 +24,7 @@ const (
 	jImplicit                        // "implicit" (event_create)
 	jResult                          // "result" is required
 	jHost                            // "pageable", "pinned"
+	jGraph                           // "graph" (malloc_async)
 )
 
 type opForm struct {
@@ -43,7 +44,7 @@ var opForms = [opCount]opForm{
 	OpDeviceSync:    {0, 0, "cudaDeviceSynchronize"},
 	OpStreamQuery:   {jStream | jResult, 0, "cudaStreamQuery"},
 	OpEventQuery:    {jEvent | jResult, 0, "cudaEventQuery"},
-	OpMallocAsync:   {jStream | jPtr | jSize, jPool, "cudaMallocAsync"},
+	OpMallocAsync:   {jStream | jPtr | jSize, jPool | jGraph, "cudaMallocAsync"},
 	OpMalloc:        {jPtr | jSize, 0, "cudaMalloc"},
 	OpFreeAsync:     {jStream | jPtr, 0, "cudaFreeAsync"},
 	OpFree:          {jPtr, 0, "cudaFree"},

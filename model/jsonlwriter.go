@@ -164,6 +164,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jCreate|jImplicit) && ev.Flags&FlagImplicit != 0 {
 		b = append(b, `,"implicit":true`...)
 	}
+	if form.has(jGraph) && ev.Flags&FlagGraphAlloc != 0 {
+		b = append(b, `,"graph":true`...)
+	}
 	if form.has(jHost) {
 		pinned := ev.Flags&FlagPinned != 0
 		if pageable := ev.Flags&FlagPageable != 0; pageable != defaultPageable(ev.Op, ev.Kind, pinned) {

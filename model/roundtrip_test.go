@@ -272,7 +272,7 @@ func TestOpen(t *testing.T) {
 	}
 	defer c.Close()
 	events, err := Collect(r)
-	if len(events) != 31 || err == nil || !strings.HasPrefix(err.Error(), path+":34: field \"op\"") {
+	if len(events) != 33 || err == nil || !strings.HasPrefix(err.Error(), path+":36: field \"op\"") {
 		t.Errorf("got %d events, err %v", len(events), err)
 	}
 	missing := filepath.Join(dir, "missing.bin")

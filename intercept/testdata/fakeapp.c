@@ -444,6 +444,33 @@ static int more(void) {
         fk_driver_enter("cuMemcpyPeerAsync", &a, NULL);
         fk_driver_exit("cuMemcpyPeerAsync", &a, 0, NULL);
     }
+    {
+        /* A graph's memory node: the driver fills in dptr. */
+        CUgraphNode node;
+        CUDA_MEM_ALLOC_NODE_PARAMS np;
+        memset(&np, 0, sizeof np);
+        np.bytesize = 4096;
+        cuGraphAddMemAllocNode_params a = {&node, (CUgraph)0x9000, NULL, 0, &np};
+        fk_driver_enter("cuGraphAddMemAllocNode", &a, NULL);
+        np.dptr = fk_device_alloc(4096);
+        fk_driver_exit("cuGraphAddMemAllocNode", &a, 0, NULL);
+        logv("gd", np.dptr);
+        /* The same through the generic call, then a kernel node (no event). */
+        CUgraphNodeParams gp;
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+        gp.alloc.bytesize = 8192;
+        cuGraphAddNode_v2_params b = {&node, (CUgraph)0x9000, NULL, NULL, 0, &gp};
+        fk_driver_enter("cuGraphAddNode_v2", &b, NULL);
+        gp.alloc.dptr = fk_device_alloc(8192);
+        fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
+        logv("gd2", gp.alloc.dptr);
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_KERNEL;
+        gp.alloc.dptr = 0x123456; /* not an allocation: another member of the union */
+        fk_driver_enter("cuGraphAddNode_v2", &b, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
+    }
     printf("fakeapp: more done\n");
     return 0;
 }

@@ -116,6 +116,53 @@ typedef struct { CUstream hStream; void (*fn)(void *); void *userData; } cuLaunc
 typedef struct { CUgraphExec hGraphExec; CUstream hStream; } cuGraphLaunch_params;
 typedef struct { CUmemoryPool *pool; const void *poolProps; } cuMemPoolCreate_params;
 
+/* Graph memory nodes, laid out as cuda.h declares them. */
+typedef struct {
+    int type, id;
+} CUmemLocation;
+typedef struct {
+    int allocType, handleTypes;
+    CUmemLocation location;
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+} CUmemPoolProps;
+typedef struct {
+    CUmemPoolProps poolProps;
+    const void *accessDescs;
+    size_t accessDescCount;
+    size_t bytesize;
+    CUdeviceptr dptr;
+} CUDA_MEM_ALLOC_NODE_PARAMS;
+#define CU_GRAPH_NODE_TYPE_KERNEL 0
+#define CU_GRAPH_NODE_TYPE_MEM_ALLOC 10
+typedef struct {
+    int type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        CUDA_MEM_ALLOC_NODE_PARAMS alloc;
+    };
+    long long reserved2;
+} CUgraphNodeParams;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const CUgraphNode *dependencies;
+    size_t numDependencies;
+    CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams;
+} cuGraphAddMemAllocNode_params;
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const CUgraphNode *dependencies;
+    const void *dependencyData;
+    size_t numDependencies;
+    CUgraphNodeParams *nodeParams;
+} cuGraphAddNode_v2_params;
+
 #define CU_LAUNCH_PARAM_END ((void *)0x00)
 #define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
 #define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)

@@ -78,6 +78,8 @@ static const char *driver_names[] = {
     [57] = "cuMemcpyPeerAsync",
     [58] = "cuMemAllocPitch_v2",
     [59] = "cuModuleUnload",
+    [60] = "cuGraphAddMemAllocNode",
+    [61] = "cuGraphAddNode_v2",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
