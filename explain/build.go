@@ -156,6 +156,10 @@ type replay struct {
 	stop       uint64               // Events after this seq are read but not replayed.
 }
 
+// ErrTraceChanged is returned by Build when the trace it reads is not the one
+// the findings came from.
+var ErrTraceChanged = errors.New("the trace read differently the second time")
+
 // Build re-reads a trace whose analysis is res and returns the graph of
 // each of its findings, in order. r must read the same trace from its
 // start. A damaged trace is replayed up to the damage (as res was); the
@@ -199,6 +203,14 @@ func Build(r model.Reader, res *checker.Result, opts Options) ([]*Graph, error) 
 		// analyze only what the findings need.
 		if ev.Seq <= rp.stop {
 			rp.add(&ev)
+		}
+	}
+	// The findings' operations must all have come by again: r reading
+	// another trace than res analyzed (a file rewritten meanwhile) would
+	// otherwise explain them with the wrong events, or none.
+	for seq, r := range rp.fixed {
+		if r == nil {
+			return nil, fmt.Errorf("%w: operation #%d of a finding is not in it", ErrTraceChanged, seq)
 		}
 	}
 	graphs := make([]*Graph, len(rp.cols))

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -265,5 +266,25 @@ func TestCap(t *testing.T) {
 		if g.Missing == nil {
 			t.Errorf("max %d: no missing edge", max)
 		}
+	}
+}
+
+// TestTraceChanged: Build given another trace than the findings came from
+// (a file rewritten between the two reads) says so instead of explaining
+// them with the wrong events or failing on agents it never saw.
+func TestTraceChanged(t *testing.T) {
+	path := txtarTrace(t, "../checker/testdata/event_stale_racy.txtar")
+	r, closer, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := checker.Check(path, r)
+	closer.Close()
+	if err != nil || len(res.Findings) == 0 {
+		t.Fatalf("want findings: %v", err)
+	}
+	other := model.NewJSONLReader(strings.NewReader(`{"op":"device_sync"}`+"\n"), path)
+	if _, err := Build(other, res, Options{}); !errors.Is(err, ErrTraceChanged) {
+		t.Errorf("Build on another trace: %v, want ErrTraceChanged", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/explain"
@@ -60,6 +61,7 @@ func (c *cli) cmdExplain(args []string) int {
 	if err != nil {
 		return c.usageErrorf("%v", err)
 	}
+	defer tr.close()
 	graphs, err := tr.graphs()
 	if err != nil {
 		return c.usageErrorf("%v", &inputError{path, err})
@@ -110,15 +112,65 @@ func (c *cli) cmdExplain(args []string) int {
 // replayedTrace is one trace analyzed for a command that replays it.
 type replayedTrace struct {
 	path string
-	res  *checker.Result
-	sym  *symbolize.Symbolizer
+	// copied is where the second pass reads a trace that can be read
+	// only once (a pipe, /dev/stdin): a copy the first pass made.
+	copied string
+	res    *checker.Result
+	sym    *symbolize.Symbolizer
+}
+
+// close removes the copy of a trace read from a pipe.
+func (t *replayedTrace) close() {
+	if t.copied != "" {
+		os.Remove(t.copied)
+	}
+}
+
+// openOnce opens a trace that cannot be read twice (not a regular file)
+// for the first pass, which copies what it reads into a temporary file for
+// the second. The copy is only as long as what the first pass read: up to
+// the end, or to the damage it stops at, which the second pass then meets
+// at the same place.
+func (t *replayedTrace) openOnce() (model.Reader, io.Closer, error) {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open trace: %w", err)
+	}
+	// The extension keeps the sniffing of a cut .sctrace file.
+	tmp, err := os.CreateTemp("", "streamcheck-replay-*"+filepath.Ext(t.path))
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("copy of a trace read once: %w", err)
+	}
+	t.copied = tmp.Name()
+	closers := multiCloser{f, tmp}
+	r, err := model.NewReader(io.TeeReader(f, tmp), t.path)
+	if err != nil {
+		closers.Close()
+		return nil, nil, err
+	}
+	return r, closers, nil
+}
+
+// multiCloser closes each of its closers, returning the first error.
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var first error
+	for _, c := range m {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // loadTrace analyzes one trace file as check does (stacks symbolized, paths
 // relative to the current directory). A damaged trace is a result; the
 // error is for input that is not a trace or cannot be read.
 func loadTrace(path string) (*replayedTrace, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
 		return nil, &inputError{path, fmt.Errorf("is a directory; name one of its trace files")}
 	}
 	sym := symbolize.New()
@@ -126,7 +178,11 @@ func loadTrace(path string) (*replayedTrace, error) {
 		sym.RelativeTo = wd
 	}
 	t := &replayedTrace{path: path, sym: sym}
-	r, closer, err := model.Open(path)
+	open := func() (model.Reader, io.Closer, error) { return model.Open(path) }
+	if err == nil && !st.Mode().IsRegular() {
+		open = t.openOnce
+	}
+	r, closer, err := open()
 	if err != nil {
 		if model.IsDamage(err) {
 			// Cut inside the header: a trace, with nothing to analyze.
@@ -146,7 +202,16 @@ func loadTrace(path string) (*replayedTrace, error) {
 // reopen reads the trace again from its start, for a second pass; it
 // returns nil if the trace has no events to read (cut inside its header).
 func (t *replayedTrace) reopen() (model.Reader, io.Closer, error) {
-	r, closer, err := model.Open(t.path)
+	var (
+		r      model.Reader
+		closer io.Closer
+		err    error
+	)
+	if t.copied != "" {
+		r, closer, err = openCopy(t.copied, t.path)
+	} else {
+		r, closer, err = model.Open(t.path)
+	}
 	if err != nil {
 		if model.IsDamage(err) {
 			return nil, nil, nil
@@ -154,6 +219,21 @@ func (t *replayedTrace) reopen() (model.Reader, io.Closer, error) {
 		return nil, nil, err
 	}
 	return r, closer, nil
+}
+
+// openCopy opens the copy of a trace read once, named in errors as the
+// original.
+func openCopy(copied, name string) (model.Reader, io.Closer, error) {
+	f, err := os.Open(copied)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the copy of the trace: %w", err)
+	}
+	r, err := model.NewReader(f, name)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return r, f, nil
 }
 
 // graphs builds the explanation graph of each finding.

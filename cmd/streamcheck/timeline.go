@@ -50,6 +50,7 @@ func (c *cli) cmdTimeline(args []string) int {
 	if err != nil {
 		return c.usageErrorf("%v", err)
 	}
+	defer tr.close()
 	c.replayNotes(tr.res)
 	r, closer, err := tr.reopen()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -284,5 +285,48 @@ func TestTimelineDeterministic(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: two runs differ", filepath.Base(path))
 		}
+	}
+}
+
+// TestReplayFromPipe: explain and timeline read a trace twice, which a pipe
+// or FIFO allows only once; they copy it as the first pass reads it. Before,
+// explain panicked and timeline drew the findings without the operations.
+func TestReplayFromPipe(t *testing.T) {
+	trace := filepath.Join("..", "..", "testdata", "real", "reuse_while_in_flight_racy-static")
+	files, _ := filepath.Glob(filepath.Join(trace, "*.sctrace"))
+	if len(files) != 1 {
+		t.Fatalf("want one trace in %s, got %v", trace, files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, cmd := range []string{"explain", "timeline"} {
+		var want, wantErr bytes.Buffer
+		wantCode := run(&want, &wantErr, []string{cmd, files[0]})
+		fifo := filepath.Join(dir, cmd+".fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		go func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			f.Write(data)
+			f.Close()
+		}()
+		var got, gotErr bytes.Buffer
+		code := run(&got, &gotErr, []string{cmd, fifo})
+		if code != wantCode {
+			t.Errorf("%s of a FIFO: exit %d, want %d (as from the file)\n%s", cmd, code, wantCode, gotErr.String())
+		}
+		if g, w := strings.ReplaceAll(got.String(), fifo, "TRACE"), strings.ReplaceAll(want.String(), files[0], "TRACE"); g != w {
+			t.Errorf("%s of a FIFO differs from the file's:\n%s\nwant\n%s", cmd, g, w)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "streamcheck-replay-*")); len(left) > 0 {
+		t.Errorf("copies left behind: %v", left)
 	}
 }
