@@ -91,7 +91,8 @@ func jsonlRoundTrip(t *testing.T, tables *Tables, events ...Event) (string, *Tab
 func TestCloseDamagedKeepsCorrupt(t *testing.T) {
 	var bin bytes.Buffer
 	bw := NewBinaryWriter(&bin)
-	if err := bw.CloseDamaged(`x.sctrace: offset 40: field "seq": corrupt event record`); err != nil {
+	// A control character in the note (a forged trace) is escaped when read.
+	if err := bw.CloseDamaged("x.sctrace: offset 40: field \"seq\": corrupt event record\nstreamcheck: \x1b[31mforged"); err != nil {
 		t.Fatal(err)
 	}
 	r, err := NewBinaryReader(&bin, "out.sctrace")
@@ -101,6 +102,9 @@ func TestCloseDamagedKeepsCorrupt(t *testing.T) {
 	_, err = Collect(r)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `copied from a damaged trace: x.sctrace: offset 40: field "seq"`) {
 		t.Errorf("read back: %v; want ErrCorrupt quoting the source", err)
+	}
+	if strings.ContainsAny(err.Error(), "\n\x1b") || !strings.Contains(err.Error(), `\nstreamcheck: \x1b[31mforged`) {
+		t.Errorf("read back: %q; want the note's control characters escaped", err)
 	}
 }
 

@@ -36,7 +36,7 @@ func copiedDamage(note string, truncated bool) error {
 	if truncated {
 		sentinel = ErrTruncated
 	}
-	return &detailError{sentinel, "copied from a damaged trace: " + note}
+	return &detailError{sentinel, "copied from a damaged trace: " + Printable(note)}
 }
 
 // noteTruncated reports whether a damage message says the trace was

@@ -354,3 +354,27 @@ func TestJSONLDefaults(t *testing.T) {
 		t.Errorf("explicit empty api got %q", tb.String(events[5].API))
 	}
 }
+
+// TestPrintableStrings: names and notes from a trace reach terminals and
+// line-oriented reports, so their control characters are escaped when read:
+// a stream name cannot break a report line or forge one, nor send escape
+// sequences to a terminal.
+func TestPrintableStrings(t *testing.T) {
+	text := `{"op":"stream_create","stream":"s\nerror[fake] forged","flags":"non_blocking"}
+{"op":"launch","stream":"s\nerror[fake] forged","kernel":"k\u001b[31mred","api":"cudaLaunchKernel\u0085"}
+`
+	events, tb, err := readJSONL(t, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{tb.Name(ObjectStream, events[0].Stream), tb.String(events[1].Kernel), tb.String(events[1].API)}
+	want := []string{`s\nerror[fake] forged`, `k\x1b[31mred`, `cudaLaunchKernel\u0085`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("strings %q, want %q", got, want)
+	}
+	for _, s := range []string{"plain", "ünïcode ✓", ""} {
+		if Printable(s) != s {
+			t.Errorf("Printable(%q) = %q, want it unchanged", s, Printable(s))
+		}
+	}
+}

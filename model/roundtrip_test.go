@@ -90,7 +90,10 @@ func TestRoundTripEveryOp(t *testing.T) {
 func shimTrace() ([]Event, *Tables) {
 	t := NewTables()
 	api := t.Intern("cudaMallocAsync")
-	weird := t.Intern("cu\"Launch\nKernel\x01\xff")
+	// Appended as is, not interned (Intern escapes control characters):
+	// the writer must escape whatever a table holds.
+	t.Strings = append(t.Strings, "cu\"Launch\nKernel\x01\xff")
+	weird := StringID(len(t.Strings) - 1)
 	t.Modules = append(t.Modules, Module{ID: 1, Base: 0x400000, Size: 0x1000, Path: t.Intern("/bin/app")})
 	t.Stacks = append(t.Stacks, []Frame{{PC: 0x400123, Module: 1}, {PC: 0x400456, Module: 1}})
 	t.Process = Process{PID: 77, PPID: 1, Exe: t.Intern("/bin/app"), Start: 1700000000000000000}

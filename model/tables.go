@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"unicode"
 )
 
 // Sentinel errors callers test with errors.Is.
@@ -117,11 +120,13 @@ func (t *Tables) Module(id uint32) Module {
 }
 
 // Intern returns the id of s, adding it if needed. Intern is linear in the
-// number of strings only on first sight of s (it keeps an index).
+// number of strings only on first sight of s (it keeps an index). Control
+// characters in s are stored escaped (see Printable).
 func (t *Tables) Intern(s string) StringID {
 	if s == "" {
 		return 0
 	}
+	s = Printable(s)
 	if t.index == nil {
 		t.index = make(map[string]StringID, len(t.Strings))
 		for i, v := range t.Strings {
@@ -140,6 +145,7 @@ func (t *Tables) Intern(s string) StringID {
 // AddString appends s as the next string id (used by readers of definition
 // records, which must arrive densely in order).
 func (t *Tables) AddString(s string) StringID {
+	s = Printable(s)
 	id := StringID(len(t.Strings))
 	t.Strings = append(t.Strings, s)
 	if t.index != nil {
@@ -148,6 +154,31 @@ func (t *Tables) AddString(s string) StringID {
 		}
 	}
 	return id
+}
+
+// Printable returns s with its control characters (a newline, an escape
+// sequence) written as Go escapes, "\n", "\x1b": strings from a trace
+// reach terminals and line-oriented reports, where they could otherwise
+// break a line or forge one.
+func Printable(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		b := s[i]
+		clean = b >= 0x20 && b != 0x7f && b != 0xc2 // 0xc2 starts the C1 controls
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // Name returns the name given to a handle, or "" if none was.

@@ -96,7 +96,7 @@ func TestJUnitEdges(t *testing.T) {
 	os.WriteFile(two, []byte(`{"op":"stream_create","stream":"s1"}
 {"op":"stream_create","stream":"s2"}
 {"op":"malloc_async","stream":"s1","ptr":"0x1000","size":16,"site":"a.cu:1"}
-{"op":"launch","stream":"s2","kernel":"k\u0001","ptrs":["0x1000"],"site":"a.cu:2"}
+{"op":"launch","stream":"s2","kernel":"k\ufffe","ptrs":["0x1000"],"site":"a.cu:2"}
 {"op":"malloc_async","stream":"s1","ptr":"0x2000","size":16,"site":"a.cu:3"}
 {"op":"launch","stream":"s2","kernel":"j","ptrs":["0x2000"],"site":"a.cu:4"}
 {"op":"malloc_async","stream":"s1","ptr":"0x3000","size":16,"site":"a.cu:5"}
