@@ -142,8 +142,8 @@ func TestRealTraces(t *testing.T) {
 			}
 		})
 	}
-	if cases < 139 {
-		t.Errorf("only %d recorded cases under testdata/real; the GPU run records 139", cases)
+	if cases < 141 {
+		t.Errorf("only %d recorded cases under testdata/real; the GPU run records 141", cases)
 	}
 }
 

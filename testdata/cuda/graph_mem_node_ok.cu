@@ -22,8 +22,8 @@ int main() {
     SC_CHECK(cudaGraphAddMemAllocNode(&node, graph, nullptr, 0, &a));
     cudaGraphNodeParams b = {};
     b.type = cudaGraphNodeTypeMemAlloc;
-    b.alloc = a;
-    b.alloc.dptr = nullptr;
+    b.alloc.poolProps = a.poolProps;
+    b.alloc.bytesize = a.bytesize;
     cudaGraphNode_t node2 = nullptr;
     SC_CHECK(cudaGraphAddNode(&node2, graph, nullptr, nullptr, 0, &b));
     int* p = static_cast<int*>(a.dptr);
