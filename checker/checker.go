@@ -239,14 +239,19 @@ func (c *Checker) Add(ev *model.Event) {
 			}
 		}
 	case model.OpMemcpy, model.OpMemcpyAsync:
+		// A copy or set is a use of the allocation its first byte is in.
+		// CUDA rejects one that runs past the end of its allocation
+		// (measured on CUDA 13), and a 2D or 3D copy's recorded size spans
+		// the wider of its two sides' pitches, so the range says nothing
+		// about a second allocation.
 		if ev.Kind.DstDevice() {
-			c.useRange(ev, st, ev.Ptr, ev.Size)
+			c.use(ev, st, ev.Ptr)
 		}
 		if ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
-			c.useRange(ev, st, ev.Src, ev.Size)
+			c.use(ev, st, ev.Src)
 		}
 	case model.OpMemset, model.OpMemsetAsync:
-		c.useRange(ev, st, ev.Ptr, ev.Size)
+		c.use(ev, st, ev.Ptr)
 	}
 }
 
@@ -433,10 +438,12 @@ func (c *Checker) rejectedFree(ev *model.Event) {
 	if ev.Ptr == 0 {
 		return
 	}
-	if a := c.allocs.at(ev.Ptr); (a != nil && !a.freed) || (a == nil && c.graphAllocs[ev.Ptr]) {
-		// The free failed for another reason: a bad stream, say, or a
-		// capture an illegal call invalidated, which CUDA reports.
-		return
+	a := c.allocs.at(ev.Ptr)
+	if a != nil && !a.freed {
+		return // The free failed for another reason (a bad stream, say).
+	}
+	if a == nil && c.graphAllocs[ev.Ptr] && ev.Result == model.ResultCaptureInvalidated {
+		return // A graph's allocation, freed in a capture an illegal call invalidated: CUDA says so.
 	}
 	var st hb.Step
 	if ev.Op == model.OpFreeAsync {
@@ -491,39 +498,13 @@ func (c *Checker) release(ev *model.Event, st *hb.Step) {
 	}
 }
 
-// use checks a kernel's use of the allocation that holds addr.
+// use checks a use of the allocation that holds addr.
 func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	if addr == 0 {
 		return
 	}
 	if a := c.allocs.find(addr); a != nil {
 		c.useOf(a, ev, st, addr)
-	}
-}
-
-// useRange checks a copy or set of size bytes at addr: every allocation the
-// range reaches is used, so one that overruns into the next allocation (a
-// freed one, or one another stream is still using) is checked there too. A
-// size of 0 (not recorded) counts as the first byte.
-func (c *Checker) useRange(ev *model.Event, st *hb.Step, addr, size uint64) {
-	if addr == 0 {
-		return
-	}
-	// The common case, a range inside one allocation, costs one lookup.
-	a := c.allocs.find(addr)
-	if a != nil && (size <= a.size && addr-a.base <= a.size-size) {
-		c.useOf(a, ev, st, addr)
-		return
-	}
-	over, _ := c.allocs.overlapping(addr, size)
-	if len(over) == 1 {
-		c.useOf(over[0], ev, st, max(addr, over[0].base))
-		return
-	}
-	// useOf does not change the index, but the index's scratch buffer is
-	// shared with every other range query: copy the (rare) list first.
-	for _, o := range append([]*allocation(nil), over...) {
-		c.useOf(o, ev, st, max(addr, o.base))
 	}
 }
 

@@ -585,8 +585,8 @@ func (e *Engine) EventRecordedOn(handle uint64) (AgentID, bool) {
 // that joined the capture (cudaErrorStreamCaptureUnmatched), it only
 // invalidates the capture, which its origin's end then ends.
 func (e *Engine) failedCaptureEnd(ev *model.Event) {
-	a := e.Stream(ev.Stream, ev.Device, ev.TID)
-	if ev.Result == model.ResultCaptureInvalidated || (a.capturing && a.captureOrigin == a.ID) {
+	a, ok := e.Known(ev.Stream, ev.Device, ev.TID) // a failed call creates no stream
+	if ok && (ev.Result == model.ResultCaptureInvalidated || (a.capturing && a.captureOrigin == a.ID)) {
 		e.endCapture(a)
 	}
 }

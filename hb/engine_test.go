@@ -183,3 +183,16 @@ func BenchmarkLegacyManyBlocking(b *testing.B) {
 		}
 	}
 }
+
+// TestFailedCallMakesNoStream: a failed cudaStreamEndCapture on a handle
+// never created (or destroyed) must not make it a stream: reports would
+// count and draw a stream that never existed.
+func TestFailedCallMakesNoStream(t *testing.T) {
+	e := hb.New()
+	const h = 0x7777_0000
+	e.Apply(&model.Event{Seq: 1, Op: model.OpCaptureEnd, Stream: h, TID: 1, Result: 400})
+	e.Apply(&model.Event{Seq: 2, Op: model.OpCaptureEnd, Stream: h, TID: 1, Result: model.ResultCaptureInvalidated})
+	if a, ok := e.Known(h, 0, 1); ok {
+		t.Errorf("failed capture ends made a stream: %+v", a)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -131,7 +132,7 @@ func (t *replayedTrace) close() {
 // the second. The copy is only as long as what the first pass read: up to
 // the end, or to the damage it stops at, which the second pass then meets
 // at the same place.
-func (t *replayedTrace) openOnce() (model.Reader, io.Closer, error) {
+func (t *replayedTrace) openOnce() (model.Reader, *copyingReader, error) {
 	f, err := os.Open(t.path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open trace: %w", err)
@@ -140,29 +141,50 @@ func (t *replayedTrace) openOnce() (model.Reader, io.Closer, error) {
 	tmp, err := os.CreateTemp("", "streamcheck-replay-*"+filepath.Ext(t.path))
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("copy of a trace read once: %w", err)
+		return nil, nil, fmt.Errorf("%w: %v", errCopy, err)
 	}
 	t.copied = tmp.Name()
-	closers := multiCloser{f, tmp}
-	r, err := model.NewReader(io.TeeReader(f, tmp), t.path)
+	cr := &copyingReader{src: f, dst: tmp}
+	r, err := model.NewReader(cr, t.path)
 	if err != nil {
-		closers.Close()
+		cr.Close()
+		if cr.err != nil {
+			return nil, nil, cr.err
+		}
 		return nil, nil, err
 	}
-	return r, closers, nil
+	return r, cr, nil
 }
 
-// multiCloser closes each of its closers, returning the first error.
-type multiCloser []io.Closer
+// errCopy is the failure to copy a trace read from a pipe: a fault of the
+// temporary directory, not of the trace.
+var errCopy = errors.New("cannot copy the trace to a temporary file (TMPDIR) for its second reading")
 
-func (m multiCloser) Close() error {
-	var first error
-	for _, c := range m {
-		if err := c.Close(); err != nil && first == nil {
-			first = err
+// copyingReader reads src and writes what it read to dst. A failed write
+// is kept apart (err), not passed to the trace reader, which would take it
+// for damage to the trace.
+type copyingReader struct {
+	src, dst *os.File
+	err      error
+}
+
+func (c *copyingReader) Read(p []byte) (int, error) {
+	n, err := c.src.Read(p)
+	if n > 0 && c.err == nil {
+		if _, werr := c.dst.Write(p[:n]); werr != nil {
+			c.err = fmt.Errorf("%w: %v", errCopy, werr)
 		}
 	}
-	return first
+	return n, err
+}
+
+// Close closes both files; it returns the copy's failure if there was one.
+func (c *copyingReader) Close() error {
+	c.src.Close()
+	if err := c.dst.Close(); err != nil && c.err == nil {
+		c.err = fmt.Errorf("%w: %v", errCopy, err)
+	}
+	return c.err
 }
 
 // loadTrace analyzes one trace file as check does (stacks symbolized, paths
@@ -178,11 +200,14 @@ func loadTrace(path string) (*replayedTrace, error) {
 		sym.RelativeTo = wd
 	}
 	t := &replayedTrace{path: path, sym: sym}
-	open := func() (model.Reader, io.Closer, error) { return model.Open(path) }
 	if err == nil && !st.Mode().IsRegular() {
-		open = t.openOnce
+		if err := t.analyzeOnce(); err != nil {
+			t.close()
+			return nil, err
+		}
+		return t, nil
 	}
-	r, closer, err := open()
+	r, closer, err := model.Open(path)
 	if err != nil {
 		if model.IsDamage(err) {
 			// Cut inside the header: a trace, with nothing to analyze.
@@ -199,6 +224,30 @@ func loadTrace(path string) (*replayedTrace, error) {
 	return t, nil
 }
 
+// analyzeOnce is loadTrace's first pass over a trace that can be read only
+// once, copying it for the second.
+func (t *replayedTrace) analyzeOnce() error {
+	r, cr, err := t.openOnce()
+	if errors.Is(err, errCopy) {
+		return &inputError{t.path, err}
+	}
+	if err != nil {
+		if model.IsDamage(err) {
+			t.res = checker.New(t.path, model.NewTables()).Finish(err)
+			return nil
+		}
+		return &inputError{t.path, err}
+	}
+	t.res, err = checker.CheckWith(t.path, r, checker.Options{Symbolize: t.sym.Stack})
+	if cerr := cr.Close(); cerr != nil {
+		return &inputError{t.path, cerr} // the second pass would read less
+	}
+	if err != nil {
+		return &inputError{t.path, err}
+	}
+	return nil
+}
+
 // reopen reads the trace again from its start, for a second pass; it
 // returns nil if the trace has no events to read (cut inside its header).
 func (t *replayedTrace) reopen() (model.Reader, io.Closer, error) {
@@ -209,6 +258,9 @@ func (t *replayedTrace) reopen() (model.Reader, io.Closer, error) {
 	)
 	if t.copied != "" {
 		r, closer, err = openCopy(t.copied, t.path)
+		if err != nil && !model.IsDamage(err) {
+			return nil, nil, fmt.Errorf("%w: %v", errCopy, err)
+		}
 	} else {
 		r, closer, err = model.Open(t.path)
 	}

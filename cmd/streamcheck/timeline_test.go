@@ -302,10 +302,12 @@ func TestReplayFromPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, cmd := range []string{"explain", "timeline"} {
-		var want, wantErr bytes.Buffer
-		wantCode := run(&want, &wantErr, []string{cmd, files[0]})
-		fifo := filepath.Join(dir, cmd+".fifo")
+	tmp := t.TempDir() // where the copies go, to see that none is left
+	t.Setenv("TMPDIR", tmp)
+	n := 0
+	fifoOf := func(data []byte) string {
+		n++
+		fifo := filepath.Join(dir, fmt.Sprintf("%d.fifo", n))
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Skipf("mkfifo: %v", err)
 		}
@@ -317,6 +319,12 @@ func TestReplayFromPipe(t *testing.T) {
 			f.Write(data)
 			f.Close()
 		}()
+		return fifo
+	}
+	for _, cmd := range []string{"explain", "timeline"} {
+		var want, wantErr bytes.Buffer
+		wantCode := run(&want, &wantErr, []string{cmd, files[0]})
+		fifo := fifoOf(data)
 		var got, gotErr bytes.Buffer
 		code := run(&got, &gotErr, []string{cmd, fifo})
 		if code != wantCode {
@@ -326,7 +334,18 @@ func TestReplayFromPipe(t *testing.T) {
 			t.Errorf("%s of a FIFO differs from the file's:\n%s\nwant\n%s", cmd, g, w)
 		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "streamcheck-replay-*")); len(left) > 0 {
+	// Not a trace: the usual one-line error, and no copy left behind.
+	var out, errb bytes.Buffer
+	if code := run(&out, &errb, []string{"explain", fifoOf([]byte("garbage\n"))}); code != exitUsage || !strings.Contains(errb.String(), "not a streamcheck trace") {
+		t.Errorf("explain of garbage from a FIFO: exit %d, %q", code, errb.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
 		t.Errorf("copies left behind: %v", left)
+	}
+	// No room for the copy: said so, not taken for a damaged trace.
+	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
+	errb.Reset()
+	if code := run(&out, &errb, []string{"timeline", fifoOf(data)}); code != exitUsage || !strings.Contains(errb.String(), "cannot copy the trace to a temporary file") {
+		t.Errorf("timeline from a FIFO without TMPDIR: exit %d, %q", code, errb.String())
 	}
 }
