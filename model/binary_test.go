@@ -286,8 +286,8 @@ func TestBinaryTruncated(t *testing.T) {
 		msg    string
 	}{
 		{"no end record", complete, 2, "end of file before the end record"},
-		{"zero kind byte", concat(complete, []byte{0, 0x05, 1, 2, 3, 4, 5}), 2, "zero kind byte"},
-		{"zero kind byte then a record", concat(complete, []byte{0}, newEnc().end(2, 0).b[binaryHeaderLen:]), 2, "zero kind byte"},
+		{"zero kind byte", concat(complete, []byte{0, 0x05, 1, 2, 3, 4, 5}), 2, "the recording stops here"},
+		{"zero kind byte then a record", concat(complete, []byte{0}, newEnc().end(2, 0).b[binaryHeaderLen:]), 2, "the recording stops here"},
 		{"cut in length", concat(complete, []byte{0x10, 0x80}), 2, "inside a record length"},
 		{"cut in payload", concat(complete, []byte{0x10, 0x05, 1, 2}), 2, "inside a record"},
 		{"cut in skipped record", concat(complete, []byte{0x40, 0x05, 1, 2}), 2, "inside a record"},

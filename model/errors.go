@@ -31,12 +31,18 @@ func formatf(format string, args ...any) error {
 // copiedDamage is the damage a trace copied from a damaged one ends with
 // (a Damage record, or a JSON Lines damage comment): the source's own
 // message, and whether the source was truncated rather than corrupt.
+const copiedSuffix = " (in the trace this one was copied from)"
+
 func copiedDamage(note string, truncated bool) error {
 	sentinel := ErrCorrupt
 	if truncated {
 		sentinel = ErrTruncated
 	}
-	return &detailError{sentinel, "copied from a damaged trace: " + Printable(note)}
+	note = Printable(note)
+	if !strings.HasSuffix(note, copiedSuffix) { // a copy of a copy says it once
+		note += copiedSuffix
+	}
+	return &detailError{sentinel, note}
 }
 
 // noteTruncated reports whether a damage message says the trace was

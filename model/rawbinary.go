@@ -158,7 +158,7 @@ func (r *RawReader) next() (Record, error) {
 	}
 	kind := RecordKind(b[0])
 	if kind == 0 {
-		return Record{}, r.posErr(off, "", truncatedf("%v: zero kind byte before the end record (the recording process stopped while writing)", ErrTruncated))
+		return Record{}, r.posErr(off, "", truncatedf("%v: the recording stops here, before its end record: the program was killed or crashed, or is still running", ErrTruncated))
 	}
 	var n uint64
 	var w int

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,6 +90,12 @@ func copyEvents(w model.Writer, r model.Reader, tables *model.Tables, damaged bo
 		case err == io.EOF:
 			return w.Close()
 		case damaged:
+			// The recording is renamed by the rewrite: keep the damage,
+			// not the name and offset of a file about to be removed.
+			var pe *model.PositionError
+			if errors.As(err, &pe) {
+				return w.CloseDamaged(pe.Err.Error())
+			}
 			return w.CloseDamaged(err.Error())
 		default:
 			return err

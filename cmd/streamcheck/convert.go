@@ -90,7 +90,9 @@ func (c *cli) cmdConvert(args []string) int {
 	var note string
 	if damage != nil {
 		note = formatDamage(path, damage, "converted", n)
-		err = w.CloseDamaged(note)
+		// The output keeps the damage itself; whoever reads it counts
+		// the events before it again.
+		err = w.CloseDamaged(damage.Error())
 	} else {
 		err = w.Close()
 	}
