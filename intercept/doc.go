@@ -1,12 +1,13 @@
 // Command intercept is the recording shim: a shared library that records
 // the CUDA calls of a process into a binary trace (docs/trace-format.md).
 //
-// Build it with
+// scripts/build.sh builds it into bin/, next to bin/streamcheck, where
+// streamcheck run looks for it; by hand:
 //
-//	go build -buildmode=c-shared -o intercept/libstreamcheck.so ./intercept
+//	go build -buildmode=c-shared -o bin/libstreamcheck.so ./intercept
 //
 // (cgo and a C compiler are needed; no CUDA headers or libraries are needed
-// at build time). The build also writes intercept/libstreamcheck.h, which
+// at build time). The build also writes bin/libstreamcheck.h, which
 // nothing uses.
 //
 // # Loading

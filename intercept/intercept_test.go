@@ -851,7 +851,7 @@ func TestCannotRecord(t *testing.T) {
 	cases := []struct {
 		name, env, reason string
 	}{
-		{"cupti missing", "STREAMCHECK_CUPTI=/nonexistent/libcupti.so", "libcupti not found"},
+		{"cupti missing", "STREAMCHECK_CUPTI=/nonexistent/libcupti.so", "STREAMCHECK_CUPTI=/nonexistent/libcupti.so cannot be loaded"},
 		{"subscriber taken", "FAKECUPTI_BUSY=1", "cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
 	}
 	for _, c := range cases {
@@ -893,6 +893,36 @@ func TestCannotRecord(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCUPTISetting: STREAMCHECK_CUPTI may name libcupti's directory; one
+// that cannot be loaded is named in a warning when the search finds
+// another libcupti (here through $CUDA_HOME/lib64).
+func TestCUPTISetting(t *testing.T) {
+	if cuptiFindable() {
+		t.Skip("a real libcupti is installed here")
+	}
+	b := build(t)
+	dir := t.TempDir()
+	if err := os.Symlink(b.fake, filepath.Join(dir, "libcupti.so")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, b, "basic", preload, "STREAMCHECK_CUPTI="+dir)
+	if len(r.traces(t)) != 1 || strings.Contains(r.stderr, "streamcheck:") {
+		t.Errorf("STREAMCHECK_CUPTI naming a directory: traces %v, stderr %q", r.traces(t), r.stderr)
+	}
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, "lib64"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b.fake, filepath.Join(home, "lib64", "libcupti.so")); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, b, "basic", preload, "STREAMCHECK_CUPTI=/nonexistent/libcupti.so", "CUDA_HOME="+home)
+	want := "streamcheck: warning: STREAMCHECK_CUPTI=/nonexistent/libcupti.so cannot be loaded ("
+	if len(r.traces(t)) != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "; using "+filepath.Join(home, "lib64", "libcupti.so")) {
+		t.Errorf("a bad STREAMCHECK_CUPTI with another libcupti found: traces %v, stderr %q", r.traces(t), r.stderr)
 	}
 }
 

@@ -115,8 +115,34 @@ static int find_loaded_cupti(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+static int search_cupti(void);
+
+/* Loads libcupti: STREAMCHECK_CUPTI first (a file or a directory), then
+ * the search. A STREAMCHECK_CUPTI that cannot be loaded is named, in the
+ * error when nothing else is found, in a warning when something else is. */
 static int load_cupti(char *err, size_t errlen) {
-    if (try_cupti(getenv("STREAMCHECK_CUPTI"))) return 1;
+    const char *want = getenv("STREAMCHECK_CUPTI");
+    char why[PATH_MAX + 256] = "";
+    if (want && *want) {
+        if (try_cupti(want)) return 1;
+        const char *e = dlerror();
+        snprintf(why, sizeof why, "STREAMCHECK_CUPTI=%s cannot be loaded (%s)", want, e ? e : "it lacks the CUPTI callback API");
+        if (try_cupti_dir(want)) return 1;
+    }
+    if (search_cupti()) {
+        if (why[0]) dprintf(2, "streamcheck: warning: %s; using %s\n", why, cupti_path);
+        return 1;
+    }
+    const char *e = dlerror();
+    snprintf(err, errlen,
+             "%s%slibcupti not found (tried libcupti.so, libcupti.so.13, libcupti.so.12, $CUDA_HOME/lib64, "
+             "$CUDA_PATH/lib64, /usr/local/cuda, and beside libcudart%s)%s%s",
+             why, why[0] ? "; and " : "", why[0] ? "" : "; set STREAMCHECK_CUPTI to its path", e && !why[0] ? ": " : "",
+             e && !why[0] ? e : "");
+    return 0;
+}
+
+static int search_cupti(void) {
     /* A libcupti the program already loaded (PyTorch's, say) comes first:
      * two copies of CUPTI in one process would fight over the driver. */
     char loaded[PATH_MAX] = "";
@@ -147,11 +173,6 @@ static int load_cupti(char *err, size_t errlen) {
             if (try_cupti_dir(dir)) return 1;
         }
     }
-    const char *e = dlerror();
-    snprintf(err, errlen,
-             "libcupti not found (set STREAMCHECK_CUPTI to its path; tried libcupti.so, libcupti.so.13, "
-             "libcupti.so.12, $CUDA_HOME/lib64, $CUDA_PATH/lib64, /usr/local/cuda, and beside libcudart)%s%s",
-             e ? ": " : "", e ? e : "");
     return 0;
 }
 

@@ -166,11 +166,20 @@ func (d *doctor) report() {
 	d.reportPython()
 }
 
+// settingHint tells how to point the search at a library: set env, or,
+// when it is set already, that its value did not do.
+func settingHint(env string) string {
+	if v := os.Getenv(env); v != "" {
+		return fmt.Sprintf("%s=%s did not lead to it", env, v)
+	}
+	return fmt.Sprintf("set %s to its path", env)
+}
+
 func (d *doctor) reportDriver() {
 	drv, err := cudart.Load()
 	if err != nil {
 		d.row("driver", "%v", err)
-		d.need("no CUDA driver found (libcuda.so.1; set %s to its path)", cudart.EnvLibCUDA)
+		d.need("no CUDA driver found (libcuda.so.1; %s)", settingHint(cudart.EnvLibCUDA))
 		return
 	}
 	d.libcuda = drv.Path
@@ -265,7 +274,7 @@ func (d *doctor) reportCUPTI() {
 	cu, err := cudart.FindCUPTI()
 	if err != nil {
 		d.row("CUPTI", "%v", err)
-		d.need("no CUPTI found (libcupti; set %s to its path)", cudart.EnvCUPTI)
+		d.need("no CUPTI found (libcupti; %s)", settingHint(cudart.EnvCUPTI))
 		return
 	}
 	if v, err := cu.Version(); err != nil {

@@ -12,8 +12,9 @@ import (
 const ShimName = "libstreamcheck.so"
 
 // BuildHint says how to build the shim; errors from FindShim include it.
-const BuildHint = "build it with: go build -buildmode=c-shared -o intercept/libstreamcheck.so ./intercept " +
-	"(then put it next to the streamcheck binary, in ../lib/ relative to it, or name it in $STREAMCHECK_SHIM)"
+const BuildHint = "build it with ./scripts/build.sh in the streamcheck repository, which puts it in bin/ next to " +
+	"bin/streamcheck (or: go build -buildmode=c-shared -o DIR/libstreamcheck.so ./intercept, with DIR the streamcheck " +
+	"binary's directory or ../lib/ relative to it, or name it in $STREAMCHECK_SHIM)"
 
 // FindShim returns the path of the shim: $STREAMCHECK_SHIM if set (it must
 // exist), else libstreamcheck.so next to the running executable, else
