@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -51,7 +52,9 @@ func (c *cli) cmdExplain(args []string) int {
 		printUsage(c.stderr, fs, explainUsage)
 		return exitUsage
 	}
-	if *number < 0 {
+	set := false // --finding 0 is a mistake, not "every finding"
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "finding" })
+	if *number < 0 || (set && *number == 0) {
 		return c.usageErrorf("explain: --finding must be 1 or more")
 	}
 	path := pos[0]

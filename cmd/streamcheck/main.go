@@ -129,7 +129,10 @@ Exit codes (check, demo, explain):
   2  bad usage, or an input that could not be read (missing, not a trace)
   3  a trace was truncated or corrupt, and no error findings
 convert and timeline exit 0 when they wrote their output, else 2 or 3.
-run and record exit with the program's own code when it fails.
+run exits with the program's own code when it failed, else as check does,
+or 4 when the shim could not record. record exits with the program's code.
+doctor exits 0 when its GPU self-test passed, 1 when it failed, 5 when
+there was nothing to test with. 'streamcheck help COMMAND' has the details.
 `)
 }
 
