@@ -124,6 +124,32 @@ type analysis struct {
 	// suppressed and baselined are the findings taken out of results by
 	// --suppressions and by the baseline (see filterFindings).
 	suppressed, baselined []*checker.Finding
+	// program is what run saw of the program it ran; nil for check.
+	program *programOutcome
+}
+
+// programOutcome is how the program that run recorded ended, for reports
+// that CI reads instead of the terminal: a failed program or one that made
+// no CUDA call must not read as a clean run.
+type programOutcome struct {
+	ExitCode int `json:"exit_code"` // The program's (128+N for signal N).
+	// Recorded is false when no process of the tree wrote a trace: no
+	// CUDA activity, or (with NotRecorded) the shim could not record.
+	Recorded    bool     `json:"recorded"`
+	NotRecorded []string `json:"not_recorded,omitempty"` // The shim's reasons.
+}
+
+// notes says, one line each, what a report should carry besides findings.
+func (p *programOutcome) notes() []string {
+	var n []string
+	if p.ExitCode != 0 {
+		n = append(n, fmt.Sprintf("the program failed: exit code %d", p.ExitCode))
+	}
+	n = append(n, p.NotRecorded...)
+	if !p.Recorded && len(p.NotRecorded) == 0 {
+		n = append(n, "no CUDA activity was recorded")
+	}
+	return n
 }
 
 // analyzeAll checks every input; an unreadable input does not stop the

@@ -15,6 +15,8 @@ type jsonReport struct {
 	// so that a report file alone never reads as a clean run.
 	Unreadable []string    `json:"unreadable"`
 	Summary    jsonSummary `json:"summary"`
+	// Program is how the program ended, in a report of streamcheck run.
+	Program *programOutcome `json:"program,omitempty"`
 }
 
 type jsonTrace struct {
@@ -67,6 +69,7 @@ func writeJSON(w io.Writer, a *analysis) error {
 	tot := a.totals()
 	rep.Summary = jsonSummary{Errors: tot.errors, Warnings: tot.warnings, Traces: tot.traces, Damaged: tot.damaged,
 		Suppressed: tot.suppressed, Baselined: tot.baselined}
+	rep.Program = a.program
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // Messages are read by people, not embedded in HTML.
 	enc.SetIndent("", "  ")

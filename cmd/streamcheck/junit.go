@@ -38,6 +38,9 @@ func writeJUnit(w io.Writer, a *analysis) error {
 	for _, res := range a.results {
 		suites.AddSuite(junitSuite(res, len(suites.Suites)))
 	}
+	if a.program != nil {
+		suites.AddSuite(junitProgramSuite(a.program, len(suites.Suites)))
+	}
 	for _, err := range a.unreadable {
 		name := err.Error()
 		var ie *inputError
@@ -57,6 +60,28 @@ func writeJUnit(w io.Writer, a *analysis) error {
 }
 
 const junitTime = "0.000"
+
+// junitProgramSuite reports, for streamcheck run, how the program ended:
+// "exit-code" fails when the program failed, and "recording" is an error
+// when the shim could not record, skipped when there was nothing to record.
+func junitProgramSuite(p *programOutcome, id int) junit.Testsuite {
+	s := junit.Testsuite{Name: "program", ID: id, Time: junitTime}
+	exit := junit.Testcase{Name: "exit-code", Classname: junitClass, Time: junitTime}
+	if p.ExitCode != 0 {
+		msg := fmt.Sprintf("the program failed: exit code %d", p.ExitCode)
+		exit.Failure = &junit.Result{Message: msg, Type: "exit-code"}
+	}
+	s.AddTestcase(exit)
+	rec := junit.Testcase{Name: "recording", Classname: junitClass, Time: junitTime}
+	switch {
+	case len(p.NotRecorded) > 0:
+		rec.Error = &junit.Result{Message: xmlText(strings.Join(p.NotRecorded, "; ")), Type: "not-recorded"}
+	case !p.Recorded:
+		rec.Skipped = &junit.Result{Message: "no CUDA activity was recorded"}
+	}
+	s.AddTestcase(rec)
+	return s
+}
 
 func junitSuite(res *checker.Result, id int) junit.Testsuite {
 	s := junit.Testsuite{Name: res.Trace, ID: id, Time: junitTime, File: res.Trace}

@@ -97,11 +97,14 @@ func (c *cli) cmdRun(args []string) int {
 		return firstNonZero(progCode, exitUsage)
 	}
 	c.printShimFailures(rec)
+	outcome := &programOutcome{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {
-		// A CI step that uploads the report finds one, empty, rather
-		// than none.
+		// A CI step that uploads the report finds one, saying why it
+		// holds no findings, rather than none.
 		if o.output != "" || o.writeBaseline != "" {
-			if err := c.writeReport(analyzeInputs(nil, o.root, nil), &o, c.stderr); err != nil {
+			a := analyzeInputs(nil, o.root, nil)
+			a.program = outcome
+			if err := c.writeReport(a, &o, c.stderr); err != nil {
 				fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 				return firstNonZero(progCode, exitUsage)
 			}
@@ -124,6 +127,7 @@ func (c *cli) cmdRun(args []string) int {
 		ins[i] = fileInput(shown, filepath.Join(dir, name))
 	}
 	a := analyzeInputs(ins, o.root, newProgress(c.stderr))
+	a.program = outcome
 	if err := c.writeReport(a, &o, c.stderr); err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)

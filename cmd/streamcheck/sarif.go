@@ -175,6 +175,13 @@ func ruleName(id string) string {
 // notification for each that could not, and for each damaged trace.
 func sarifInvocation(a *analysis, root string) *sarif.Invocation {
 	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.unreadable) == 0)
+	if a.program != nil {
+		for _, n := range a.program.notes() {
+			inv.AddToolExecutionNotification(sarif.NewNotification().
+				WithLevel(sarif.LevelWarning).
+				WithMessage(sarif.NewTextMessage(n)))
+		}
+	}
 	for _, err := range a.unreadable {
 		inv.AddToolExecutionNotification(sarif.NewNotification().
 			WithLevel(sarif.LevelError).
