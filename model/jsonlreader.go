@@ -135,6 +135,7 @@ func (r *JSONLReader) Next(ev *Event) error {
 const (
 	directiveDropped = "# the recorder dropped %d events"
 	directiveDamaged = "# the source trace is damaged: "
+	directiveProcess = "# process %d (parent %d), exe %q, command %q, started %d ns after the Unix epoch, recorder %q"
 )
 
 // directive acts on a comment line that is one of JSONLWriter's notes.
@@ -146,6 +147,13 @@ func (r *JSONLReader) directive(b []byte) {
 	}
 	if note, ok := bytes.CutPrefix(b, []byte(directiveDamaged)); ok {
 		r.damage = string(note)
+		return
+	}
+	var p Process
+	var exe, args, version string
+	if _, err := fmt.Sscanf(string(b), directiveProcess, &p.PID, &p.PPID, &exe, &args, &p.Start, &version); err == nil {
+		p.Exe, p.Args, p.Version = r.tables.Intern(exe), r.tables.Intern(args), r.tables.Intern(version)
+		r.tables.Process = p
 	}
 }
 

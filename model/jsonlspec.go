@@ -158,10 +158,46 @@ func reservedStream(name string) (uint64, bool) {
 	return 0, false
 }
 
+// frameModule ends a frame's text with the module it is in, when known:
+// "0x7f85f342a1ca (in /lib/x86_64-linux-gnu/libc.so.6)". Reports fold the
+// frames of CUDA's and the C library's modules away by it.
+const frameModule = " (in "
+
 // parseFrame reads one stack frame written as "0x<pc>", "file:line",
-// "func file:line" or any other text (a function name).
+// "func file:line" or any other text (a function name), each optionally
+// followed by the module it is in (frameModule).
 func parseFrame(t *Tables, text string) Frame {
 	text = strings.TrimSpace(text)
+	var module uint32
+	if i := strings.LastIndex(text, frameModule); i > 0 && strings.HasSuffix(text, ")") {
+		module = t.moduleNamed(text[i+len(frameModule) : len(text)-1])
+		text = text[:i]
+	}
+	f := parseFrameText(t, text)
+	f.Module = module
+	return f
+}
+
+// moduleNamed returns the id of a module known only by its path (a JSON
+// Lines frame names no load address or size), adding it if needed.
+func (t *Tables) moduleNamed(path string) uint32 {
+	p := t.Intern(path)
+	if t.moduleIndex == nil {
+		t.moduleIndex = map[StringID]uint32{}
+		for _, m := range t.Modules[1:] {
+			t.moduleIndex[m.Path] = m.ID
+		}
+	}
+	if id, ok := t.moduleIndex[p]; ok {
+		return id
+	}
+	id := uint32(len(t.Modules))
+	t.Modules = append(t.Modules, Module{ID: id, Path: p})
+	t.moduleIndex[p] = id
+	return id
+}
+
+func parseFrameText(t *Tables, text string) Frame {
 	if pc, ok := parseHex(text); ok {
 		return Frame{PC: pc}
 	}
@@ -201,6 +237,16 @@ func parseHex(s string) (uint64, bool) {
 
 // appendFrame writes f in the form parseFrame reads back.
 func appendFrame(b []byte, t *Tables, f Frame) []byte {
+	b = appendFrameText(b, t, f)
+	if m := t.Module(f.Module); f.Module != 0 && m.Path != 0 {
+		b = append(b, frameModule...)
+		b = append(b, t.String(m.Path)...)
+		b = append(b, ')')
+	}
+	return b
+}
+
+func appendFrameText(b []byte, t *Tables, f Frame) []byte {
 	fn, file := t.String(f.Func), t.String(f.File)
 	switch {
 	case file != "" && fn != "":

@@ -60,8 +60,7 @@ func (w *JSONLWriter) Source(t *Tables) error {
 		return w.err
 	}
 	if p := t.Process; p != (Process{}) {
-		fmt.Fprintf(w.w, "# process %d (parent %d), exe %q, command %q, started %d ns after the Unix epoch, recorder %q\n",
-			p.PID, p.PPID, t.String(p.Exe), t.String(p.Args), p.Start, t.String(p.Version))
+		fmt.Fprintf(w.w, directiveProcess+"\n", p.PID, p.PPID, t.String(p.Exe), t.String(p.Args), p.Start, t.String(p.Version))
 	}
 	w.src = t
 	return nil

@@ -124,7 +124,7 @@ func TestJSONLWriterImplicitCreates(t *testing.T) {
 	}
 	want := `# process 77 (parent 1), exe "/bin/app", command "", started 1700000000000000000 ns after the Unix epoch, recorder ""
 {"op":"stream_create","stream":"0x55aa00","implicit":true,"api":""}
-{"op":"malloc_async","stream":"0x55aa00","ptr":"0x7f00","size":256,"stack":["0x400123","0x400456"]}
+{"op":"malloc_async","stream":"0x55aa00","ptr":"0x7f00","size":256,"stack":["0x400123 (in /bin/app)","0x400456 (in /bin/app)"]}
 {"op":"event_create","event":"0x66bb00","implicit":true,"tid":5,"device":1,"api":"","time":9}
 {"op":"stream_wait_event","stream":"0x55aa00","event":"0x66bb00","tid":5,"device":1,"api":"","time":9}
 {"op":"launch","stream":"0x55aa00","ptrs":["0x7f00"],"tid":5,"api":"cu\"Launch\nKernel\u0001\ufffd"}
@@ -313,5 +313,50 @@ func TestEncodeBinary(t *testing.T) {
 	}
 	if st := tb.Stack(evs[0].Stack); len(st) != 1 || st[0].PC != 0x1234 || tb.String(st[0].Func) != "main" {
 		t.Errorf("stack %+v", st)
+	}
+}
+
+// TestJSONLKeepsProcessAndModules: a trace converted to JSON Lines reads
+// back with its process record (reports name the pid and program by it)
+// and the module of every frame (reports fold CUDA's and libc's frames
+// away by it, and baselines fingerprint unresolved frames by it).
+func TestJSONLKeepsProcessAndModules(t *testing.T) {
+	events, src := shimTrace()
+	src.Process.Args = src.Intern(`app --name "x y"`)
+	src.Process.Version = src.Intern("streamcheck-intercept 1")
+	var buf bytes.Buffer
+	w := NewJSONLWriter(&buf)
+	for i := range events {
+		if err := w.WriteEvent(&events[i], src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := jsonlReader(buf.String())
+	got, err := Collect(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := r.Tables()
+	p := tb.Process
+	if p.PID != 77 || p.PPID != 1 || p.Start != src.Process.Start || tb.String(p.Exe) != "/bin/app" ||
+		tb.String(p.Args) != `app --name "x y"` || tb.String(p.Version) != "streamcheck-intercept 1" {
+		t.Errorf("process %+v (exe %q, args %q, version %q)", p, tb.String(p.Exe), tb.String(p.Args), tb.String(p.Version))
+	}
+	var frames []Frame
+	for _, ev := range got {
+		if ev.Op == OpMallocAsync {
+			frames = tb.Stack(ev.Stack)
+		}
+	}
+	if len(frames) != 2 {
+		t.Fatalf("frames %+v", frames)
+	}
+	for _, f := range frames {
+		if m := tb.Module(f.Module); tb.String(m.Path) != "/bin/app" || f.PC == 0 {
+			t.Errorf("frame %+v: module %q", f, tb.String(m.Path))
+		}
 	}
 }

@@ -83,6 +83,8 @@ type Tables struct {
 	Events, Dropped uint64
 
 	index map[string]StringID // Built lazily by Intern.
+	// moduleIndex finds modules by path, for moduleNamed.
+	moduleIndex map[StringID]uint32
 }
 
 // NewTables returns tables holding only the reserved zero entries.
