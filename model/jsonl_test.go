@@ -372,9 +372,18 @@ func TestPrintableStrings(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("strings %q, want %q", got, want)
 	}
-	for _, s := range []string{"plain", "ünïcode ✓", ""} {
+	for _, s := range []string{"plain", "ünïcode ✓ — “quoted”", "", "\xff\xc2 not UTF-8"} {
 		if Printable(s) != s {
 			t.Errorf("Printable(%q) = %q, want it unchanged", s, Printable(s))
+		}
+	}
+	for in, want := range map[string]string{
+		"a\u202eb":   `a\u202eb`, // a right-to-left override would reverse what follows
+		"l1\u2028l2": `l1\u2028l2`,
+		"\xff\n\xc3": `` + "\xff" + `\n` + "\xc3", // invalid bytes stay as they are
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Sentinel errors callers test with errors.Is.
@@ -159,28 +160,46 @@ func (t *Tables) AddString(s string) StringID {
 }
 
 // Printable returns s with its control characters (a newline, an escape
-// sequence) written as Go escapes, "\n", "\x1b": strings from a trace
-// reach terminals and line-oriented reports, where they could otherwise
-// break a line or forge one.
+// sequence) and the characters that reorder or break text (bidirectional
+// overrides, line separators) written as Go escapes, "\n", "\x1b",
+// "\u202e": strings from a trace reach terminals and line-oriented reports,
+// where they could otherwise break a line or forge one. Other bytes, valid
+// UTF-8 or not, are kept.
 func Printable(s string) string {
 	clean := true
 	for i := 0; i < len(s) && clean; i++ {
 		b := s[i]
-		clean = b >= 0x20 && b != 0x7f && b != 0xc2 // 0xc2 starts the C1 controls
+		// 0xc2 starts the C1 controls, 0xe2 the separators and overrides.
+		clean = b >= 0x20 && b != 0x7f && b != 0xc2 && b != 0xe2
 	}
 	if clean {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unsafeRune(r) && !(r == utf8.RuneError && n == 1) {
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
 		} else {
-			b.WriteRune(r)
+			b.WriteString(s[i : i+n])
 		}
+		i += n
 	}
 	return b.String()
+}
+
+// unsafeRune reports whether r may not be shown as it is (see Printable).
+func unsafeRune(r rune) bool {
+	switch {
+	case unicode.IsControl(r):
+		return true
+	case r == '\u2028', r == '\u2029', // line and paragraph separators
+		r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069', // bidirectional embeddings and isolates
+		r == '\u200e', r == '\u200f', r == '\u061c': // direction marks
+		return true
+	}
+	return false
 }
 
 // Name returns the name given to a handle, or "" if none was.

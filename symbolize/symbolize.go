@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -129,6 +130,24 @@ func (s *Symbolizer) object(path string) *object {
 // recorded there with the given size (the Module record's): a library
 // updated since, or another machine's build, would name the wrong
 // functions. A size of 0 (not recorded) is taken on trust.
+// modulePath returns the file a module's recorded path names, if it is the
+// recorded module: the path as recorded, or, for one whose control
+// characters the trace reader escaped (model.Printable), as it was.
+func (s *Symbolizer) modulePath(recorded string, size uint64) string {
+	if recorded == "" {
+		return ""
+	}
+	if s.sameFile(recorded, size) {
+		return recorded
+	}
+	if strings.ContainsRune(recorded, '\\') {
+		if orig, err := strconv.Unquote(`"` + recorded + `"`); err == nil && s.sameFile(orig, size) {
+			return orig
+		}
+	}
+	return ""
+}
+
 func (s *Symbolizer) sameFile(path string, size uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -365,8 +384,14 @@ func (s *Symbolizer) frames(t *model.Tables, f model.Frame) []model.Frame {
 		return nil
 	}
 	m := t.Module(f.Module)
-	path := t.String(m.Path)
-	if path == "" || f.PC <= m.Base || !s.sameFile(path, m.Size) {
+	// A module known by its path only (named by a JSON Lines frame, with
+	// neither load address nor size) cannot place a pc in its file. (A
+	// non-PIE executable is loaded at bias 0, but has its size.)
+	if (m.Base == 0 && m.Size == 0) || f.PC <= m.Base {
+		return nil
+	}
+	path := s.modulePath(t.String(m.Path), m.Size)
+	if path == "" {
 		return nil
 	}
 	chain := s.Inlined(path, f.PC-m.Base-1)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
@@ -58,41 +59,48 @@ func TestSymbolizedStacks(t *testing.T) {
 		t.Skip("main.target not in the symbol table")
 	}
 
-	tab := model.NewTables()
 	size, err := symbolize.ModuleSize(exe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab.Modules = append(tab.Modules, model.Module{ID: 1, Base: 0, Size: size, Path: tab.Intern(exe)})
-	tab.Stacks = append(tab.Stacks, []model.Frame{{PC: pc, Module: 1}})
-	const s1, s2, ptr = 0x1000, 0x2000, 0x7f0000000000
-	events := []model.Event{
-		{Op: model.OpStreamCreate, Stream: s1},
-		{Op: model.OpStreamCreate, Stream: s2},
-		{Op: model.OpMallocAsync, Stream: s1, Ptr: ptr, Size: 4096},
-		{Op: model.OpLaunch, Stream: s2, Ptrs: []uint64{ptr}, Stack: 1},
-		{Op: model.OpDeviceSync},
-		{Op: model.OpFreeAsync, Stream: s1, Ptr: ptr},
+	frameWith := func(size uint64) checker.Frame {
+		tab := model.NewTables()
+		tab.Modules = append(tab.Modules, model.Module{ID: 1, Base: 0, Size: size, Path: tab.Intern(exe)})
+		tab.Stacks = append(tab.Stacks, []model.Frame{{PC: pc, Module: 1}})
+		const s1, s2, ptr = 0x1000, 0x2000, 0x7f0000000000
+		events := []model.Event{
+			{Op: model.OpStreamCreate, Stream: s1},
+			{Op: model.OpStreamCreate, Stream: s2},
+			{Op: model.OpMallocAsync, Stream: s1, Ptr: ptr, Size: 4096},
+			{Op: model.OpLaunch, Stream: s2, Ptrs: []uint64{ptr}, Stack: 1},
+			{Op: model.OpDeviceSync},
+			{Op: model.OpFreeAsync, Stream: s1, Ptr: ptr},
+		}
+		for i := range events {
+			events[i].TID = 1
+		}
+		data, err := model.EncodeBinary(tab, events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := analyzeAll([]input{{name: "shim.sctrace", open: func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}}}, dir)
+		if len(a.unreadable) > 0 || len(a.results) != 1 || len(a.results[0].Findings) != 1 {
+			t.Fatalf("want one finding; got %d results, unreadable %v", len(a.results), a.unreadable)
+		}
+		use := a.results[0].Findings[0].Ops[0]
+		if len(use.Stack) != 1 {
+			t.Fatalf("use has %d frames", len(use.Stack))
+		}
+		return use.Stack[0]
 	}
-	for i := range events {
-		events[i].TID = 1
+	// A module named by path only (a JSON Lines frame): no load address to
+	// place the pc with, so the frame stays as recorded.
+	if fr := frameWith(0); fr.Func != "" || fr.File != "" {
+		t.Errorf("frame of a module without size = %+v, want it unresolved", fr)
 	}
-	data, err := model.EncodeBinary(tab, events)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	a := analyzeAll([]input{{name: "shim.sctrace", open: func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(data)), nil
-	}}}, dir)
-	if len(a.unreadable) > 0 || len(a.results) != 1 || len(a.results[0].Findings) != 1 {
-		t.Fatalf("want one finding; got %d results, unreadable %v", len(a.results), a.unreadable)
-	}
-	use := a.results[0].Findings[0].Ops[0]
-	if len(use.Stack) != 1 {
-		t.Fatalf("use has %d frames", len(use.Stack))
-	}
-	fr := use.Stack[0]
+	fr := frameWith(size) // a non-PIE executable: loaded at bias 0
 	if fr.Func != "main.target" || fr.File != "main.go" || fr.Line != 4 {
 		t.Errorf("frame = %+v, want main.target at main.go:4 (relative to the source root)", fr)
 	}
