@@ -193,4 +193,3 @@ func openCopy(copied, name string) (model.Reader, io.Closer, error) {
 	}
 	return r, f, nil
 }
-
