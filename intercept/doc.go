@@ -72,11 +72,15 @@
 //	                         and the stack cache's hits, the unwinds (frames walked,
 //	                         time each), the launch scans (words, time each) and
 //	                         the search for CPython's trampolines (maps reads)
-//	STREAMCHECK_CUPTI        path of libcupti to use (else searched: libcupti.so,
-//	                         libcupti.so.13, libcupti.so.12, $CUDA_HOME/lib64,
-//	                         $CUDA_PATH/lib64, /usr/local/cuda/lib64,
+//	STREAMCHECK_CUPTI        libcupti to use, a file or the directory holding it,
+//	                         tried first; then the search: a libcupti the
+//	                         program loaded, libcupti.so, libcupti.so.13,
+//	                         libcupti.so.12, $CUDA_HOME/lib64, $CUDA_PATH/lib64,
+//	                         /usr/local/cuda/lib64,
 //	                         /usr/local/cuda/extras/CUPTI/lib64, the directory of
-//	                         a loaded libcudart and its ../../cuda_cupti/lib)
+//	                         a loaded libcudart and its ../../cuda_cupti/lib. A
+//	                         setting that cannot be loaded is named in a warning
+//	                         when the search finds another, else in the error)
 //	STREAMCHECK_LIBCUDA      path of the driver library for the shim's own
 //	                         queries (default libcuda.so.1)
 //

@@ -851,7 +851,7 @@ func TestCannotRecord(t *testing.T) {
 	cases := []struct {
 		name, env, reason string
 	}{
-		{"cupti missing", "STREAMCHECK_CUPTI=/nonexistent/libcupti.so", "STREAMCHECK_CUPTI=/nonexistent/libcupti.so cannot be loaded"},
+		{"cupti missing", "STREAMCHECK_CUPTI=/nonexistent/libcupti.so", "STREAMCHECK_CUPTI cannot be loaded: /nonexistent/libcupti.so: "},
 		{"subscriber taken", "FAKECUPTI_BUSY=1", "cuptiSubscribe failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
 	}
 	for _, c := range cases {
@@ -912,6 +912,11 @@ func TestCUPTISetting(t *testing.T) {
 	if len(r.traces(t)) != 1 || strings.Contains(r.stderr, "streamcheck:") {
 		t.Errorf("STREAMCHECK_CUPTI naming a directory: traces %v, stderr %q", r.traces(t), r.stderr)
 	}
+	empty := t.TempDir()
+	r = run(t, b, "basic", preload, "STREAMCHECK_CUPTI="+empty)
+	if want := "STREAMCHECK_CUPTI=" + empty + " holds no loadable libcupti.so"; !strings.Contains(r.stderr, want) {
+		t.Errorf("STREAMCHECK_CUPTI naming a directory without libcupti: stderr %q, want %q", r.stderr, want)
+	}
 	home := t.TempDir()
 	if err := os.Mkdir(filepath.Join(home, "lib64"), 0o755); err != nil {
 		t.Fatal(err)
@@ -920,7 +925,7 @@ func TestCUPTISetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = run(t, b, "basic", preload, "STREAMCHECK_CUPTI=/nonexistent/libcupti.so", "CUDA_HOME="+home)
-	want := "streamcheck: warning: STREAMCHECK_CUPTI=/nonexistent/libcupti.so cannot be loaded ("
+	want := "streamcheck: warning: STREAMCHECK_CUPTI cannot be loaded: /nonexistent/libcupti.so: "
 	if len(r.traces(t)) != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "; using "+filepath.Join(home, "lib64", "libcupti.so")) {
 		t.Errorf("a bad STREAMCHECK_CUPTI with another libcupti found: traces %v, stderr %q", r.traces(t), r.stderr)
 	}

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -124,10 +125,18 @@ static int load_cupti(char *err, size_t errlen) {
     const char *want = getenv("STREAMCHECK_CUPTI");
     char why[PATH_MAX + 256] = "";
     if (want && *want) {
-        if (try_cupti(want)) return 1;
-        const char *e = dlerror();
-        snprintf(why, sizeof why, "STREAMCHECK_CUPTI=%s cannot be loaded (%s)", want, e ? e : "it lacks the CUPTI callback API");
-        if (try_cupti_dir(want)) return 1;
+        struct stat st;
+        if (stat(want, &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (try_cupti_dir(want)) return 1;
+            snprintf(why, sizeof why, "STREAMCHECK_CUPTI=%s holds no loadable libcupti.so, libcupti.so.13 or libcupti.so.12", want);
+        } else {
+            if (try_cupti(want)) return 1;
+            const char *e = dlerror(); /* names the path itself */
+            if (e)
+                snprintf(why, sizeof why, "STREAMCHECK_CUPTI cannot be loaded: %s", e);
+            else
+                snprintf(why, sizeof why, "STREAMCHECK_CUPTI=%s lacks the CUPTI callback API", want);
+        }
     }
     if (search_cupti()) {
         if (why[0]) dprintf(2, "streamcheck: warning: %s; using %s\n", why, cupti_path);
@@ -221,7 +230,7 @@ static int trim_cudart(struct dl_phdr_info *info, size_t size, void *data) {
 static void start(int eager_file) {
     if (atomic_exchange(&started, 1)) return;
     int saved = errno;
-    char err[1024];
+    char err[PATH_MAX + 1024]; /* room for a STREAMCHECK_CUPTI path and the search */
     sc_stacks_init();
     const char *st = getenv("STREAMCHECK_STATS");
     sc_stats = st && strcmp(st, "1") == 0;

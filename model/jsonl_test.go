@@ -380,10 +380,24 @@ func TestPrintableStrings(t *testing.T) {
 	for in, want := range map[string]string{
 		"a\u202eb":   `a\u202eb`, // a right-to-left override would reverse what follows
 		"l1\u2028l2": `l1\u2028l2`,
+		"a\u061cb":   `a\u061cb`,
 		"\xff\n\xc3": `` + "\xff" + `\n` + "\xc3", // invalid bytes stay as they are
 	} {
 		if got := Printable(in); got != want {
 			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestJSONLSyncCopyStream: a synchronous copy or set names the legacy or
+// the per-thread default stream, or none; another stream would take it
+// off the default streams and hide its ordering.
+func TestJSONLSyncCopyStream(t *testing.T) {
+	_, _, err := readJSONL(t, `{"op":"stream_create","stream":"s1","flags":"non_blocking"}
+{"op":"memcpy","stream":"s1","dst":"0x1","src":"0x2","size":1,"kind":"d2d"}
+`)
+	var pe *PositionError
+	if !errors.As(err, &pe) || pe.Line != 2 || pe.Field != "stream" || !strings.Contains(err.Error(), `not "s1"`) {
+		t.Errorf("memcpy on a created stream: %v", err)
 	}
 }

@@ -47,7 +47,7 @@ type jsonLine struct {
 	API      *string           `json:"api"`
 	Result   json.RawMessage   `json:"result"`
 	Site     *string           `json:"site"`
-	Stack    []string          `json:"stack"`
+	Stack    []json.RawMessage `json:"stack"`
 	Time     *int64            `json:"time"`
 }
 
@@ -184,6 +184,9 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 			if ev.Stream, err = r.streams.resolve(*l.Stream, op == OpStreamCreate); err != nil {
 				return "stream", err
 			}
+			if form.required&jStream == 0 && ev.Stream != StreamLegacy && ev.Stream != StreamPerThread {
+				return "stream", corruptf("a synchronous copy or set runs on %q or %q, not %q", streamNameLegacy, streamNamePerThread, *l.Stream)
+			}
 		}
 	}
 	if form.has(jEvent) {
@@ -311,6 +314,56 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	return "", nil
 }
 
+// jsonFrame is a frame of "stack" written as an object: the form for a
+// frame whose module is known (see appendFrame).
+type jsonFrame struct {
+	PC     *json.RawMessage `json:"pc"`
+	Func   string           `json:"func"`
+	File   string           `json:"file"`
+	Line   uint32           `json:"line"`
+	Module string           `json:"module"`
+	Base   *json.RawMessage `json:"base"`
+	Size   *json.RawMessage `json:"size"`
+}
+
+// stackFrame reads one element of "stack": a string (parseFrame) or an
+// object (jsonFrame).
+func (r *JSONLReader) stackFrame(raw json.RawMessage) (Frame, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return parseFrame(r.tables, s), nil
+	}
+	var j jsonFrame
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return Frame{}, corruptf("a frame is a string or an object with pc, func, file, line, module, base, size")
+	}
+	f := Frame{Func: r.tables.Intern(j.Func), File: r.tables.Intern(j.File), Line: j.Line}
+	var err error
+	if f.PC, err = optionalUint(j.PC); err != nil {
+		return Frame{}, err
+	}
+	if j.Module != "" {
+		var m Module
+		if m.Base, err = optionalUint(j.Base); err != nil {
+			return Frame{}, err
+		}
+		if m.Size, err = optionalUint(j.Size); err != nil {
+			return Frame{}, err
+		}
+		m.Path = r.tables.Intern(j.Module)
+		f.Module = r.tables.module(m)
+	}
+	return f, nil
+}
+
+// optionalUint reads an absent value as 0, else as parseUint does.
+func optionalUint(raw *json.RawMessage) (uint64, error) {
+	if raw == nil {
+		return 0, nil
+	}
+	return parseAddress(*raw)
+}
+
 func (r *JSONLReader) stack(l *jsonLine, ev *Event) (string, error) {
 	r.frames = r.frames[:0]
 	switch {
@@ -319,8 +372,12 @@ func (r *JSONLReader) stack(l *jsonLine, ev *Event) (string, error) {
 	case l.Site != nil:
 		r.frames = append(r.frames, parseFrame(r.tables, *l.Site))
 	default:
-		for _, s := range l.Stack {
-			r.frames = append(r.frames, parseFrame(r.tables, s))
+		for _, raw := range l.Stack {
+			f, err := r.stackFrame(raw)
+			if err != nil {
+				return "stack", err
+			}
+			r.frames = append(r.frames, f)
 		}
 	}
 	if len(r.frames) == 0 {

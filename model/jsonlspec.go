@@ -158,42 +158,32 @@ func reservedStream(name string) (uint64, bool) {
 	return 0, false
 }
 
-// frameModule ends a frame's text with the module it is in, when known:
-// "0x7f85f342a1ca (in /lib/x86_64-linux-gnu/libc.so.6)". Reports fold the
-// frames of CUDA's and the C library's modules away by it.
-const frameModule = " (in "
-
-// parseFrame reads one stack frame written as "0x<pc>", "file:line",
-// "func file:line" or any other text (a function name), each optionally
-// followed by the module it is in (frameModule).
+// parseFrame reads one stack frame written as a string: "0x<pc>",
+// "file:line", "func file:line" or any other text (a function name).
+// (A frame whose module is known is written as an object: see jsonFrame.)
 func parseFrame(t *Tables, text string) Frame {
-	text = strings.TrimSpace(text)
-	var module uint32
-	if i := strings.LastIndex(text, frameModule); i > 0 && strings.HasSuffix(text, ")") {
-		module = t.moduleNamed(text[i+len(frameModule) : len(text)-1])
-		text = text[:i]
-	}
-	f := parseFrameText(t, text)
-	f.Module = module
-	return f
+	return parseFrameText(t, strings.TrimSpace(text))
 }
 
-// moduleNamed returns the id of a module known only by its path (a JSON
-// Lines frame names no load address or size), adding it if needed.
-func (t *Tables) moduleNamed(path string) uint32 {
-	p := t.Intern(path)
+// module returns the id of the module m describes (its ID aside), adding
+// it if needed: JSON Lines frames name their modules inline.
+func (t *Tables) module(m Module) uint32 {
+	m.ID = 0
 	if t.moduleIndex == nil {
-		t.moduleIndex = map[StringID]uint32{}
-		for _, m := range t.Modules[1:] {
-			t.moduleIndex[m.Path] = m.ID
+		t.moduleIndex = map[Module]uint32{}
+		for _, k := range t.Modules[1:] {
+			id := k.ID
+			k.ID = 0
+			t.moduleIndex[k] = id
 		}
 	}
-	if id, ok := t.moduleIndex[p]; ok {
+	if id, ok := t.moduleIndex[m]; ok {
 		return id
 	}
 	id := uint32(len(t.Modules))
-	t.Modules = append(t.Modules, Module{ID: id, Path: p})
-	t.moduleIndex[p] = id
+	t.moduleIndex[m] = id
+	m.ID = id
+	t.Modules = append(t.Modules, m)
 	return id
 }
 
@@ -235,15 +225,43 @@ func parseHex(s string) (uint64, bool) {
 	return v, err == nil
 }
 
-// appendFrame writes f in the form parseFrame reads back.
-func appendFrame(b []byte, t *Tables, f Frame) []byte {
-	b = appendFrameText(b, t, f)
-	if m := t.Module(f.Module); f.Module != 0 && m.Path != 0 {
-		b = append(b, frameModule...)
-		b = append(b, t.String(m.Path)...)
-		b = append(b, ')')
+// appendFrame writes f as a string, in the form parseFrame reads back.
+func appendFrame(b []byte, t *Tables, f Frame) []byte { return appendFrameText(b, t, f) }
+
+// hasModule reports whether f is written as an object (appendFrameObject),
+// which keeps its pc and module.
+func hasModule(t *Tables, f Frame) bool { return f.Module != 0 && t.Module(f.Module).Path != 0 }
+
+// appendFrameObject writes f as the object jsonFrame reads back.
+func appendFrameObject(b []byte, t *Tables, f Frame) []byte {
+	m := t.Module(f.Module)
+	b = append(b, '{')
+	sep := func() {
+		if b[len(b)-1] != '{' {
+			b = append(b, ',')
+		}
 	}
-	return b
+	if f.PC != 0 {
+		b = appendHex(append(b, `"pc":`...), f.PC)
+	}
+	if fn := t.String(f.Func); fn != "" {
+		sep()
+		b = appendJSONString(append(b, `"func":`...), fn)
+	}
+	if file := t.String(f.File); file != "" {
+		sep()
+		b = appendJSONString(append(b, `"file":`...), file)
+		b = strconv.AppendUint(append(b, `,"line":`...), uint64(f.Line), 10)
+	}
+	sep()
+	b = appendJSONString(append(b, `"module":`...), t.String(m.Path))
+	if m.Base != 0 {
+		b = appendHex(append(b, `,"base":`...), m.Base)
+	}
+	if m.Size != 0 {
+		b = strconv.AppendUint(append(b, `,"size":`...), m.Size, 10)
+	}
+	return append(b, '}')
 }
 
 func appendFrameText(b []byte, t *Tables, f Frame) []byte {

@@ -200,9 +200,9 @@ func (w *JSONLWriter) appendCommon(b []byte, ev *Event, t *Tables, api string) [
 	if api != defaultAPI(ev.Op, ev.Pool) {
 		b = appendJSONString(append(b, `,"api":`...), api)
 	}
-	switch frames := t.Stack(ev.Stack); len(frames) {
-	case 0:
-	case 1:
+	switch frames := t.Stack(ev.Stack); {
+	case len(frames) == 0:
+	case len(frames) == 1 && !hasModule(t, frames[0]):
 		w.frame = appendFrame(w.frame[:0], t, frames[0])
 		b = appendJSONString(append(b, `,"site":`...), string(w.frame))
 	default:
@@ -210,6 +210,10 @@ func (w *JSONLWriter) appendCommon(b []byte, ev *Event, t *Tables, api string) [
 		for i, f := range frames {
 			if i > 0 {
 				b = append(b, ',')
+			}
+			if hasModule(t, f) {
+				b = appendFrameObject(b, t, f)
+				continue
 			}
 			w.frame = appendFrame(w.frame[:0], t, f)
 			b = appendJSONString(b, string(w.frame))

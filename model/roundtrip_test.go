@@ -124,7 +124,7 @@ func TestJSONLWriterImplicitCreates(t *testing.T) {
 	}
 	want := `# process 77 (parent 1), exe "/bin/app", command "", started 1700000000000000000 ns after the Unix epoch, recorder ""
 {"op":"stream_create","stream":"0x55aa00","implicit":true,"api":""}
-{"op":"malloc_async","stream":"0x55aa00","ptr":"0x7f00","size":256,"stack":["0x400123 (in /bin/app)","0x400456 (in /bin/app)"]}
+{"op":"malloc_async","stream":"0x55aa00","ptr":"0x7f00","size":256,"stack":[{"pc":"0x400123","module":"/bin/app","base":"0x400000","size":4096},{"pc":"0x400456","module":"/bin/app","base":"0x400000","size":4096}]}
 {"op":"event_create","event":"0x66bb00","implicit":true,"tid":5,"device":1,"api":"","time":9}
 {"op":"stream_wait_event","stream":"0x55aa00","event":"0x66bb00","tid":5,"device":1,"api":"","time":9}
 {"op":"launch","stream":"0x55aa00","ptrs":["0x7f00"],"tid":5,"api":"cu\"Launch\nKernel\u0001\ufffd"}
@@ -354,9 +354,54 @@ func TestJSONLKeepsProcessAndModules(t *testing.T) {
 	if len(frames) != 2 {
 		t.Fatalf("frames %+v", frames)
 	}
-	for _, f := range frames {
-		if m := tb.Module(f.Module); tb.String(m.Path) != "/bin/app" || f.PC == 0 {
-			t.Errorf("frame %+v: module %q", f, tb.String(m.Path))
+	for i, f := range frames {
+		m := tb.Module(f.Module)
+		want := src.Stacks[1][i]
+		if tb.String(m.Path) != "/bin/app" || m.Base != 0x400000 || m.Size != 0x1000 || f.PC != want.PC {
+			t.Errorf("frame %+v: module %+v (%q), want pc %#x in /bin/app at 0x400000, 4096 bytes", f, m, tb.String(m.Path), want.PC)
 		}
+	}
+}
+
+// TestJSONLFramesUnambiguous: frames with a module are objects, so no
+// module path or function name can be misread as the other.
+func TestJSONLFramesUnambiguous(t *testing.T) {
+	src := NewTables()
+	src.Modules = append(src.Modules, Module{ID: 1, Base: 0x7f0000000000, Size: 0x2000, Path: src.Intern("/opt/proj (in dev)/libfoo.so")})
+	src.Stacks = append(src.Stacks, []Frame{
+		{PC: 0x7f0000001234, Module: 1},
+		{Func: src.Intern("wrapper (in /lib/x86_64-linux-gnu/libc.so.6)"), File: src.Intern("w.c"), Line: 3},
+		{PC: 0x7f0000001300, Module: 1, Func: src.Intern("foo"), File: src.Intern("foo.c"), Line: 9},
+	})
+	var buf bytes.Buffer
+	w := NewJSONLWriter(&buf)
+	ev := Event{Op: OpDeviceSync, TID: 1, Stack: 1}
+	if err := w.WriteEvent(&ev, src); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r := jsonlReader(buf.String())
+	got, err := Collect(r)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%v %v\n%s", got, err, buf.String())
+	}
+	tb := r.Tables()
+	type flat struct {
+		PC               uint64
+		Func, File       string
+		Line             uint32
+		Module           string
+		Base, ModuleSize uint64
+	}
+	flatten := func(tb *Tables, fs []Frame) []flat {
+		var out []flat
+		for _, f := range fs {
+			m := tb.Module(f.Module)
+			out = append(out, flat{f.PC, tb.String(f.Func), tb.String(f.File), f.Line, tb.String(m.Path), m.Base, m.Size})
+		}
+		return out
+	}
+	if g, w := flatten(tb, tb.Stack(got[0].Stack)), flatten(src, src.Stacks[1]); !reflect.DeepEqual(g, w) {
+		t.Errorf("frames read back\n %+v\nwant\n %+v\n%s", g, w, buf.String())
 	}
 }

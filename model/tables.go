@@ -84,8 +84,8 @@ type Tables struct {
 	Events, Dropped uint64
 
 	index map[string]StringID // Built lazily by Intern.
-	// moduleIndex finds modules by path, for moduleNamed.
-	moduleIndex map[StringID]uint32
+	// moduleIndex finds modules by what they hold, for module.
+	moduleIndex map[Module]uint32
 }
 
 // NewTables returns tables holding only the reserved zero entries.
@@ -169,8 +169,9 @@ func Printable(s string) string {
 	clean := true
 	for i := 0; i < len(s) && clean; i++ {
 		b := s[i]
-		// 0xc2 starts the C1 controls, 0xe2 the separators and overrides.
-		clean = b >= 0x20 && b != 0x7f && b != 0xc2 && b != 0xe2
+		// 0xc2 starts the C1 controls, 0xe2 the separators and overrides,
+		// 0xd8 the Arabic letter mark.
+		clean = b >= 0x20 && b != 0x7f && b != 0xc2 && b != 0xe2 && b != 0xd8
 	}
 	if clean {
 		return s
