@@ -349,3 +349,44 @@ func TestReplayFromPipe(t *testing.T) {
 		t.Errorf("timeline from a FIFO without TMPDIR: exit %d, %q", code, errb.String())
 	}
 }
+
+// TestConvertKeepsReports: the recordings in testdata/real, converted to
+// JSON Lines and back to binary, give the same reports as the recordings
+// (stacks, their modules, the process, names), so a converted trace can
+// stand in for the recording. The -shared and Python recordings (their
+// stacks cross the most modules) keep it to a few seconds.
+func TestConvertKeepsReports(t *testing.T) {
+	var traces []string
+	for _, pat := range []string{"*-shared", "*-py"} {
+		found, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "real", pat, "*.sctrace"))
+		traces = append(traces, found...)
+	}
+	if len(traces) < 60 {
+		t.Fatalf("only %d recorded traces", len(traces))
+	}
+	report := func(path string) string {
+		var out, errb bytes.Buffer
+		code := run(&out, &errb, []string{"check", path})
+		return fmt.Sprintf("exit %d\n%s%s", code, strings.ReplaceAll(out.String(), path, "TRACE"), strings.ReplaceAll(errb.String(), path, "TRACE"))
+	}
+	for _, tr := range traces {
+		t.Run(filepath.Base(filepath.Dir(tr)), func(t *testing.T) {
+			t.Parallel()
+			want := report(tr)
+			dir := t.TempDir()
+			jl, bin := filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "c.sctrace")
+			var out, errb bytes.Buffer
+			if code := run(&out, &errb, []string{"convert", "-o", jl, tr}); code != exitOK {
+				t.Fatalf("convert: exit %d %s", code, errb.String())
+			}
+			if code := run(&out, &errb, []string{"convert", "-o", bin, jl}); code != exitOK {
+				t.Fatalf("convert back: exit %d %s", code, errb.String())
+			}
+			for _, p := range []string{jl, bin} {
+				if got := report(p); got != want {
+					t.Errorf("converted to %s, reports differently:\n%s\nwant\n%s", filepath.Ext(p), got, want)
+				}
+			}
+		})
+	}
+}
