@@ -138,9 +138,10 @@ type Checker struct {
 	threads  map[uint32]bool
 	pending  []pendingFinding      // Findings whose operations Finish resolves.
 	created  map[hb.AgentID]access // Stream creations, for naming streams in reports.
-	// graphAllocs are addresses allocated inside a captured graph, which
-	// the program may free itself after the graph ran (graph memory is not
-	// analyzed yet, but such a free is no invalid free).
+	// graphAllocs are addresses a graph allocates (a captured
+	// cudaMallocAsync, or a memory node: FlagGraphAlloc), which the program
+	// may free itself after each launch (graph memory is not analyzed yet,
+	// but such a free is no invalid free).
 	graphAllocs map[uint64]bool
 	step        hb.Step // What the engine learned from the current event.
 	// The most recent threads, already in threads (nRecent of them): most
@@ -503,13 +504,10 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	if addr == 0 {
 		return
 	}
-	if a := c.allocs.find(addr); a != nil {
-		c.useOf(a, ev, st, addr)
+	a := c.allocs.find(addr)
+	if a == nil {
+		return
 	}
-}
-
-// useOf checks a use of allocation a at addr.
-func (c *Checker) useOf(a *allocation, ev *model.Event, st *hb.Step, addr uint64) {
 	if a.freed {
 		c.stats.Uses++
 		c.report(RuleUseAfterFree, a, c.accessOf(ev, st, addr), &a.free)

@@ -208,10 +208,14 @@ func Build(r model.Reader, res *checker.Result, opts Options) ([]*Graph, error) 
 	// The findings' operations must all have come by again: r reading
 	// another trace than res analyzed (a file rewritten meanwhile) would
 	// otherwise explain them with the wrong events, or none.
-	for seq, r := range rp.fixed {
-		if r == nil {
-			return nil, fmt.Errorf("%w: operation #%d of a finding is not in it", ErrTraceChanged, seq)
+	missing := uint64(0) // the first one missing, for a message that does not vary
+	for seq, op := range rp.fixed {
+		if op == nil && (missing == 0 || seq < missing) {
+			missing = seq
 		}
+	}
+	if missing != 0 {
+		return nil, fmt.Errorf("%w: operation #%d of a finding is not in it", ErrTraceChanged, missing)
 	}
 	graphs := make([]*Graph, len(rp.cols))
 	for i, c := range rp.cols {

@@ -574,8 +574,6 @@ func (e *Engine) EventRecordedOn(handle uint64) (AgentID, bool) {
 	return 0, false
 }
 
-// endCapture ends the capture that stream a is part of, for every stream in
-// it. Ending it on a stream that is not capturing does nothing.
 // failedCaptureEnd ends the capture a failed cudaStreamEndCapture leaves
 // behind: CUDA returns the error and no graph, and what follows on the
 // capture's streams runs. Measured on CUDA 13: an invalidated capture ends
@@ -591,6 +589,8 @@ func (e *Engine) failedCaptureEnd(ev *model.Event) {
 	}
 }
 
+// endCapture ends the capture that stream a is part of, for every stream in
+// it. Ending it on a stream that is not capturing does nothing.
 func (e *Engine) endCapture(a *Agent) {
 	if !a.capturing {
 		return

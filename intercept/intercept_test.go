@@ -740,6 +740,7 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpMemcpyAsync, api: "cuMemcpyPeerAsync", stream: s, ptr: pd, src: d, size: 64, kind: model.CopyD2D},
 		{op: model.OpMallocAsync, api: "cuGraphAddMemAllocNode", ptr: r.log["gd"], size: 4096, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd2"], size: 8192, flags: model.FlagGraphAlloc},
+		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd3"], size: 2048, flags: model.FlagGraphAlloc},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

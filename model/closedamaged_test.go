@@ -41,7 +41,7 @@ func TestCloseDamagedKeepsDamageVisible(t *testing.T) {
 	}
 	// Read back, the note is the trace's damage again.
 	events, err = Collect(NewJSONLReader(strings.NewReader(text.String()), "out.jsonl"))
-	if len(events) != 1 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "x.sctrace: offset 99") || !strings.HasSuffix(err.Error(), "(in the trace this one was copied from)") {
+	if len(events) != 1 || !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "x.sctrace: offset 99") {
 		t.Errorf("JSON Lines read back: %d events, err %v; want 1 event then the damage, ErrTruncated", len(events), err)
 	}
 }

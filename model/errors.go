@@ -30,19 +30,16 @@ func formatf(format string, args ...any) error {
 
 // copiedDamage is the damage a trace copied from a damaged one ends with
 // (a Damage record, or a JSON Lines damage comment): the source's own
-// message, and whether the source was truncated rather than corrupt.
-const copiedSuffix = " (in the trace this one was copied from)"
-
+// message, which names the source and its position when the copy was made
+// by convert (not when the run/record rewrite made it: the recording it
+// replaces is gone), and whether the source was truncated rather than
+// corrupt.
 func copiedDamage(note string, truncated bool) error {
 	sentinel := ErrCorrupt
 	if truncated {
 		sentinel = ErrTruncated
 	}
-	note = Printable(note)
-	if !strings.HasSuffix(note, copiedSuffix) { // a copy of a copy says it once
-		note += copiedSuffix
-	}
-	return &detailError{sentinel, note}
+	return &detailError{sentinel, Printable(note)}
 }
 
 // noteTruncated reports whether a damage message says the trace was

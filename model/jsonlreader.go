@@ -356,7 +356,7 @@ func (r *JSONLReader) stackFrame(raw json.RawMessage) (Frame, error) {
 	return f, nil
 }
 
-// optionalUint reads an absent value as 0, else as parseUint does.
+// optionalUint reads an absent value as 0, else as parseAddress does.
 func optionalUint(raw *json.RawMessage) (uint64, error) {
 	if raw == nil {
 		return 0, nil

@@ -162,32 +162,7 @@ func reservedStream(name string) (uint64, bool) {
 // "file:line", "func file:line" or any other text (a function name).
 // (A frame whose module is known is written as an object: see jsonFrame.)
 func parseFrame(t *Tables, text string) Frame {
-	return parseFrameText(t, strings.TrimSpace(text))
-}
-
-// module returns the id of the module m describes (its ID aside), adding
-// it if needed: JSON Lines frames name their modules inline.
-func (t *Tables) module(m Module) uint32 {
-	m.ID = 0
-	if t.moduleIndex == nil {
-		t.moduleIndex = map[Module]uint32{}
-		for _, k := range t.Modules[1:] {
-			id := k.ID
-			k.ID = 0
-			t.moduleIndex[k] = id
-		}
-	}
-	if id, ok := t.moduleIndex[m]; ok {
-		return id
-	}
-	id := uint32(len(t.Modules))
-	t.moduleIndex[m] = id
-	m.ID = id
-	t.Modules = append(t.Modules, m)
-	return id
-}
-
-func parseFrameText(t *Tables, text string) Frame {
+	text = strings.TrimSpace(text)
 	if pc, ok := parseHex(text); ok {
 		return Frame{PC: pc}
 	}
@@ -225,12 +200,12 @@ func parseHex(s string) (uint64, bool) {
 	return v, err == nil
 }
 
-// appendFrame writes f as a string, in the form parseFrame reads back.
-func appendFrame(b []byte, t *Tables, f Frame) []byte { return appendFrameText(b, t, f) }
-
-// hasModule reports whether f is written as an object (appendFrameObject),
-// which keeps its pc and module.
-func hasModule(t *Tables, f Frame) bool { return f.Module != 0 && t.Module(f.Module).Path != 0 }
+// needsObject reports whether f is written as an object
+// (appendFrameObject): when a string would lose its module, or the pc of a
+// frame with a name.
+func needsObject(t *Tables, f Frame) bool {
+	return (f.Module != 0 && t.Module(f.Module).Path != 0) || (f.PC != 0 && (f.Func != 0 || f.File != 0))
+}
 
 // appendFrameObject writes f as the object jsonFrame reads back.
 func appendFrameObject(b []byte, t *Tables, f Frame) []byte {
@@ -253,6 +228,9 @@ func appendFrameObject(b []byte, t *Tables, f Frame) []byte {
 		b = appendJSONString(append(b, `"file":`...), file)
 		b = strconv.AppendUint(append(b, `,"line":`...), uint64(f.Line), 10)
 	}
+	if f.Module == 0 || m.Path == 0 {
+		return append(b, '}')
+	}
 	sep()
 	b = appendJSONString(append(b, `"module":`...), t.String(m.Path))
 	if m.Base != 0 {
@@ -264,7 +242,8 @@ func appendFrameObject(b []byte, t *Tables, f Frame) []byte {
 	return append(b, '}')
 }
 
-func appendFrameText(b []byte, t *Tables, f Frame) []byte {
+// appendFrame writes f as a string, in the form parseFrame reads back.
+func appendFrame(b []byte, t *Tables, f Frame) []byte {
 	fn, file := t.String(f.Func), t.String(f.File)
 	switch {
 	case file != "" && fn != "":

@@ -101,7 +101,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	w.src = t
 	form := opForms[ev.Op]
 	var stream, event, pool string
-	if form.required&jStream != 0 || (form.has(jStream) && ev.Stream != StreamLegacy) {
+	// A synchronous copy or set names its stream only when it is the
+	// per-thread one (the reader takes no other than the default streams).
+	if form.required&jStream != 0 || (form.has(jStream) && ev.Stream == StreamPerThread) {
 		stream = w.streamName(ev, t)
 	}
 	if form.has(jEvent) {
@@ -202,7 +204,7 @@ func (w *JSONLWriter) appendCommon(b []byte, ev *Event, t *Tables, api string) [
 	}
 	switch frames := t.Stack(ev.Stack); {
 	case len(frames) == 0:
-	case len(frames) == 1 && !hasModule(t, frames[0]):
+	case len(frames) == 1 && !needsObject(t, frames[0]):
 		w.frame = appendFrame(w.frame[:0], t, frames[0])
 		b = appendJSONString(append(b, `,"site":`...), string(w.frame))
 	default:
@@ -211,7 +213,7 @@ func (w *JSONLWriter) appendCommon(b []byte, ev *Event, t *Tables, api string) [
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if hasModule(t, f) {
+			if needsObject(t, f) {
 				b = appendFrameObject(b, t, f)
 				continue
 			}

@@ -203,6 +203,28 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
+// module returns the id of the module m describes (its ID aside), adding
+// it if needed: JSON Lines frames name their modules inline.
+func (t *Tables) module(m Module) uint32 {
+	m.ID = 0
+	if t.moduleIndex == nil {
+		t.moduleIndex = map[Module]uint32{}
+		for _, k := range t.Modules[1:] {
+			id := k.ID
+			k.ID = 0
+			t.moduleIndex[k] = id
+		}
+	}
+	if id, ok := t.moduleIndex[m]; ok {
+		return id
+	}
+	id := uint32(len(t.Modules))
+	t.moduleIndex[m] = id
+	m.ID = id
+	t.Modules = append(t.Modules, m)
+	return id
+}
+
 // Name returns the name given to a handle, or "" if none was.
 func (t *Tables) Name(kind ObjectKind, handle uint64) string {
 	return t.String(t.Names[ObjectKey{kind, handle}])

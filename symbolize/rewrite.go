@@ -90,8 +90,10 @@ func copyEvents(w model.Writer, r model.Reader, tables *model.Tables, damaged bo
 		case err == io.EOF:
 			return w.Close()
 		case damaged:
-			// The recording is renamed by the rewrite: keep the damage,
-			// not the name and offset of a file about to be removed.
+			// The rewritten trace replaces the recording: keep the
+			// damage, not the recording's name and offset, which readers
+			// would print after the trace's own (under streamcheck run,
+			// naming a temporary directory about to be removed).
 			var pe *model.PositionError
 			if errors.As(err, &pe) {
 				return w.CloseDamaged(pe.Err.Error())

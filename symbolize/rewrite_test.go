@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/model"
@@ -70,6 +71,9 @@ func TestRewrite(t *testing.T) {
 		}
 		if path == cut && (!errors.Is(err, model.ErrTruncated) || len(events) != len(wantEvents)) {
 			t.Errorf("%s: %d events, err %v; want %d and still truncated", path, len(events), err, len(wantEvents))
+		}
+		if path == cut && strings.Count(err.Error(), "cut.sctrace") != 1 {
+			t.Errorf("%s: damage %q names the trace more than once", path, err)
 		}
 		f := tables.Stack(events[0].Stack)[0]
 		if tables.String(f.Func) != "target" || tables.String(f.File) != "testdata/prog.c" || f.Line != 2 {

@@ -126,10 +126,6 @@ func (s *Symbolizer) object(path string) *object {
 	return obj
 }
 
-// sameFile reports whether the file now at path can be the one a trace
-// recorded there with the given size (the Module record's): a library
-// updated since, or another machine's build, would name the wrong
-// functions. A size of 0 (not recorded) is taken on trust.
 // modulePath returns the file a module's recorded path names, if it is the
 // recorded module: the path as recorded, or, for one whose control
 // characters the trace reader escaped (model.Printable), as it was.
@@ -148,6 +144,10 @@ func (s *Symbolizer) modulePath(recorded string, size uint64) string {
 	return ""
 }
 
+// sameFile reports whether the file now at path can be the one a trace
+// recorded there with the given size (the Module record's): a library
+// updated since, or another machine's build, would name the wrong
+// functions. A size of 0 (not recorded) is taken on trust.
 func (s *Symbolizer) sameFile(path string, size uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -139,15 +139,26 @@ type programOutcome struct {
 	NotRecorded []string `json:"not_recorded,omitempty"` // The shim's reasons.
 }
 
+// noCUDAActivity is what run says when no process wrote a trace.
+const noCUDAActivity = "no CUDA activity was recorded"
+
+// failure says how the program failed, or "" if it did not.
+func (p *programOutcome) failure() string {
+	if p.ExitCode == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the program failed: exit code %d", p.ExitCode)
+}
+
 // notes says, one line each, what a report should carry besides findings.
 func (p *programOutcome) notes() []string {
 	var n []string
-	if p.ExitCode != 0 {
-		n = append(n, fmt.Sprintf("the program failed: exit code %d", p.ExitCode))
+	if f := p.failure(); f != "" {
+		n = append(n, f)
 	}
 	n = append(n, p.NotRecorded...)
 	if !p.Recorded && len(p.NotRecorded) == 0 {
-		n = append(n, "no CUDA activity was recorded")
+		n = append(n, noCUDAActivity)
 	}
 	return n
 }

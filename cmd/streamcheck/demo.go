@@ -26,8 +26,8 @@ new buffer is used on stream s2 without waiting for s1, while the old kernel
 may still run. It shows what a report looks like without a GPU or a
 recorded trace.
 
-Demo exits 1, since the example has an error finding (0 when a --baseline
-accepts it).
+Demo exits 1, since the example has an error finding (0 when --suppressions
+or a baseline takes it out).
 ` + acceptHelp
 
 // cmdDemo implements "streamcheck demo". See demoUsage.

@@ -172,7 +172,7 @@ func settingHint(env string) string {
 	if v := os.Getenv(env); v != "" {
 		return fmt.Sprintf("%s=%s did not lead to it", env, v)
 	}
-	return fmt.Sprintf("set %s to its path", env)
+	return fmt.Sprintf("set %s to its path or directory", env)
 }
 
 func (d *doctor) reportDriver() {

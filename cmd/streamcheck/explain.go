@@ -23,7 +23,8 @@ orderings that exist between them, and the one that is missing.
 Without --dot it prints every finding, numbered, with its graph as text (or
 only finding N with --finding N). With --dot it writes the graph of finding N
 (default 1) in Graphviz DOT; render it with 'dot -Tsvg -o finding.svg'. The
-output is the same, byte for byte, for the same trace.
+output is the same, byte for byte, for the same trace. The trace is read
+twice; one from a pipe (/dev/stdin) is copied to $TMPDIR the first time.
 
 Exit codes:
   0  no error findings (warnings allowed)

@@ -67,9 +67,8 @@ const junitTime = "0.000"
 func junitProgramSuite(p *programOutcome, id int) junit.Testsuite {
 	s := junit.Testsuite{Name: "program", ID: id, Time: junitTime}
 	exit := junit.Testcase{Name: "exit-code", Classname: junitClass, Time: junitTime}
-	if p.ExitCode != 0 {
-		msg := fmt.Sprintf("the program failed: exit code %d", p.ExitCode)
-		exit.Failure = &junit.Result{Message: msg, Type: "exit-code"}
+	if f := p.failure(); f != "" {
+		exit.Failure = &junit.Result{Message: f, Type: "exit-code"}
 	}
 	s.AddTestcase(exit)
 	rec := junit.Testcase{Name: "recording", Classname: junitClass, Time: junitTime}
@@ -77,7 +76,7 @@ func junitProgramSuite(p *programOutcome, id int) junit.Testsuite {
 	case len(p.NotRecorded) > 0:
 		rec.Error = &junit.Result{Message: xmlText(strings.Join(p.NotRecorded, "; ")), Type: "not-recorded"}
 	case !p.Recorded:
-		rec.Skipped = &junit.Result{Message: "no CUDA activity was recorded"}
+		rec.Skipped = &junit.Result{Message: noCUDAActivity}
 	}
 	s.AddTestcase(rec)
 	return s

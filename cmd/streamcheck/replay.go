@@ -38,7 +38,7 @@ func (t *replayedTrace) close() {
 // the second. The copy is only as long as what the first pass read: up to
 // the end, or to the damage it stops at, which the second pass then meets
 // at the same place.
-func (t *replayedTrace) openOnce() (model.Reader, *copyingReader, error) {
+func (t *replayedTrace) openOnce() (model.Reader, io.Closer, error) {
 	f, err := os.Open(t.path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open trace: %w", err)
@@ -106,47 +106,37 @@ func loadTrace(path string) (*replayedTrace, error) {
 		sym.RelativeTo = wd
 	}
 	t := &replayedTrace{path: path, sym: sym}
-	if err == nil && !st.Mode().IsRegular() {
-		if err := t.analyzeOnce(); err != nil {
-			t.close()
-			return nil, err
-		}
-		return t, nil
-	}
-	r, closer, err := model.Open(path)
-	if err != nil {
-		if model.IsDamage(err) {
-			// Cut inside the header: a trace, with nothing to analyze.
-			t.res = checker.New(path, model.NewTables()).Finish(err)
-			return t, nil
-		}
-		return nil, &inputError{path, err}
-	}
-	defer closer.Close()
-	t.res, err = checker.CheckWith(path, r, checker.Options{Symbolize: sym.Stack})
-	if err != nil {
-		return nil, &inputError{path, err}
+	if err := t.analyze(err == nil && !st.Mode().IsRegular()); err != nil {
+		t.close()
+		return nil, err
 	}
 	return t, nil
 }
 
-// analyzeOnce is loadTrace's first pass over a trace that can be read only
-// once, copying it for the second.
-func (t *replayedTrace) analyzeOnce() error {
-	r, cr, err := t.openOnce()
-	if errors.Is(err, errCopy) {
-		return &inputError{t.path, err}
+// analyze is loadTrace's pass over the trace; once says that the trace
+// can be read only once (a pipe), so the pass copies it for the second.
+func (t *replayedTrace) analyze(once bool) error {
+	var (
+		r      model.Reader
+		closer io.Closer
+		err    error
+	)
+	if once {
+		r, closer, err = t.openOnce()
+	} else {
+		r, closer, err = model.Open(t.path)
 	}
 	if err != nil {
 		if model.IsDamage(err) {
+			// Cut inside the header: a trace, with nothing to analyze.
 			t.res = checker.New(t.path, model.NewTables()).Finish(err)
 			return nil
 		}
 		return &inputError{t.path, err}
 	}
 	t.res, err = checker.CheckWith(t.path, r, checker.Options{Symbolize: t.sym.Stack})
-	if cerr := cr.Close(); cerr != nil {
-		return &inputError{t.path, cerr} // the second pass would read less
+	if cerr := closer.Close(); cerr != nil && once {
+		return &inputError{t.path, cerr} // a failed copy: the second reading would read less
 	}
 	if err != nil {
 		return &inputError{t.path, err}

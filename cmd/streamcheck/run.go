@@ -110,7 +110,7 @@ func (c *cli) cmdRun(args []string) int {
 			}
 		}
 		if len(rec.failures) == 0 {
-			fmt.Fprintln(c.stderr, "streamcheck: no CUDA activity was recorded")
+			fmt.Fprintln(c.stderr, "streamcheck: "+noCUDAActivity)
 			return progCode
 		}
 		return firstNonZero(progCode, exitNotRecorded)

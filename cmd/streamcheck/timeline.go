@@ -21,7 +21,8 @@ the track of its operation.
 A trace records when calls were issued, not when their work ran on the GPU:
 slices show issue order. Each starts at its call's recorded time and lasts
 1 us; a call issued less than 1 us after the previous one is moved later so
-that the order stays visible.
+that the order stays visible. The trace is read twice; one from a pipe
+(/dev/stdin) is copied to $TMPDIR the first time.
 
 Exit codes:
   0  written (findings do not change the exit code)

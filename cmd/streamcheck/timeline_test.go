@@ -364,10 +364,21 @@ func TestConvertKeepsReports(t *testing.T) {
 	if len(traces) < 60 {
 		t.Fatalf("only %d recorded traces", len(traces))
 	}
+	// The text report, and the JSON and SARIF ones, which hold every
+	// frame's pc and module and the baseline fingerprints.
 	report := func(path string) string {
-		var out, errb bytes.Buffer
-		code := run(&out, &errb, []string{"check", path})
-		return fmt.Sprintf("exit %d\n%s%s", code, strings.ReplaceAll(out.String(), path, "TRACE"), strings.ReplaceAll(errb.String(), path, "TRACE"))
+		var all strings.Builder
+		for _, format := range []string{"text", "json", "sarif"} {
+			var out, errb bytes.Buffer
+			code := run(&out, &errb, []string{"check", "--format", format, path})
+			fmt.Fprintf(&all, "%s: exit %d\n%s%s", format, code, out.String(), errb.String())
+		}
+		// The copies are in a temporary directory: their paths are
+		// absolute, and SARIF writes those as file URIs.
+		abs, _ := filepath.Abs(path)
+		s := strings.ReplaceAll(all.String(), "file://"+abs, "TRACE")
+		s = strings.ReplaceAll(s, path, "TRACE")
+		return strings.ReplaceAll(s, filepath.Base(path), "TRACE")
 	}
 	for _, tr := range traces {
 		t.Run(filepath.Base(filepath.Dir(tr)), func(t *testing.T) {

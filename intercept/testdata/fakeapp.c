@@ -465,6 +465,15 @@ static int more(void) {
         gp.alloc.dptr = fk_device_alloc(8192);
         fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
         logv("gd2", gp.alloc.dptr);
+        /* The same through cuGraphAddNode (CUDA 12.2's, without edge data). */
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+        gp.alloc.bytesize = 2048;
+        cuGraphAddNode_params c = {&node, (CUgraph)0x9000, NULL, 0, &gp};
+        fk_driver_enter("cuGraphAddNode", &c, NULL);
+        gp.alloc.dptr = fk_device_alloc(2048);
+        fk_driver_exit("cuGraphAddNode", &c, 0, NULL);
+        logv("gd3", gp.alloc.dptr);
         memset(&gp, 0, sizeof gp);
         gp.type = CU_GRAPH_NODE_TYPE_KERNEL;
         gp.alloc.dptr = 0x123456; /* not an allocation: another member of the union */

@@ -162,6 +162,13 @@ typedef struct {
     size_t numDependencies;
     CUgraphNodeParams *nodeParams;
 } cuGraphAddNode_v2_params;
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const CUgraphNode *dependencies;
+    size_t numDependencies;
+    CUgraphNodeParams *nodeParams;
+} cuGraphAddNode_params;
 
 #define CU_LAUNCH_PARAM_END ((void *)0x00)
 #define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)

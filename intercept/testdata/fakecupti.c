@@ -80,6 +80,7 @@ static const char *driver_names[] = {
     [59] = "cuModuleUnload",
     [60] = "cuGraphAddMemAllocNode",
     [61] = "cuGraphAddNode_v2",
+    [62] = "cuGraphAddNode",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",

@@ -530,8 +530,7 @@ func (g *gen) memcpy() {
 		ev.Kind, ev.Ptr, ev.Src, ev.Flags = model.CopyD2H, host, b.base, model.FlagPinned
 	default:
 		// From another of the stream's allocations, or a part of one, no
-		// more than both hold: an overrun would reach the neighbouring
-		// allocation, which the checker rightly reports.
+		// more than both hold: CUDA rejects a copy that overruns either.
 		src := g.blockOf(s)
 		off := g.offset(src)
 		ev.Kind, ev.Ptr, ev.Src = model.CopyD2D, b.base, src.base+off
