@@ -433,7 +433,16 @@ func (r *BinaryReader) definition(kind RecordKind, p []byte) error {
 		if len(p) == 0 {
 			return fieldErr("kind", "corrupt damage record: malformed or missing value")
 		}
-		return copiedDamage(string(p[1:]), p[0] == damageTruncated)
+		how, note := p[0], p[1:]
+		if how == damageTruncatedDropped || how == damageCorruptDropped {
+			// The source's dropped count, which an End record would hold.
+			n, w := binary.Uvarint(note)
+			if w <= 0 {
+				return fieldErr("dropped", "corrupt damage record: malformed or missing value")
+			}
+			t.Dropped, note = n, note[w:]
+		}
+		return copiedDamage(string(note), how == damageTruncated || how == damageTruncatedDropped)
 	case RecordName:
 		if len(p) == 0 {
 			return fieldErr("kind", "corrupt name record: malformed or missing value")

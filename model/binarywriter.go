@@ -197,10 +197,14 @@ func EncodeBinary(tables *Tables, events []Event) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Damage record payloads start with how the source ended.
+// Damage record payloads start with how the source ended; the Dropped
+// kinds follow it with the source's dropped count (a uvarint), which the
+// missing End record would have held, then the note.
 const (
-	damageTruncated byte = 1
-	damageCorrupt   byte = 2
+	damageTruncated        byte = 1
+	damageCorrupt          byte = 2
+	damageTruncatedDropped byte = 3
+	damageCorruptDropped   byte = 4
 )
 
 // CloseDamaged ends the output with a Damage record quoting note, and no
@@ -223,7 +227,12 @@ func (w *BinaryWriter) CloseDamaged(note string) error {
 	if noteTruncated(note) {
 		how = damageTruncated
 	}
-	if err := w.record(RecordDamage, append(append(w.payload[:0], how), note...)); err != nil {
+	p := append(w.payload[:0], how)
+	if w.src != nil && w.src.Dropped > 0 {
+		p[0] += damageTruncatedDropped - damageTruncated
+		p = binary.AppendUvarint(p, w.src.Dropped)
+	}
+	if err := w.record(RecordDamage, append(p, note...)); err != nil {
 		w.err = err
 		return err
 	}

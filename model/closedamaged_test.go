@@ -141,3 +141,39 @@ func writeTrace(t *testing.T, w Writer, tables *Tables, events []Event) {
 		t.Fatal(err)
 	}
 }
+
+// TestCloseDamagedKeepsDropped: a damaged source that also dropped events
+// (a JSON Lines trace can say both) keeps its dropped count in the binary
+// copy, whose Damage record stands in for the End record that holds it.
+func TestCloseDamagedKeepsDropped(t *testing.T) {
+	src := "{\"op\":\"malloc\",\"ptr\":\"0x10\",\"size\":8}\n# the recorder dropped 3 events\n# the source trace is damaged: x.sctrace: offset 9: trace truncated: cut\n"
+	r := NewJSONLReader(strings.NewReader(src), "in.jsonl")
+	var bin bytes.Buffer
+	w := NewBinaryWriter(&bin)
+	var ev Event
+	for {
+		err := r.Next(&ev)
+		if err == nil {
+			if err := w.WriteEvent(&ev, r.Tables()); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if !IsDamage(err) {
+			t.Fatal(err)
+		}
+		w.Source(r.Tables())
+		if err := w.CloseDamaged(err.Error()); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	br, err := NewBinaryReader(&bin, "out.sctrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := Collect(br)
+	if len(events) != 1 || !errors.Is(err, ErrTruncated) || br.Tables().Dropped != 3 {
+		t.Errorf("read back %d events, err %v, dropped %d; want 1, truncated, 3", len(events), err, br.Tables().Dropped)
+	}
+}
