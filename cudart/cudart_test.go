@@ -58,6 +58,10 @@ func TestLoadNotALibrary(t *testing.T) {
 	if !errors.As(err, &le) || len(le.Tried) != 1 || le.Tried[0].Path != f || le.Tried[0].Err == nil {
 		t.Fatalf("tried %+v, want one failed attempt at %s", le, f)
 	}
+	// The message says why the file was refused, not only that it was tried.
+	if msg := err.Error(); !strings.Contains(msg, "; "+le.Tried[0].Err.Error()) && !strings.Contains(msg, "; "+f+": ") {
+		t.Errorf("message %q does not give the reason %q", msg, le.Tried[0].Err)
+	}
 }
 
 func TestLoadLibraryWithoutDriverSymbols(t *testing.T) {

@@ -1,6 +1,7 @@
 package cudart
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -155,9 +156,11 @@ func (d *Driver) check(op string, r1 uintptr) error {
 	return &Error{Op: op, Code: r, Name: d.ErrorName(r)}
 }
 
-func unsupported(op string) error {
-	return &Error{Op: op, Code: ErrorNotSupported, Name: "symbol not exported by this libcuda"}
-}
+// ErrNotExported is the error of a call to an optional driver function
+// this libcuda does not export (an older driver).
+var ErrNotExported = errors.New("symbol not exported by this libcuda")
+
+func unsupported(op string) error { return fmt.Errorf("%s: %w", op, ErrNotExported) }
 
 // ErrorName returns the driver's name for r (cuGetErrorName), falling back
 // to r.Name() when the driver does not know it.

@@ -3,8 +3,11 @@ package cudart
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ebitengine/purego"
@@ -61,6 +64,19 @@ func (e *LoadError) Error() string {
 		b.WriteString(a.Path)
 	}
 	b.WriteString(")")
+	// A library that was there but refused says more than the places
+	// where there was none: the first such reason.
+	for _, a := range e.Tried {
+		if a.Err == nil || errors.Is(a.Err, fs.ErrNotExist) || strings.Contains(strings.ToLower(a.Err.Error()), "no such file") {
+			continue
+		}
+		if msg := a.Err.Error(); strings.HasPrefix(msg, a.Path) {
+			fmt.Fprintf(&b, "; %s", msg)
+		} else {
+			fmt.Fprintf(&b, "; %s: %s", a.Path, msg)
+		}
+		break
+	}
 	return b.String()
 }
 
@@ -197,14 +213,15 @@ func loadedFile(name string) string {
 	return ""
 }
 
-// symbols resolves every name in syms; the first missing one is the error.
+// symbols resolves every name in syms; the first missing one, in name
+// order (the same each time), is the error.
 func symbols(h uintptr, syms map[string]*uintptr) error {
-	for name, p := range syms {
+	for _, name := range slices.Sorted(maps.Keys(syms)) {
 		a, err := purego.Dlsym(h, name)
 		if err != nil || a == 0 {
 			return fmt.Errorf("missing symbol %s", name)
 		}
-		*p = a
+		*syms[name] = a
 	}
 	return nil
 }

@@ -62,7 +62,11 @@ func Parse(r io.Reader, name string) (*List, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		e, err := parseLine(sc.Text())
+		text := sc.Text()
+		if n == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // a byte order mark some editors write
+		}
+		e, err := parseLine(text)
 		if err != nil {
 			return nil, &Error{File: name, Line: n, Msg: err.Error()}
 		}

@@ -14,7 +14,8 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	src := `# Accepted findings.
+	// The file starts with a byte order mark, as some editors write it.
+	src := "\ufeff" + `# Accepted findings.
 
 use-before-alloc  frame=*Trainer::prefetch*  reason="prefetch is ordered by a host barrier"
 free-while-in-flight	kernel=at::native::*	reason="the caching allocator records events"   # trailing comment

@@ -77,6 +77,9 @@ func (c *cli) cmdDoctor(args []string) int {
 	if len(pos) > 0 {
 		return c.usageErrorf("doctor: unexpected argument %q", pos[0])
 	}
+	if *timeout <= 0 {
+		return c.usageErrorf("doctor: -timeout must be more than 0")
+	}
 	cases := selftest.Cases
 	if *only != "" {
 		cases = nil
@@ -448,13 +451,22 @@ func (d *doctor) runCase(exe string, tc *selftest.Case, dir string) (selftest.Ve
 		v.Pass, v.Reason = false, fmt.Sprintf("the program did not finish within %v", d.timeout)
 	case runErr != nil:
 		v.Pass = false
-		v.Reason = fmt.Sprintf("the program failed (%v): %s", runErr, doctorLastLine(out.String()))
+		v.Reason = fmt.Sprintf("the program failed (%v): %s", runErr, doctorFailure(out.String()))
 	}
 	return v, out.String()
 }
 
-func doctorLastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+// doctorFailure picks, from a failed self-test program's output, the line
+// that says why: the first line of its error (the cause; cleanup errors
+// joined after it come later), else the last line it printed.
+func doctorFailure(out string) string {
+	prefix := "streamcheck doctor " + doctorChildArg + ": "
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, l := range lines {
+		if cause, ok := strings.CutPrefix(l, prefix); ok {
+			return cause
+		}
+	}
 	return lines[len(lines)-1]
 }
 

@@ -75,6 +75,7 @@ func TestDoctorUsage(t *testing.T) {
 		{"-bogus"},
 		{doctorChildArg},
 		{doctorChildArg, "ok-sync", "zero"},
+		{"-timeout", "0s"},
 	} {
 		code, _, stderr := runDoctor(t, args...)
 		if code != exitUsage {
@@ -200,5 +201,19 @@ func TestDoctorGPU(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "self-test: 4 of 4 cases passed") {
 		t.Errorf("no summary line")
+	}
+}
+
+// TestDoctorFailure: a failed self-test is reported by its cause, the first
+// line of the program's error, not by a cleanup error joined after it.
+func TestDoctorFailure(t *testing.T) {
+	out := "selftest ok-sync: ran on device 0\n" +
+		"streamcheck doctor " + doctorChildArg + ": cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (700)\n" +
+		"cuModuleUnload: CUDA_ERROR_ILLEGAL_ADDRESS (700)\n"
+	if got, want := doctorFailure(out), "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (700)"; got != want {
+		t.Errorf("doctorFailure = %q, want %q", got, want)
+	}
+	if got := doctorFailure("killed\n"); got != "killed" {
+		t.Errorf("without an error line: %q, want the last line", got)
 	}
 }

@@ -177,7 +177,7 @@ func Run(name string, device int, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, d.PrimaryCtxRelease(dev)) }()
+	defer func() { err = errors.Join(err, optional(d.PrimaryCtxRelease(dev))) }()
 	if err := d.SetCurrent(ctx); err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func Run(name string, device int, w io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("load the self-test kernel (PTX %s): %w", ptxTarget(), err)
 	}
-	defer func() { err = errors.Join(err, d.ModuleUnload(mod)) }()
+	defer func() { err = errors.Join(err, optional(d.ModuleUnload(mod))) }()
 	s := &session{d: d}
 	if s.fn, err = d.ModuleGetFunction(mod, KernelName); err != nil {
 		return err
@@ -353,4 +353,13 @@ func shimErrors(dir string) string {
 		notes = append(notes, s)
 	}
 	return strings.Join(notes, "; ")
+}
+
+// optional drops the error of a clean-up call that an older driver does not
+// export: the case ran all the same.
+func optional(err error) error {
+	if errors.Is(err, cudart.ErrNotExported) {
+		return nil
+	}
+	return err
 }

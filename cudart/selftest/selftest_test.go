@@ -3,6 +3,7 @@ package selftest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -278,5 +279,16 @@ func TestGPURunCases(t *testing.T) {
 		if err := Run(c.Name, 0, io.Discard); err != nil {
 			t.Errorf("%s: %v", c.Name, err)
 		}
+	}
+}
+
+// TestOptionalCleanup: a clean-up function an older driver does not export
+// does not fail a case that ran; any other clean-up error does.
+func TestOptionalCleanup(t *testing.T) {
+	if err := optional(fmt.Errorf("cuModuleUnload: %w", cudart.ErrNotExported)); err != nil {
+		t.Errorf("optional(not exported) = %v, want nil", err)
+	}
+	if err := optional(errors.New("cuModuleUnload: CUDA_ERROR_ILLEGAL_ADDRESS (700)")); err == nil {
+		t.Error("optional dropped a real error")
 	}
 }
