@@ -285,6 +285,17 @@ func (d *doctor) reportCUPTI() {
 	} else {
 		d.row("CUPTI", "%s, API version %d", cu.Path, v)
 	}
+	// The search goes on past a setting that did not lead to a library, as
+	// the shim's does; say so, as the shim warns.
+	if v := os.Getenv(cudart.EnvCUPTI); settingUnused(v, cu.Path) {
+		d.row("", "%s=%s was not used: no libcupti could be loaded from it", cudart.EnvCUPTI, v)
+	}
+}
+
+// settingUnused reports whether the library found is not the one a
+// setting (a file or a directory) names; an empty setting is not one.
+func settingUnused(setting, found string) bool {
+	return setting != "" && found != setting && filepath.Dir(found) != filepath.Clean(setting)
 }
 
 func (d *doctor) reportShim() {

@@ -217,3 +217,20 @@ func TestDoctorFailure(t *testing.T) {
 		t.Errorf("without an error line: %q, want the last line", got)
 	}
 }
+
+func TestSettingUnused(t *testing.T) {
+	for _, c := range []struct {
+		setting, found string
+		want           bool
+	}{
+		{"", "/usr/lib/libcupti.so", false},
+		{"/opt/cupti/libcupti.so.13", "/opt/cupti/libcupti.so.13", false},
+		{"/opt/cupti/", "/opt/cupti/libcupti.so", false},
+		{"/nonexistent", "/usr/local/cuda/lib64/libcupti.so", true},
+		{"/opt/cupti/libcupti.so.13", "/usr/local/cuda/lib64/libcupti.so", true},
+	} {
+		if got := settingUnused(c.setting, c.found); got != c.want {
+			t.Errorf("settingUnused(%q, %q) = %v, want %v", c.setting, c.found, got, c.want)
+		}
+	}
+}
