@@ -141,8 +141,13 @@ type doctor struct {
 }
 
 // row prints one line of the report.
+// row prints one line of the report; a row without a key continues the one
+// above it.
 func (d *doctor) row(key, format string, args ...any) {
-	fmt.Fprintf(d.cli.stdout, "  %-10s %s\n", key+":", fmt.Sprintf(format, args...))
+	if key != "" {
+		key += ":"
+	}
+	fmt.Fprintf(d.cli.stdout, "  %-10s %s\n", key, fmt.Sprintf(format, args...))
 }
 
 func (d *doctor) need(format string, args ...any) {
