@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,11 @@ func (e *Entry) Pos() string { return fmt.Sprintf("%s:%d", e.File, e.Line) }
 // List is a parsed suppression file.
 type List struct {
 	Entries []*Entry
+	// Root is the directory that reports make source paths relative to
+	// (--source-root): a file= or frame= pattern also sees a relative
+	// frame's path joined to it, so an absolute pattern, or one written
+	// from another directory, matches wherever streamcheck runs.
+	Root string
 }
 
 // Error is a problem with one line of a suppression file.
@@ -212,7 +218,7 @@ func (l *List) Match(f *checker.Finding) bool {
 	}
 	matched := false
 	for _, e := range l.Entries {
-		if e.Matches(f) {
+		if e.matches(f, l.Root) {
 			e.Matched++
 			matched = true
 		}
@@ -234,8 +240,18 @@ func (l *List) Unused() []*Entry {
 	return out
 }
 
-// Matches reports whether the entry matches the finding; it counts nothing.
-func (e *Entry) Matches(f *checker.Finding) bool {
+// Matches reports whether the entry matches the finding, its frames' paths
+// as the finding shows them; it counts nothing.
+func (e *Entry) Matches(f *checker.Finding) bool { return e.matches(f, "") }
+
+// matches is Matches, relative paths also tried joined to root.
+func (e *Entry) matches(f *checker.Finding, root string) bool {
+	pathMatch := func(g, path string) bool {
+		if globPath(g, path) {
+			return true
+		}
+		return root != "" && !filepath.IsAbs(path) && globPath(g, filepath.Join(root, path))
+	}
 	if e.Rule != "*" && e.Rule != f.Rule {
 		return false
 	}
@@ -251,13 +267,13 @@ func (e *Entry) Matches(f *checker.Finding) bool {
 			if fr.Func != "" && Glob(g, fr.Func) {
 				return true
 			}
-			return fr.File != "" && globPath(g, fileLine(fr))
+			return fr.File != "" && pathMatch(g, fileLine(fr))
 		}) {
 			return false
 		}
 	}
 	for _, g := range e.Files {
-		if !anyFrame(ops, func(fr *checker.Frame) bool { return fr.File != "" && globPath(g, fr.File) }) {
+		if !anyFrame(ops, func(fr *checker.Frame) bool { return fr.File != "" && pathMatch(g, fr.File) }) {
 			return false
 		}
 	}

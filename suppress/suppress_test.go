@@ -236,3 +236,31 @@ func TestGlobAgainstPathMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchRoot: a frame shown relative to the source root is also matched
+// by its absolute path, so an absolute file= pattern, or one written from
+// the root while streamcheck runs in a subdirectory, still matches.
+func TestMatchRoot(t *testing.T) {
+	f := finding() // one frame shown relative: third_party/torch/fill.cu
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{`* file=/work/proj/third_party/torch/fill.cu reason=x`, true},
+		{`* frame=/work/proj/third_party/*:5 reason=x`, true},
+		{`* file=proj/third_party/* reason=x`, true},
+		{`* file=/elsewhere/third_party/* reason=x`, false},
+	} {
+		l, err := Parse(strings.NewReader(tc.line), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Root = "/work/proj"
+		if got := l.Match(f); got != tc.want {
+			t.Errorf("%s with root %s: Match = %v, want %v", tc.line, l.Root, got, tc.want)
+		}
+		if tc.want && l.Entries[0].Matches(f) {
+			t.Errorf("%s: matches without the root too; the case tests nothing", tc.line)
+		}
+	}
+}

@@ -80,6 +80,7 @@ func (o *reportOptions) load() error {
 		if err != nil {
 			return err
 		}
+		l.Root = o.root
 		o.supp = l
 	}
 	if o.baseline != "" {
