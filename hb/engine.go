@@ -581,13 +581,30 @@ func (e *Engine) EventRecordedOn(handle uint64) (AgentID, bool) {
 // stream with an unjoined fork (cudaErrorStreamCaptureUnjoined) or from
 // the wrong thread (cudaErrorStreamCaptureWrongThread); called on a stream
 // that joined the capture (cudaErrorStreamCaptureUnmatched), it only
-// invalidates the capture, which its origin's end then ends.
+// invalidates the capture, which its origin's end then ends. Other errors
+// (a bad argument, say) are not known to end it.
 func (e *Engine) failedCaptureEnd(ev *model.Event) {
 	a, ok := e.Known(ev.Stream, ev.Device, ev.TID) // a failed call creates no stream
-	if ok && (ev.Result == model.ResultCaptureInvalidated || (a.capturing && a.captureOrigin == a.ID)) {
+	if !ok {
+		return
+	}
+	origin := a.capturing && a.captureOrigin == a.ID
+	switch ev.Result {
+	case model.ResultCaptureInvalidated:
 		e.endCapture(a)
+	case resultCaptureUnjoined, resultCaptureWrongThread:
+		if origin {
+			e.endCapture(a)
+		}
 	}
 }
+
+// CUDA errors of cudaStreamEndCapture that end the capture (see
+// failedCaptureEnd).
+const (
+	resultCaptureUnjoined    int32 = 904 // cudaErrorStreamCaptureUnjoined
+	resultCaptureWrongThread int32 = 908 // cudaErrorStreamCaptureWrongThread
+)
 
 // endCapture ends the capture that stream a is part of, for every stream in
 // it. Ending it on a stream that is not capturing does nothing.
