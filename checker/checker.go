@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/ianlancetaylor/demangle"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/streamcheck/streamcheck/hb"
@@ -143,7 +144,8 @@ type Checker struct {
 	// may free itself after each launch (graph memory is not analyzed yet,
 	// but such a free is no invalid free).
 	graphAllocs map[uint64]bool
-	step        hb.Step // What the engine learned from the current event.
+	step        hb.Step  // What the engine learned from the current event.
+	ptrs        []uint64 // Scratch for a launch's long pointer list.
 	// The most recent threads, already in threads (nRecent of them): most
 	// events come from one or two threads.
 	recentTIDs [2]uint32
@@ -234,6 +236,18 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpFreeAsync, model.OpFree:
 		c.release(ev, st)
 	case model.OpLaunch:
+		if len(ev.Ptrs) > maxScannedPtrs {
+			// A long list (a hand-written trace; the shim's come sorted
+			// and unique) is deduplicated by sorting a copy.
+			c.ptrs = append(c.ptrs[:0], ev.Ptrs...)
+			slices.Sort(c.ptrs)
+			for i, p := range c.ptrs {
+				if i == 0 || p != c.ptrs[i-1] {
+					c.use(ev, st, p)
+				}
+			}
+			break
+		}
 		for i, p := range ev.Ptrs {
 			if !seenBefore(ev.Ptrs[:i], p) {
 				c.use(ev, st, p)
@@ -267,6 +281,9 @@ func (c *Checker) noteThread(tid uint32) {
 	c.recentTIDs[1], c.recentTIDs[0] = c.recentTIDs[0], tid
 	c.nRecent = min(c.nRecent+1, len(c.recentTIDs))
 }
+
+// maxScannedPtrs is the longest pointer list deduplicated by scanning.
+const maxScannedPtrs = 64
 
 func seenBefore(ps []uint64, p uint64) bool {
 	for _, q := range ps {

@@ -162,6 +162,11 @@ type Engine struct {
 	// ordered after; prune drops their clocks once it has, so that memory
 	// follows the streams alive, not every stream a program ever created.
 	dying []AgentID
+	// prunedAt and prunedLen are hostVer and len(dying) after the last
+	// prune: until one changes, another prune would find nothing (a
+	// destroyed stream's clock no longer changes; only the host's can).
+	prunedAt  uint64
+	prunedLen int
 	// freeSlots are the clock slots of pruned streams, for new streams, so
 	// that clocks stay as wide as the streams alive at once, not as the
 	// number of streams ever created.
@@ -216,6 +221,7 @@ func (e *Engine) prune() {
 		e.freeSlots = append(e.freeSlots, a.Slot)
 	}
 	e.dying = keep
+	e.prunedAt, e.prunedLen = e.hostVer, len(keep)
 }
 
 // Agent returns the agent with the given id.
@@ -351,7 +357,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	// Destroyed streams the previous events ordered the host after are
 	// pruned here, once, rather than wherever the host joins: not while an
 	// operation walks the agents, and at no cost when none is dying.
-	if len(e.dying) > 0 {
+	if len(e.dying) > 0 && (e.hostVer != e.prunedAt || len(e.dying) != e.prunedLen) {
 		e.prune()
 	}
 	if ev.Failed() {
