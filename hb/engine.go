@@ -436,7 +436,12 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	case model.OpDeviceSync:
 		if d := e.devices[ev.Device]; d != nil {
 			for _, id := range d.agents {
-				e.hostJoin(e.agents[id].clock)
+				// The host holds a stream's own count only by having
+				// joined its clock at that count, and the clock changes
+				// only with the count: nothing new to join then.
+				if a := e.agents[id]; e.host.Get(a.Slot) < a.clock.Get(a.Slot) {
+					e.hostJoin(a.clock)
+				}
 			}
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
