@@ -742,9 +742,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         /* The graph allocates at each launch, at the address the driver
          * fills in now; the analyzer leaves graph memory alone, but the
          * program may free it after a launch. */
-        const unsigned char *np = in.h == H_GRAPH_ALLOC  ? ((const p_cuGraphAddMemAllocNode *)pp)->nodeParams
-                                  : in.h == H_GRAPH_NODE ? ((const p_cuGraphAddNode *)pp)->nodeParams
-                                                         : ((const p_cuGraphAddNode_v2 *)pp)->nodeParams;
+        const unsigned char *np = in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->nodeParams
+                                                          : ((const p_graph_add_node *)pp)->nodeParams;
         if (!ok || !np) return;
         if (in.h != H_GRAPH_ALLOC) {
             int type;

@@ -235,20 +235,14 @@ typedef struct { CUmemoryPool *pool; const void *poolProps; } p_cuMemPoolCreate;
  * and the dptr the driver fills in at 112; CUgraphNodeParams has its type
  * at 0 and that struct at 16 (offsets printed by a program compiled
  * against CUDA 13.0's cuda.h on the GPU machine). */
+/* cuGraphAddMemAllocNode and cuGraphAddNode take the same parameters. */
 typedef struct {
     void *phGraphNode;
     CUgraph hGraph;
     const void *dependencies;
     size_t numDependencies;
     const unsigned char *nodeParams;
-} p_cuGraphAddMemAllocNode;
-typedef struct {
-    void *phGraphNode;
-    CUgraph hGraph;
-    const void *dependencies;
-    size_t numDependencies;
-    const unsigned char *nodeParams;
-} p_cuGraphAddNode;
+} p_graph_add_node;
 typedef struct {
     void *phGraphNode;
     CUgraph hGraph;
