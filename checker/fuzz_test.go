@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -16,17 +15,8 @@ import (
 // engine, rules, explanations) on arbitrary input, seeded with every golden
 // trace: no input may make it panic, and every finding must be complete.
 func FuzzCheck(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.txtar")
-	for _, file := range files {
-		ar, err := txtar.ParseFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, sec := range ar.Files {
-			if sec.Name == "trace.jsonl" {
-				f.Add(sec.Data)
-			}
-		}
+	for _, trace := range golden.Traces(f, "testdata/*.txtar") {
+		f.Add(trace)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := checker.Check("fuzz.jsonl", model.NewJSONLReader(bytes.NewReader(data), "fuzz.jsonl"))

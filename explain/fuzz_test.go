@@ -2,12 +2,10 @@ package explain
 
 import (
 	"bytes"
-	"path/filepath"
 	"testing"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -15,17 +13,8 @@ import (
 // arbitrary JSON Lines input, seeded with the checker's golden traces: no
 // input may make it panic, and there is one graph a finding.
 func FuzzExplain(f *testing.F) {
-	files, _ := filepath.Glob("../checker/testdata/*.txtar")
-	for _, file := range files {
-		ar, err := txtar.ParseFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, sec := range ar.Files {
-			if sec.Name == "trace.jsonl" {
-				f.Add(sec.Data)
-			}
-		}
+	for _, trace := range golden.Traces(f, "../checker/testdata/*.txtar") {
+		f.Add(trace)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		open := func() model.Reader { return model.NewJSONLReader(bytes.NewReader(data), "fuzz.jsonl") }
