@@ -44,6 +44,23 @@ func toJSONL(t *testing.T, r Reader) string {
 	return buf.String()
 }
 
+// encodeJSONL writes events, with the definitions in src they use, as JSON
+// Lines: the JSON Lines twin of EncodeBinary, for tests.
+func encodeJSONL(t *testing.T, src *Tables, events []Event) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := NewJSONLWriter(&buf)
+	for i := range events {
+		if err := w.WriteEvent(&events[i], src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
 func binReader(t *testing.T, data []byte) Reader {
 	r, err := NewBinaryReader(bytes.NewReader(data), "t.bin")
 	if err != nil {
@@ -112,16 +129,7 @@ func shimTrace() ([]Event, *Tables) {
 
 func TestJSONLWriterImplicitCreates(t *testing.T) {
 	events, src := shimTrace()
-	var buf bytes.Buffer
-	w := NewJSONLWriter(&buf)
-	for i := range events {
-		if err := w.WriteEvent(&events[i], src); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	text := encodeJSONL(t, src, events)
 	want := `# process 77 (parent 1), exe "/bin/app", command "", started 1700000000000000000 ns after the Unix epoch, recorder ""
 {"op":"stream_create","stream":"0x55aa00","implicit":true,"api":""}
 {"op":"malloc_async","stream":"0x55aa00","ptr":"0x7f00","size":256,"stack":[{"pc":"0x400123","module":"/bin/app","base":"0x400000","size":4096},{"pc":"0x400456","module":"/bin/app","base":"0x400000","size":4096}]}
@@ -135,8 +143,8 @@ func TestJSONLWriterImplicitCreates(t *testing.T) {
 {"op":"memset","stream":"per_thread","ptr":"0x7f00","size":16,"tid":2,"api":""}
 # the recorder dropped 3 events
 `
-	if got := buf.String(); got != want {
-		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	if text != want {
+		t.Errorf("output:\n%s\nwant:\n%s", text, want)
 	}
 }
 
@@ -194,15 +202,8 @@ func TestJSONLWriterNames(t *testing.T) {
 		{Seq: 8, Op: OpMallocAsync, Stream: 0x30, Pool: 0x10, TID: 1},
 		{Seq: 9, Op: OpStreamCreate, Stream: 0x10, TID: 1}, // Handle reuse keeps the name.
 	}
-	var buf bytes.Buffer
-	w := NewJSONLWriter(&buf)
-	for i := range events {
-		if err := w.WriteEvent(&events[i], src); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.Close()
-	r := jsonlReader(buf.String())
+	text := encodeJSONL(t, src, events)
+	r := jsonlReader(text)
 	got, err := Collect(r)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +214,7 @@ func TestJSONLWriterNames(t *testing.T) {
 	}
 	want := []string{"s", "s", "s#2", "s", "legacy#2", "s#2#2", "s#2", "legacy#2", "s"}
 	if !reflect.DeepEqual(names, want) {
-		t.Errorf("stream names %q, want %q\n%s", names, want, buf.String())
+		t.Errorf("stream names %q, want %q\n%s", names, want, text)
 	}
 	if got[0].Stream == got[2].Stream || got[3].Stream != got[0].Stream || got[8].Stream != got[0].Stream {
 		t.Errorf("distinct source streams share a handle, or one stream got two")
@@ -324,17 +325,8 @@ func TestJSONLKeepsProcessAndModules(t *testing.T) {
 	events, src := shimTrace()
 	src.Process.Args = src.Intern(`app --name "x y"`)
 	src.Process.Version = src.Intern("streamcheck-intercept 1")
-	var buf bytes.Buffer
-	w := NewJSONLWriter(&buf)
-	for i := range events {
-		if err := w.WriteEvent(&events[i], src); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r := jsonlReader(buf.String())
+	text := encodeJSONL(t, src, events)
+	r := jsonlReader(text)
 	got, err := Collect(r)
 	if err != nil {
 		t.Fatal(err)
@@ -373,17 +365,11 @@ func TestJSONLFramesUnambiguous(t *testing.T) {
 		{Func: src.Intern("wrapper (in /lib/x86_64-linux-gnu/libc.so.6)"), File: src.Intern("w.c"), Line: 3},
 		{PC: 0x7f0000001300, Module: 1, Func: src.Intern("foo"), File: src.Intern("foo.c"), Line: 9},
 	})
-	var buf bytes.Buffer
-	w := NewJSONLWriter(&buf)
-	ev := Event{Op: OpDeviceSync, TID: 1, Stack: 1}
-	if err := w.WriteEvent(&ev, src); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	r := jsonlReader(buf.String())
+	text := encodeJSONL(t, src, []Event{{Op: OpDeviceSync, TID: 1, Stack: 1}})
+	r := jsonlReader(text)
 	got, err := Collect(r)
 	if err != nil || len(got) != 1 {
-		t.Fatalf("%v %v\n%s", got, err, buf.String())
+		t.Fatalf("%v %v\n%s", got, err, text)
 	}
 	tb := r.Tables()
 	type flat struct {
@@ -402,6 +388,6 @@ func TestJSONLFramesUnambiguous(t *testing.T) {
 		return out
 	}
 	if g, w := flatten(tb, tb.Stack(got[0].Stack)), flatten(src, src.Stacks[1]); !reflect.DeepEqual(g, w) {
-		t.Errorf("frames read back\n %+v\nwant\n %+v\n%s", g, w, buf.String())
+		t.Errorf("frames read back\n %+v\nwant\n %+v\n%s", g, w, text)
 	}
 }
