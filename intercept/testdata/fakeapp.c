@@ -377,6 +377,15 @@ static int basic(void) {
 
 /* ---- the less common entry points: driver API, no runtime names ---- */
 
+/* A graph memory node added through fn: the driver fills in *dptr, which
+ * is logged as name. */
+static void add_alloc_node(const char *fn, void *params, CUdeviceptr *dptr, size_t n, const char *name) {
+    fk_driver_enter(fn, params, NULL);
+    *dptr = fk_device_alloc(n);
+    fk_driver_exit(fn, params, 0, NULL);
+    logv(name, *dptr);
+}
+
 static int more(void) {
     CUstream s = (CUstream)0xc10000;
     CUdeviceptr d, pd;
@@ -451,29 +460,20 @@ static int more(void) {
         memset(&np, 0, sizeof np);
         np.bytesize = 4096;
         cuGraphAddMemAllocNode_params a = {&node, (CUgraph)0x9000, NULL, 0, &np};
-        fk_driver_enter("cuGraphAddMemAllocNode", &a, NULL);
-        np.dptr = fk_device_alloc(4096);
-        fk_driver_exit("cuGraphAddMemAllocNode", &a, 0, NULL);
-        logv("gd", np.dptr);
+        add_alloc_node("cuGraphAddMemAllocNode", &a, &np.dptr, 4096, "gd");
         /* The same through the generic call, then a kernel node (no event). */
         CUgraphNodeParams gp;
         memset(&gp, 0, sizeof gp);
         gp.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
         gp.alloc.bytesize = 8192;
         cuGraphAddNode_v2_params b = {&node, (CUgraph)0x9000, NULL, NULL, 0, &gp};
-        fk_driver_enter("cuGraphAddNode_v2", &b, NULL);
-        gp.alloc.dptr = fk_device_alloc(8192);
-        fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
-        logv("gd2", gp.alloc.dptr);
+        add_alloc_node("cuGraphAddNode_v2", &b, &gp.alloc.dptr, 8192, "gd2");
         /* The same through cuGraphAddNode (CUDA 12.2's, without edge data). */
         memset(&gp, 0, sizeof gp);
         gp.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
         gp.alloc.bytesize = 2048;
         cuGraphAddNode_params c = {&node, (CUgraph)0x9000, NULL, 0, &gp};
-        fk_driver_enter("cuGraphAddNode", &c, NULL);
-        gp.alloc.dptr = fk_device_alloc(2048);
-        fk_driver_exit("cuGraphAddNode", &c, 0, NULL);
-        logv("gd3", gp.alloc.dptr);
+        add_alloc_node("cuGraphAddNode", &c, &gp.alloc.dptr, 2048, "gd3");
         memset(&gp, 0, sizeof gp);
         gp.type = CU_GRAPH_NODE_TYPE_KERNEL;
         gp.alloc.dptr = 0x123456; /* not an allocation: another member of the union */
