@@ -53,13 +53,8 @@ type Agent struct {
 	// operations it had then: its clock changes only with its operations.
 	legacySeen    AgentID
 	legacySeenOps uint64
-	// joinedOps is how many operations this blocking stream had when its
-	// device's legacy stream last joined it: that join need not be redone
-	// until it has more. Without it, a program with many blocking streams
-	// and legacy-stream work cost the cube of the stream count.
-	joinedOps uint64
-	dev       *device // The agent's device, for default-stream synchronization.
-	destroyed bool
+	dev           *device // The agent's device, for default-stream synchronization.
+	destroyed     bool
 	// ops is the operation count of a destroyed stream whose clock was
 	// dropped (Engine.prune); clock is nil then.
 	ops uint64
@@ -534,9 +529,11 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			if (b.Kind != KindBlocking && b.Kind != KindPerThread) || b.destroyed {
 				continue
 			}
-			if ops := b.clock.Get(b.Slot); ops != b.joinedOps {
+			// Joined already if the legacy stream knows b's own count (see
+			// OpDeviceSync): rejoining every blocking stream each time cost
+			// the cube of the stream count.
+			if a.clock.Get(b.Slot) < b.clock.Get(b.Slot) {
 				a.clock.join(b.clock)
-				b.joinedOps = ops
 			}
 		}
 	case KindBlocking, KindPerThread:
