@@ -600,19 +600,12 @@ func (e *Engine) failedCaptureEnd(ev *model.Event) {
 	switch ev.Result {
 	case model.ResultCaptureInvalidated:
 		e.endCapture(a)
-	case resultCaptureUnjoined, resultCaptureWrongThread:
+	case model.ResultCaptureUnjoined, model.ResultCaptureWrongThread:
 		if origin {
 			e.endCapture(a)
 		}
 	}
 }
-
-// CUDA errors of cudaStreamEndCapture that end the capture (see
-// failedCaptureEnd).
-const (
-	resultCaptureUnjoined    int32 = 904 // cudaErrorStreamCaptureUnjoined
-	resultCaptureWrongThread int32 = 908 // cudaErrorStreamCaptureWrongThread
-)
 
 // endCapture ends the capture that stream a is part of, for every stream in
 // it. Ending it on a stream that is not capturing does nothing.

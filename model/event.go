@@ -159,6 +159,10 @@ const (
 	// ResultCaptureInvalidated is what cudaStreamEndCapture returns for a
 	// capture that an unsupported call invalidated: the capture ends anyway.
 	ResultCaptureInvalidated int32 = 901 // cudaErrorStreamCaptureInvalidated / CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+	// cudaStreamEndCapture on the origin stream also ends the capture when
+	// it fails with these (measured on CUDA 13).
+	ResultCaptureUnjoined    int32 = 904 // cudaErrorStreamCaptureUnjoined: a fork never rejoined
+	ResultCaptureWrongThread int32 = 908 // cudaErrorStreamCaptureWrongThread
 )
 
 // Stream handles with a fixed meaning. Other handles are opaque values

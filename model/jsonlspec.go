@@ -103,11 +103,11 @@ var resultNames = []struct {
 	{"cudaErrorStreamCaptureInvalidated", ResultCaptureInvalidated},
 	{"cudaErrorStreamCaptureMerge", 902},
 	{"cudaErrorStreamCaptureUnmatched", 903},
-	{"cudaErrorStreamCaptureUnjoined", 904},
+	{"cudaErrorStreamCaptureUnjoined", ResultCaptureUnjoined},
 	{"cudaErrorStreamCaptureIsolation", 905},
 	{"cudaErrorStreamCaptureImplicit", 906},
 	{"cudaErrorCapturedEvent", 907},
-	{"cudaErrorStreamCaptureWrongThread", 908},
+	{"cudaErrorStreamCaptureWrongThread", ResultCaptureWrongThread},
 	{"cudaErrorUnknown", resultUnknown},
 }
 
