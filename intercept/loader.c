@@ -142,12 +142,12 @@ static int load_cupti(char *err, size_t errlen) {
         if (why[0]) dprintf(2, "streamcheck: warning: %s; using %s\n", why, cupti_path);
         return 1;
     }
-    const char *e = dlerror();
+    /* With a setting, its reason says more than the search's last dlerror. */
+    const char *e = why[0] ? NULL : dlerror();
     snprintf(err, errlen,
              "%s%slibcupti not found (tried libcupti.so, libcupti.so.13, libcupti.so.12, $CUDA_HOME/lib64, "
              "$CUDA_PATH/lib64, /usr/local/cuda, and beside libcudart%s)%s%s",
-             why, why[0] ? "; and " : "", why[0] ? "" : "; set STREAMCHECK_CUPTI to its path", e && !why[0] ? ": " : "",
-             e && !why[0] ? e : "");
+             why, why[0] ? "; and " : "", why[0] ? "" : "; set STREAMCHECK_CUPTI to its path", e ? ": " : "", e ? e : "");
     return 0;
 }
 
