@@ -319,6 +319,7 @@ static void tstate_free(void *p) {
     tls = NULL; /* a later callback in this exiting thread starts afresh */
     sc_release_forget(p);
     sc_stack_cache_free(p);
+    sc_python_lines_free(p);
     free(p);
 }
 static void tkey_init(void) { tkey_ok = pthread_key_create(&tkey, tstate_free) == 0; }

@@ -35,7 +35,9 @@
 // trace carries the module map needed to symbolize it offline. In Python
 // 3.12+ programs run with PYTHONPERFSUPPORT=1, stacks go on through
 // CPython's trampolines to the calling Python functions (pytramp.c), which
-// the process's perf map names.
+// the process's perf map names; in CPython 3.12 and 3.13 each Python frame
+// also carries the line it is at (pylines.c), read from the calling thread's
+// own frames, with or without the GIL.
 //
 // Frees and destroys are announced at their entry callback (releases.c): a
 // thread that gets the same address or handle back from the driver before
@@ -64,6 +66,7 @@
 //	STREAMCHECK_PYTHON_CALLERS=0  stacks of Python 3.12+ programs end at the innermost
 //	                         Python function instead of unwinding through CPython's
 //	                         trampolines to its callers (see pytramp.c)
+//	STREAMCHECK_PYTHON_LINES=0  Python frames without their lines (see pylines.c)
 //	STREAMCHECK_PREFAULT=0   no helper thread faulting trace pages in ahead of the
 //	                         writer (on by default; see tracefile.c)
 //	STREAMCHECK_STATS=1      at exit, print on stderr how many calls were recorded,

@@ -1088,9 +1088,9 @@ func TestPrefault(t *testing.T) {
 	}
 }
 
-// pythonWithTrampolines returns a CPython that has perf trampolines (3.12
-// and later on x86-64 Linux), or "".
-func pythonWithTrampolines() string {
+// pythonsWithTrampolines returns the CPythons that have perf trampolines
+// (3.12 and later on x86-64 Linux), one of each version.
+func pythonsWithTrampolines() []string {
 	candidates := []string{"python3.13", "python3.12", "python3"}
 	// pyenv's shims only run the selected version; its installs run directly.
 	root := os.Getenv("PYENV_ROOT")
@@ -1099,79 +1099,132 @@ func pythonWithTrampolines() string {
 	}
 	installed, _ := filepath.Glob(filepath.Join(root, "versions", "3.1[2-9]*", "bin", "python3"))
 	sort.Sort(sort.Reverse(sort.StringSlice(installed)))
+	var found []string
+	versions := map[string]bool{}
 	for _, name := range append(candidates, installed...) {
 		path, err := exec.LookPath(name)
 		if err != nil {
 			continue
 		}
-		check := exec.Command(path, "-X", "perf", "-c", "import sys; sys.exit(0 if sys.is_stack_trampoline_active() else 1)")
-		err = check.Run()
+		check := exec.Command(path, "-X", "perf", "-c",
+			"import sys; print(sys.version_info[:2]); sys.exit(0 if sys.is_stack_trampoline_active() else 1)")
+		out, err := check.Output()
 		if check.Process != nil { // the perf map CPython leaves behind
 			os.Remove(fmt.Sprintf("/tmp/perf-%d.map", check.Process.Pid))
 		}
-		if err == nil {
-			return path
+		if v := strings.TrimSpace(string(out)); err == nil && !versions[v] {
+			versions[v] = true
+			found = append(found, path)
 		}
 	}
-	return ""
+	return found
 }
 
 // A CUDA call made from Python is recorded with the Python functions that
 // led to it, not just the innermost: the shim registers unwind information
-// for CPython's trampolines (pytramp.c), and the perf map names them. With
-// STREAMCHECK_PYTHON_CALLERS=0 the stack ends at the innermost function.
+// for CPython's trampolines (pytramp.c), and the perf map names them. Each
+// Python frame carries the line it is at (pylines.c), whether the caller
+// holds the GIL or not, on every CPython 3.12+ found. With
+// STREAMCHECK_PYTHON_CALLERS=0 the stack ends at the innermost function,
+// and with STREAMCHECK_PYTHON_LINES=0 it has no lines.
 func TestPythonCallers(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("trampoline unwinding is x86-64 only")
 	}
-	python := pythonWithTrampolines()
-	if python == "" {
+	pythons := pythonsWithTrampolines()
+	if len(pythons) == 0 {
 		t.Skip("no CPython with perf trampolines (3.12+)")
 	}
+	src, err := os.ReadFile("testdata/pycalls.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := map[string]int{}
+	for i, l := range strings.Split(string(src), "\n") {
+		if _, mark, ok := strings.Cut(l, "# line: "); ok {
+			line[mark] = i + 1
+		}
+	}
+	inner := fmt.Sprintf("py::inner_function testdata/pycalls.py:%d", line["inner"])
+	outer := fmt.Sprintf("py::outer_function testdata/pycalls.py:%d", line["outer"])
+	module := fmt.Sprintf("py::<module> testdata/pycalls.py:%d", line["module"])
+	t.Logf("CPythons: %v", pythons)
 	b := build(t)
-	for _, c := range []struct {
-		env  string
-		want []string // Python functions on the stack, innermost first.
-	}{
-		{"STREAMCHECK_PYTHON_CALLERS=1", []string{"py::inner_function", "py::outer_function", "py::<module>"}},
-		{"STREAMCHECK_PYTHON_CALLERS=0", []string{"py::inner_function"}},
-	} {
-		dir := t.TempDir()
-		cmd := exec.Command(python, "testdata/pycalls.py")
-		cmd.Env = append(os.Environ(), "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1", "STREAMCHECK_DIR="+dir,
-			"STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake, "PYTHONPERFSUPPORT=1", c.env)
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "pycalls: trampolines True") {
-			t.Fatalf("%s: %v\n%s", python, err, out)
-		}
-		traces, _ := filepath.Glob(filepath.Join(dir, "*.sctrace"))
-		if len(traces) != 1 {
-			t.Fatalf("traces %v", traces)
-		}
-		sym := symbolize.New()
-		sym.PerfMapDir = "/tmp"
-		if err := sym.Rewrite(traces[0]); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range sym.PerfMapsRead {
-			os.Remove(m)
-		}
-		tr := readTrace(t, traces[0])
-		var got []string
-		for _, ev := range tr.events {
-			if ev.Op != model.OpDeviceSync {
-				continue
+	for _, python := range pythons {
+		// The native stacks of the loop's calls can differ (CPython
+		// specializes the call site after its first run); lines must not
+		// add stacks to those.
+		_, native := pythonFrames(t, b, python, "STREAMCHECK_PYTHON_LINES=0")
+		for _, c := range []struct {
+			env  string
+			want []string // Python frames on the stack, innermost first.
+		}{
+			{"STREAMCHECK_PYTHON_CALLERS=1", []string{inner, outer, module}},
+			{"PYCALLS_GIL=held", []string{inner, outer, module}},
+			{"STREAMCHECK_PYTHON_LINES=0", []string{"py::inner_function testdata/pycalls.py",
+				"py::outer_function testdata/pycalls.py", "py::<module> testdata/pycalls.py"}},
+			{"STREAMCHECK_PYTHON_CALLERS=0", []string{"py::inner_function testdata/pycalls.py"}},
+		} {
+			got, stacks := pythonFrames(t, b, python, c.env)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%s %s: Python frames %q, want %q", python, c.env, got, c.want)
 			}
+			if strings.Contains(c.env, "CALLERS=1") && stacks != native {
+				t.Errorf("%s %s: %d stacks, %d without lines; the same lines made new stacks", python, c.env, stacks, native)
+			}
+		}
+	}
+}
+
+// pythonFrames runs testdata/pycalls.py with the shim and returns the
+// Python frames of its first cuCtxSynchronize event's stack, as reports
+// print them (paths relative to this directory), and how many stacks those
+// events have.
+func pythonFrames(t *testing.T, b built, python, env string) ([]string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(python, "testdata/pycalls.py")
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1", "STREAMCHECK_DIR="+dir,
+		"STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake, "PYTHONPERFSUPPORT=1", env)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "pycalls: trampolines True") {
+		t.Fatalf("%s: %v\n%s", python, err, out)
+	}
+	traces, _ := filepath.Glob(filepath.Join(dir, "*.sctrace"))
+	if len(traces) != 1 {
+		t.Fatalf("traces %v", traces)
+	}
+	sym := symbolize.New()
+	sym.PerfMapDir = "/tmp"
+	wd, _ := os.Getwd()
+	sym.RelativeTo = wd
+	if err := sym.Rewrite(traces[0]); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range sym.PerfMapsRead {
+		os.Remove(m)
+	}
+	tr := readTrace(t, traces[0])
+	stacks := map[model.StackID]bool{}
+	var got []string
+	for _, ev := range tr.events {
+		if ev.Op != model.OpDeviceSync {
+			continue
+		}
+		if len(stacks) == 0 {
 			for _, f := range tr.tab.Stack(ev.Stack) {
 				if name := tr.tab.String(f.Func); strings.HasPrefix(name, "py::") {
-					got = append(got, name)
+					s := name + " " + tr.tab.String(f.File)
+					if f.Line > 0 {
+						s += fmt.Sprintf(":%d", f.Line)
+					}
+					got = append(got, s)
 				}
 			}
 		}
-		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%s: Python frames %q, want %q", c.env, got, c.want)
-		}
+		stacks[ev.Stack] = true
 	}
+	return got, len(stacks)
 }
 
 // By default the shim enables no runtime-API callbacks (they cost more than

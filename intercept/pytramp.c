@@ -38,6 +38,9 @@
 
 int sc_python_callers = 1;
 _Atomic uint64_t sc_stat_maps_reads, sc_stat_maps_time, sc_stat_tramp_ranges;
+/* Trampoline mappings registered so far: 0 in every program that is not
+ * Python, whose calls then skip all Python work (pylines.c). */
+_Atomic int sc_pytramp_count;
 
 #if defined(__x86_64__)
 
@@ -147,11 +150,19 @@ int sc_pytramp_register(uint64_t pc) {
         arena_lo[narenas] = lo;
         arena_hi[narenas] = hi;
         narenas++;
+        atomic_store(&sc_pytramp_count, narenas);
         done = 1;
     }
 out:
     pthread_mutex_unlock(&arenas_mu);
     return done;
+}
+
+int sc_pytramp_contains(uint64_t pc) {
+    int n = atomic_load(&sc_pytramp_count); /* entries below n are written */
+    for (int i = 0; i < n; i++)
+        if (pc >= arena_lo[i] && pc < arena_hi[i]) return 1;
+    return 0;
 }
 
 void sc_pytramp_atfork_child(void) {
@@ -163,6 +174,11 @@ void sc_pytramp_atfork_child(void) {
 #else
 
 int sc_pytramp_register(uint64_t pc) {
+    (void)pc;
+    return 0;
+}
+
+int sc_pytramp_contains(uint64_t pc) {
     (void)pc;
     return 0;
 }

@@ -122,6 +122,7 @@ typedef struct {
     int32_t ctx_dev;
     int ctx_valid;
     sc_stackcache *stackcache; /* stacks.c */
+    struct sc_pylines *pylines; /* pylines.c */
     uint32_t release_slot;     /* releases.c: 1 + this thread's slot, 0 none yet */
     uint64_t ptrs[SC_MAX_PTRS];
     uint64_t sort_tmp[SC_MAX_PTRS]; /* scratch for sorting ptrs */
@@ -185,6 +186,16 @@ extern int sc_python_callers; /* STREAMCHECK_PYTHON_CALLERS, default 1 */
  * a walk stopped; 1 if a walk through pc would now go further. */
 SC_HIDDEN int sc_pytramp_register(uint64_t pc);
 SC_HIDDEN void sc_pytramp_atfork_child(void);
+extern _Atomic int sc_pytramp_count; /* trampoline mappings registered */
+SC_HIDDEN int sc_pytramp_contains(uint64_t pc); /* pc is in a registered trampoline mapping */
+
+/* ---- pylines.c ---- */
+extern int sc_python_lines_on; /* STREAMCHECK_PYTHON_LINES, default 1 */
+/* Fills line[i] with the line that the i-th Python function on the calling
+ * thread's stack (innermost first) is executing; tramp_pc[i] is the return
+ * address in that function's trampoline. Returns how many it filled. */
+SC_HIDDEN int sc_python_lines(sc_tstate *ts, const uint64_t *tramp_pc, int n, uint32_t *line);
+SC_HIDDEN void sc_python_lines_free(sc_tstate *ts);
 SC_HIDDEN void sc_stack_cache_free(sc_tstate *ts);
 SC_HIDDEN int sc_replay_stacks_locked(void);
 

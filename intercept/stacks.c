@@ -23,6 +23,10 @@
  * the hash and one probe. A new stack is defined under sc_lock (module
  * lookup, Stack record). Frames are kept in memory for a forked child's
  * replay.
+ *
+ * A stack through Python functions also gets the line each of them is at
+ * (pylines.c): the same frames with those lines are a Stack record of their
+ * own, found from the native stack's id and the lines.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -42,14 +46,48 @@ static uint32_t trie_max_nodes = TRIE_MAX_NODES;
 static uint64_t trim_lo[MAX_TRIM], trim_hi[MAX_TRIM];
 static _Atomic int ntrim;
 
-static lfmap stack_ids;
+static lfmap stack_ids;  /* hash of the pcs -> stack id */
+static lfmap lined_ids;  /* hash of a stack id and Python lines -> the id of that stack with those lines */
 typedef struct {
     uint32_t n;
+    uint32_t base;     /* a stack with Python lines: the id of the same frames without; else 0 */
+    uint32_t ntramp;   /* frames in CPython trampolines (Python functions) */
+    uint8_t *tramp;    /* their positions, innermost first */
+    uint32_t *mods;    /* each frame's module id */
+    uint32_t *line;    /* each frame's line (Python frames), or NULL */
     uint64_t pc[];
 } sc_frames;
-static sc_frames **stacks; /* id -> frames; [0] unused */
-static uint32_t nstacks = 1;
-static uint32_t capstacks;
+
+/* id -> frames, in chunks that never move, so that a call can read its
+ * stack's frames without the lock: an id is published (lfmap, the per-thread
+ * caches) only after its frames are stored. */
+#define CHUNK_BITS 12
+#define NCHUNKS 4096
+static _Atomic(sc_frames **) chunks[NCHUNKS];
+static uint32_t nstacks = 1; /* [0] unused */
+
+static const sc_frames *frames_of(uint32_t id) {
+    sc_frames **c = atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_acquire);
+    return c ? c[id & ((1u << CHUNK_BITS) - 1)] : NULL;
+}
+
+/* The id the next stack will get, its chunk allocated; 0 when the table is
+ * full. */
+static uint32_t next_id_locked(void) {
+    uint32_t id = nstacks;
+    if ((id >> CHUNK_BITS) >= NCHUNKS) return 0;
+    if (!atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_relaxed)) {
+        sc_frames **c = calloc((size_t)1 << CHUNK_BITS, sizeof *c);
+        if (!c) return 0;
+        atomic_store_explicit(&chunks[id >> CHUNK_BITS], c, memory_order_release);
+    }
+    return id;
+}
+
+static void publish_locked(uint32_t id, sc_frames *f) {
+    atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_relaxed)[id & ((1u << CHUNK_BITS) - 1)] = f;
+    nstacks++;
+}
 
 void sc_stacks_add_trim_range(uint64_t lo, uint64_t hi) {
     if (lo >= hi) return;
@@ -65,6 +103,8 @@ void sc_stacks_add_trim_range(uint64_t lo, uint64_t hi) {
 void sc_stacks_init(void) {
     const char *pc = getenv("STREAMCHECK_PYTHON_CALLERS");
     if (pc && strcmp(pc, "0") == 0) sc_python_callers = 0;
+    const char *pl = getenv("STREAMCHECK_PYTHON_LINES");
+    if (pl && strcmp(pl, "0") == 0) sc_python_lines_on = 0;
     const char *d = getenv("STREAMCHECK_STACK_DEPTH");
     if (d && *d) {
         long v = strtol(d, NULL, 10);
@@ -117,53 +157,100 @@ static uint64_t hash_frames(const uint64_t *pc, int n) {
     return h;
 }
 
-static int write_stack_record(uint32_t id, const sc_frames *f, const uint32_t *modids) {
-    /* id, count, then per frame pc, module, func 0, file 0, line 0 */
-    uint8_t buf[20 + SC_MAX_STACK * 16];
+static int write_stack_record(uint32_t id, const sc_frames *f) {
+    /* id, count, then per frame pc, module, func 0, file 0, line */
+    uint8_t buf[20 + SC_MAX_STACK * 30];
     size_t n = 0;
     n += sc_put_uvarint(buf + n, id);
     n += sc_put_uvarint(buf + n, f->n);
     for (uint32_t i = 0; i < f->n; i++) {
         n += sc_put_uvarint(buf + n, f->pc[i]);
-        n += sc_put_uvarint(buf + n, modids[i]);
+        n += sc_put_uvarint(buf + n, f->mods[i]);
         buf[n++] = 0;
         buf[n++] = 0;
-        buf[n++] = 0;
+        n += sc_put_uvarint(buf + n, f->line ? f->line[i] : 0);
     }
     return sc_append_locked(REC_STACK, buf, n, NULL, 0);
 }
 
-static uint32_t *stack_mods; /* module ids, SC_MAX_STACK per stack id, for replay */
+/* A new frames object for n frames: pcs, module ids, trampoline positions,
+ * and lines if with_lines (zero). */
+static sc_frames *frames_new(int n, int with_lines) {
+    size_t size = sizeof(sc_frames) + (size_t)n * (sizeof(uint64_t) + sizeof(uint32_t) + 1);
+    if (with_lines) size += (size_t)n * sizeof(uint32_t);
+    sc_frames *f = calloc(1, size);
+    if (!f) return NULL;
+    f->n = (uint32_t)n;
+    f->mods = (uint32_t *)(f->pc + n);
+    f->line = with_lines ? f->mods + n : NULL;
+    f->tramp = (uint8_t *)(f->mods + (with_lines ? 2 * n : n));
+    return f;
+}
 
 static uint32_t define_locked(uint64_t h, const uint64_t *pc, int n) {
     uint64_t v;
     if (lfmap_get(&stack_ids, h, &v)) return (uint32_t)v; /* another thread won */
     if (!sc_trace_writable_locked()) return 0;
-    if (nstacks >= capstacks) {
-        uint32_t nc = capstacks ? capstacks * 2 : 1024;
-        sc_frames **ns = realloc(stacks, nc * sizeof *ns);
-        if (!ns) return 0;
-        stacks = ns;
-        uint32_t *nm = realloc(stack_mods, (size_t)nc * SC_MAX_STACK * sizeof *nm);
-        if (!nm) return 0;
-        stack_mods = nm;
-        capstacks = nc;
-    }
-    sc_frames *f = malloc(sizeof *f + (size_t)n * sizeof(uint64_t));
+    sc_frames *f = frames_new(n, 0);
     if (!f) return 0;
-    f->n = (uint32_t)n;
     memcpy(f->pc, pc, (size_t)n * sizeof(uint64_t));
     sc_modules_init_locked();
-    uint32_t *mods = stack_mods + (size_t)nstacks * SC_MAX_STACK;
-    for (int i = 0; i < n; i++) mods[i] = sc_module_of_locked(pc[i]);
-    uint32_t id = nstacks;
-    if (!write_stack_record(id, f, mods)) {
+    for (int i = 0; i < n; i++) {
+        f->mods[i] = sc_module_of_locked(pc[i]);
+        if (f->mods[i] == 0 && sc_pytramp_contains(pc[i])) f->tramp[f->ntramp++] = (uint8_t)i;
+    }
+    uint32_t id = next_id_locked();
+    if (!id || !write_stack_record(id, f)) {
         free(f);
         return 0;
     }
-    stacks[id] = f;
-    nstacks++;
+    publish_locked(id, f);
     lfmap_put_locked(&stack_ids, h, id);
+    return id;
+}
+
+/* ---- Python lines ---- */
+
+static uint64_t hash_lines(uint32_t base, const uint32_t *line, int k) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)base << 8) ^ (uint64_t)k;
+    for (int i = 0; i < k; i++) {
+        h ^= line[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (h == 0 || h == ~0ull) h = 1; /* lfmap's reserved keys */
+    return h;
+}
+
+/* Whether stack id d is stack base b (id base) with Python lines line[:k]. */
+static int has_lines(uint32_t d, uint32_t base, const sc_frames *b, const uint32_t *line, int k) {
+    const sc_frames *f = d ? frames_of(d) : NULL;
+    if (!f || f->base != base || !f->line) return 0;
+    for (uint32_t i = 0; i < b->ntramp; i++)
+        if (f->line[b->tramp[i]] != ((int)i < k ? line[i] : 0)) return 0;
+    return 1;
+}
+
+static uint32_t define_lined_locked(uint64_t h, uint32_t base, const sc_frames *b, const uint32_t *line, int k) {
+    uint64_t v;
+    if (lfmap_get(&lined_ids, h, &v)) /* another thread won, or (rarely) two keys share a hash */
+        return has_lines((uint32_t)v, base, b, line, k) ? (uint32_t)v : base;
+    if (!sc_trace_writable_locked()) return base;
+    sc_frames *f = frames_new((int)b->n, 1);
+    if (!f) return base;
+    memcpy(f->pc, b->pc, (size_t)b->n * sizeof(uint64_t));
+    memcpy(f->mods, b->mods, (size_t)b->n * sizeof(uint32_t));
+    memcpy(f->tramp, b->tramp, b->ntramp);
+    f->ntramp = b->ntramp;
+    f->base = base;
+    for (int i = 0; i < k; i++) f->line[b->tramp[i]] = line[i];
+    uint32_t id = next_id_locked();
+    if (!id || !write_stack_record(id, f)) {
+        free(f);
+        return base;
+    }
+    publish_locked(id, f);
+    lfmap_put_locked(&lined_ids, h, id);
     return id;
 }
 
@@ -238,6 +325,7 @@ typedef struct {
 
 #define REBUILD_RATIO 32 /* trie lookups per node before the compressed form is rebuilt */
 
+#define LINED_SLOTS 256 /* a power of two */
 struct sc_stackcache {
     uint64_t lo, hi; /* this thread's stack; hi == 0: no cache */
     tnode *nodes;    /* [0] unused, [1] the root */
@@ -251,6 +339,10 @@ struct sc_stackcache {
     ccheck *ck;
     ckid *kids;
     uint32_t ncn, nck, nkids, capc; /* capc: capacity of each of the three */
+    struct {
+        uint64_t h;
+        uint32_t id;
+    } lined[LINED_SLOTS]; /* hash of a stack id and lines -> that stack with those lines */
 };
 
 static void cache_init(sc_stackcache *c) {
@@ -507,9 +599,9 @@ static void trie_insert(sc_stackcache *c, const walk *w, uint64_t sp, uint32_t i
     }
 }
 
-/* Returns the stack id of the current call (0 when stacks are off). Call
- * without sc_lock held. */
-uint32_t sc_stack_capture(sc_tstate *ts) {
+/* The stack id of the current call without Python lines (0 when stacks
+ * are off). */
+static uint32_t native_capture(sc_tstate *ts) {
     int depth = sc_stack_depth;
     if (depth <= 0) return 0;
     sc_stackcache *c = ts->stackcache;
@@ -581,6 +673,48 @@ uint32_t sc_stack_capture(sc_tstate *ts) {
     return id;
 }
 
+/* Stack id with the lines its Python frames are at, when it has any. */
+static uint32_t with_python_lines(sc_tstate *ts, uint32_t id) {
+    const sc_frames *b = frames_of(id);
+    if (!b || !b->ntramp) return id;
+    uint64_t tramp_pc[SC_MAX_STACK];
+    uint32_t line[SC_MAX_STACK];
+    for (uint32_t i = 0; i < b->ntramp; i++) tramp_pc[i] = b->pc[b->tramp[i]];
+    int k = sc_python_lines(ts, tramp_pc, (int)b->ntramp, line);
+    if (k <= 0) return id;
+    uint64_t h = hash_lines(id, line, k);
+    sc_stackcache *c = ts->stackcache;
+    if (c) {
+        uint32_t slot = (uint32_t)(h >> 32) & (LINED_SLOTS - 1);
+        if (c->lined[slot].h == h && has_lines(c->lined[slot].id, id, b, line, k)) return c->lined[slot].id;
+    }
+    uint64_t v;
+    uint32_t d;
+    if (lfmap_get(&lined_ids, h, &v) && has_lines((uint32_t)v, id, b, line, k)) {
+        d = (uint32_t)v;
+    } else {
+        sc_lock_acquire();
+        d = define_lined_locked(h, id, b, line, k);
+        sc_lock_release();
+    }
+    if (c && d != id) {
+        uint32_t slot = (uint32_t)(h >> 32) & (LINED_SLOTS - 1);
+        c->lined[slot].h = h;
+        c->lined[slot].id = d;
+    }
+    return d;
+}
+
+/* Returns the stack id of the current call (0 when stacks are off). Call
+ * without sc_lock held. */
+uint32_t sc_stack_capture(sc_tstate *ts) {
+    uint32_t id = native_capture(ts);
+    /* Only a Python program has trampolines; others pay one load here. */
+    if (id && sc_python_lines_on && atomic_load_explicit(&sc_pytramp_count, memory_order_relaxed) > 0)
+        id = with_python_lines(ts, id);
+    return id;
+}
+
 void sc_stack_cache_free(sc_tstate *ts) {
     if (ts->stackcache) {
         sc_stackcache *c = ts->stackcache;
@@ -596,6 +730,6 @@ void sc_stack_cache_free(sc_tstate *ts) {
 
 int sc_replay_stacks_locked(void) {
     for (uint32_t id = 1; id < nstacks; id++)
-        if (!write_stack_record(id, stacks[id], stack_mods + (size_t)id * SC_MAX_STACK)) return 0;
+        if (!write_stack_record(id, frames_of(id))) return 0;
     return 1;
 }
