@@ -25,6 +25,7 @@ configs=(
 	"native, PYTHONPERFSUPPORT=1|native|PYTHONPERFSUPPORT=1"
 	"streamcheck run (default)|sc_run|"
 	"streamcheck run, Python callers off|sc_run|STREAMCHECK_PYTHON_CALLERS=0"
+	"streamcheck run, Python lines off|sc_run|STREAMCHECK_PYTHON_LINES=0"
 	"streamcheck run, PYTHONPERFSUPPORT=0|sc_run|PYTHONPERFSUPPORT=0"
 	"streamcheck run, stacks off|sc_run|STREAMCHECK_STACK_DEPTH=0"
 	"streamcheck run, CUPTI callbacks only|sc_run|STREAMCHECK_CALLBACK_ONLY=1"
