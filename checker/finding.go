@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/streamcheck/streamcheck/hb"
@@ -63,9 +64,10 @@ type Op struct {
 	Agent        hb.AgentID    `json:"-"`
 }
 
-// Site returns the operation's innermost Python function, else its innermost
-// frame that names a source location, or a description of the call when no
-// stack was recorded.
+// Site returns the operation's innermost Python function of the program's
+// own code (else its innermost Python function), else its innermost frame
+// that names a source location, or a description of the call when no stack
+// was recorded.
 func (o *Op) Site() string {
 	if i := o.SiteFrame(); i >= 0 {
 		return o.Stack[i].String()
@@ -76,12 +78,24 @@ func (o *Op) Site() string {
 // SiteFrame returns the index in Stack of the frame Site names, or -1 when
 // no stack was recorded.
 func (o *Op) SiteFrame() int {
-	// In a Python program the innermost Python function is the place to
-	// act on; the C++ or Cython frames inside it are the library's.
+	// In a Python program the place to act on is the innermost Python
+	// function of the program's own code: the Python libraries it called
+	// (torch.nn, Triton's launcher, the standard library) and the C++ or
+	// Cython frames inside them are the libraries'. A program that is all
+	// library code is placed in its innermost Python function.
+	innermost := -1
 	for i, f := range o.Stack {
 		if strings.HasPrefix(f.Func, "py::") {
-			return i
+			if !pythonLibrary(f.File) {
+				return i
+			}
+			if innermost < 0 {
+				innermost = i
+			}
 		}
+	}
+	if innermost >= 0 {
+		return innermost
 	}
 	for i, f := range o.Stack {
 		if f.File != "" {
@@ -92,6 +106,27 @@ func (o *Op) SiteFrame() int {
 		return 0
 	}
 	return -1
+}
+
+// pythonLibrary reports whether a Python source file is installed library
+// code: a package in site-packages or dist-packages, the standard library
+// (lib/pythonX.Y), or a frozen module ("<frozen runpy>").
+func pythonLibrary(file string) bool {
+	file = filepath.ToSlash(file)
+	if strings.HasPrefix(file, "<") || strings.Contains(file, "/site-packages/") || strings.Contains(file, "/dist-packages/") {
+		return true
+	}
+	for rest := file; ; {
+		i := strings.Index(rest, "/lib/python")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len("/lib/python"):]
+		version, _, found := strings.Cut(rest, "/")
+		if found && version != "" && strings.Trim(version, "0123456789.") == "" {
+			return true
+		}
+	}
 }
 
 // Place describes the operation as Where does, but a host call without its

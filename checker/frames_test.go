@@ -82,8 +82,9 @@ func TestRuntimeAPI(t *testing.T) {
 	}
 }
 
-// A Python program's call is placed in its innermost Python function, ahead
-// of the library's C++ or Cython frames with source lines; other programs'
+// A Python program's call is placed in the innermost Python function of its
+// own code, ahead of the libraries' C++ or Cython frames with source lines
+// and of the installed Python libraries it went through; other programs'
 // calls at their innermost frame with a source line.
 func TestSite(t *testing.T) {
 	for _, c := range []struct {
@@ -91,6 +92,22 @@ func TestSite(t *testing.T) {
 		want  string
 	}{
 		{[]Frame{{Func: "__pyx_f_launch", File: "cupy/driver.cpp", Line: 8369}, {Func: "py::main", File: "train.py"}}, "py::main train.py"},
+		{[]Frame{
+			{Func: "cuLaunchKernelEx"},
+			{Func: "py::CudaLauncher.__call__", File: "/venv/lib/python3.12/site-packages/triton/backends/nvidia/driver.py", Line: 713},
+			{Func: "py::Thread.run", File: "/usr/lib/python3.12/threading.py", Line: 1010},
+			{Func: "py::<listcomp>", File: "<frozen importlib._bootstrap>", Line: 3},
+			{Func: "py::step", File: "train.py", Line: 54},
+			{Func: "py::<module>", File: "train.py", Line: 66},
+		}, "py::step train.py:54"},
+		// All library code: the innermost Python function.
+		{[]Frame{
+			{Func: "THPVariable_mul", File: "python_variable_methods.cpp", Line: 10},
+			{Func: "py::Module._call_impl", File: "/usr/local/lib/python3.12/dist-packages/torch/nn/modules/module.py", Line: 1775},
+			{Func: "py::run", File: "/usr/lib/python3.12/runpy.py", Line: 88},
+		}, "py::Module._call_impl /usr/local/lib/python3.12/dist-packages/torch/nn/modules/module.py:1775"},
+		// A program in a directory named lib/python is the program's.
+		{[]Frame{{Func: "py::f", File: "/work/lib/python/tools/f.py", Line: 3}}, "py::f /work/lib/python/tools/f.py:3"},
 		{[]Frame{{Func: "at::native::launch"}, {Func: "main", File: "app.cu", Line: 12}}, "main app.cu:12"},
 		{[]Frame{{Func: "at::native::launch"}}, "at::native::launch"},
 		{nil, "call #7"},

@@ -304,7 +304,11 @@ func describeOp(o *checker.Op) string {
 			s += fmt.Sprintf(" on stream %s (%s)", o.Stream, o.StreamKind)
 		}
 	}
-	return fmt.Sprintf("%s, tid %d, at %s", s, o.TID, o.Site())
+	site := o.Site()
+	if i := o.SiteFrame(); i >= 0 {
+		site = shortFrame(o.Stack[i]).String()
+	}
+	return fmt.Sprintf("%s, tid %d, at %s", s, o.TID, site)
 }
 
 // interpreter matches the programs whose command line, not their stack,
@@ -340,6 +344,6 @@ func writeFrameList(w io.Writer, p *palette, word string, frames []checker.Frame
 			fmt.Fprintln(w, p.dim.Sprintf("      ... %s", plural(len(frames)-limit, "more frame")))
 			return
 		}
-		fmt.Fprintln(w, p.dim.Sprintf("      %s %s", word, fr))
+		fmt.Fprintln(w, p.dim.Sprintf("      %s %s", word, shortFrame(fr)))
 	}
 }
