@@ -144,7 +144,8 @@ type Checker struct {
 	// may free itself after each launch (graph memory is not analyzed yet,
 	// but such a free is no invalid free).
 	graphAllocs map[uint64]bool
-	step        hb.Step  // What the engine learned from the current event.
+	graphs      graphMemory // What captured work uses, for graph launches.
+	step        hb.Step     // What the engine learned from the current event.
 	ptrs        []uint64 // Scratch for a launch's long pointer list.
 	// The most recent threads, already in threads (nRecent of them): most
 	// events come from one or two threads.
@@ -220,6 +221,9 @@ func (c *Checker) Add(ev *model.Event) {
 			}
 			c.graphAllocs[ev.Ptr] = true
 		}
+		if st.Captured && !ev.Failed() {
+			c.graphs.captured(ev, st)
+		}
 		return
 	}
 	if st.UnrecordedWait {
@@ -267,6 +271,14 @@ func (c *Checker) Add(ev *model.Event) {
 		}
 	case model.OpMemset, model.OpMemsetAsync:
 		c.use(ev, st, ev.Ptr)
+	case model.OpGraphInstantiate:
+		c.graphs.instantiate(ev)
+	case model.OpGraphLaunch:
+		// The graph's work runs in stream order on the launching stream:
+		// each address it uses is a use made there.
+		for _, p := range c.graphs.launched(ev.Exec) {
+			c.use(ev, st, p)
+		}
 	}
 }
 

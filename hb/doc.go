@@ -32,7 +32,9 @@
 //     do not synchronize the host. A synchronous cudaMemset returns after
 //     completion only when it sets pinned host memory.
 //   - Operations on a stream that is being captured into a graph do not run
-//     when issued and are not ordered here.
+//     when issued and are not ordered here; Step.CaptureOrigin tells which
+//     capture they belong to (the checker makes a graph launch use what the
+//     captured work used).
 //
 // Implicit synchronization of cudaMalloc/cudaFree is deliberately not
 // modelled: the CUDA programming guide says programs must not rely on it.

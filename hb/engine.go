@@ -124,6 +124,10 @@ type Step struct {
 	// operations captured into a graph instead of running.
 	Skipped  bool
 	Captured bool
+	// CaptureOrigin is, for a captured operation (and a capture's begin and
+	// end), the stream whose cudaStreamBeginCapture started the capture: it
+	// tells the captures of one program apart.
+	CaptureOrigin AgentID
 	// UnrecordedWait is set for a wait or event synchronize on an event with
 	// no record before it: it orders nothing.
 	UnrecordedWait bool
@@ -491,11 +495,12 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	switch ev.Op {
 	case model.OpCaptureBegin:
 		a.capturing, a.captureOrigin = true, a.ID
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.ID}
 		return
 	case model.OpCaptureEnd:
+		origin := a.captureOrigin
 		e.endCapture(a)
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: origin}
 		return
 	case model.OpStreamWait:
 		// Cross-stream capture: waiting on an event recorded in a capturing
@@ -514,7 +519,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			}
 			es.captureOrigin = a.captureOrigin
 		}
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true}
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
 		return
 	}
 	// Work issued by the host follows everything the host knows completed.

@@ -68,6 +68,8 @@ enum {
     H_CAPTURE_BEGIN,
     H_CAPTURE_END,
     H_GRAPH_LAUNCH,
+    H_GRAPH_INSTANTIATE, /* every cuGraphInstantiate*: (CUgraphExec *phGraphExec, CUgraph hGraph, ...) */
+    H_GRAPH_EXEC_UPDATE, /* cuGraphExecUpdate*: (CUgraphExec hGraphExec, CUgraph hGraph, ...) */
     H_POOL_CREATE,
     H_GRAPH_ALLOC,     /* cuGraphAddMemAllocNode */
     H_GRAPH_NODE,      /* cuGraphAddNode: an allocation if its type says so */
@@ -145,6 +147,12 @@ static const drv_entry drv_table[] = {
     {"cuStreamBeginCaptureToGraph", H_CAPTURE_BEGIN, 1, 0},
     {"cuStreamEndCapture", H_CAPTURE_END, 1, 0},
     {"cuGraphLaunch", H_GRAPH_LAUNCH, 1, 0},
+    {"cuGraphInstantiate", H_GRAPH_INSTANTIATE, 0, 0},
+    {"cuGraphInstantiate_v2", H_GRAPH_INSTANTIATE, 0, 0},
+    {"cuGraphInstantiateWithFlags", H_GRAPH_INSTANTIATE, 0, 0},
+    {"cuGraphInstantiateWithParams", H_GRAPH_INSTANTIATE, 0, 0},
+    {"cuGraphExecUpdate", H_GRAPH_EXEC_UPDATE, 0, 0},
+    {"cuGraphExecUpdate_v2", H_GRAPH_EXEC_UPDATE, 0, 0},
     {"cuMemPoolCreate", H_POOL_CREATE, 0, 0},
     {"cuGraphAddMemAllocNode", H_GRAPH_ALLOC, 0, 0},
     {"cuGraphAddNode", H_GRAPH_NODE, 0, 0},
@@ -165,7 +173,8 @@ static const char *rt_exact[] = {
     "cudaMalloc", "cudaMallocAsync", "cudaMallocFromPoolAsync", "cudaMallocManaged", "cudaMallocPitch",
     "cudaFree", "cudaFreeAsync", "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
     "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaLaunchHostFunc", "cudaStreamAddCallback",
-    "cudaGraphLaunch", "cudaMemPoolCreate", "cudaStreamCreate", "cudaStreamCreateWithFlags",
+    "cudaGraphLaunch", "cudaGraphInstantiate", "cudaGraphInstantiateWithFlags", "cudaGraphInstantiateWithParams",
+    "cudaGraphExecUpdate", "cudaMemPoolCreate", "cudaStreamCreate", "cudaStreamCreateWithFlags",
     "cudaStreamCreateWithPriority", "cudaStreamDestroy", "cudaStreamWaitEvent", "cudaStreamSynchronize",
     "cudaStreamQuery", "cudaStreamBeginCapture", "cudaStreamBeginCaptureToGraph", "cudaStreamEndCapture",
 };
@@ -454,10 +463,10 @@ static uint64_t span(uint64_t pitch, uint64_t rows_per_slice, uint64_t width, ui
  * largest single cost of a recorded call in the fake app's loop. */
 static inline void event_clear(sc_event *e) {
     typedef uint64_t u64x2 __attribute__((vector_size(16), may_alias, aligned(8)));
-    _Static_assert(sizeof(sc_event) == 104, "event_clear covers every byte of sc_event");
+    _Static_assert(sizeof(sc_event) == 120, "event_clear covers every byte of sc_event");
     u64x2 *v = (u64x2 *)e, z = {0, 0};
-    v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z;
-    ((uint64_t *)e)[12] = 0;
+    v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z, v[6] = z;
+    ((uint64_t *)e)[14] = 0;
 }
 
 static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
@@ -505,10 +514,27 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = OP_CAPTURE_BEGIN;
         ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
         break;
-    case H_CAPTURE_END:
+    case H_CAPTURE_END: {
+        const p_cuStreamEndCapture *p = pp;
         ev.op = OP_CAPTURE_END;
-        ev.stream = norm_stream(((const p_cuStreamEndCapture *)pp)->hStream, pt);
+        ev.stream = norm_stream(p->hStream, pt);
+        if (ok && p->phGraph) ev.graph = (uint64_t)(uintptr_t)*p->phGraph;
         break;
+    }
+    case H_GRAPH_INSTANTIATE: {
+        const p_graph_instantiate *p = pp;
+        ev.op = OP_GRAPH_INSTANTIATE;
+        ev.graph = (uint64_t)(uintptr_t)p->hGraph;
+        if (ok && p->phGraphExec) ev.exec = (uint64_t)(uintptr_t)*p->phGraphExec;
+        break;
+    }
+    case H_GRAPH_EXEC_UPDATE: {
+        const p_graph_exec_update *p = pp;
+        ev.op = OP_GRAPH_INSTANTIATE;
+        ev.graph = (uint64_t)(uintptr_t)p->hGraph;
+        ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
+        break;
+    }
     case H_HOST_FUNC:
         ev.op = OP_HOST_FUNC;
         ev.stream = norm_stream(((const p_cuLaunchHostFunc *)pp)->hStream, pt);
@@ -516,6 +542,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     case H_GRAPH_LAUNCH:
         ev.op = OP_GRAPH_LAUNCH;
         ev.stream = norm_stream(((const p_cuGraphLaunch *)pp)->hStream, pt);
+        ev.exec = (uint64_t)(uintptr_t)((const p_cuGraphLaunch *)pp)->hGraphExec;
         break;
     case H_EVENT_CREATE: {
         const p_cuEventCreate *p = pp;

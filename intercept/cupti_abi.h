@@ -228,6 +228,10 @@ typedef struct { CUstream hStream; void *fn; void *userData; } p_cuLaunchHostFun
 typedef struct { CUstream hStream; CUgraph *phGraph; } p_cuStreamEndCapture;
 /* cuGraphLaunch */
 typedef struct { CUgraphExec hGraphExec; CUstream hStream; } p_cuGraphLaunch;
+/* cuGraphInstantiate, _v2, WithFlags and WithParams all start so */
+typedef struct { CUgraphExec *phGraphExec; CUgraph hGraph; } p_graph_instantiate;
+/* cuGraphExecUpdate and _v2 */
+typedef struct { CUgraphExec hGraphExec; CUgraph hGraph; } p_graph_exec_update;
 /* cuMemPoolCreate */
 typedef struct { CUmemoryPool *pool; const void *poolProps; } p_cuMemPoolCreate;
 /* Graph memory allocation nodes. The node parameters are read at byte

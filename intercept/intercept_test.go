@@ -270,6 +270,7 @@ type want struct {
 	prio               int32
 	ptrs               []uint64
 	dev                int32
+	graph, exec        uint64
 }
 
 func basicWant(l map[string]uint64) []want {
@@ -305,8 +306,9 @@ func basicWant(l map[string]uint64) []want {
 		{op: model.OpMemcpyAsync, api: "cudaMemcpy2DAsync", stream: s1, ptr: p2, src: p2 + 2048, size: 612, kind: model.CopyD2D},
 		{op: model.OpHostFunc, api: "cudaLaunchHostFunc", stream: s1},
 		{op: model.OpCaptureBegin, api: "cudaStreamBeginCapture", stream: s1},
-		{op: model.OpCaptureEnd, api: "cudaStreamEndCapture", stream: s1},
-		{op: model.OpGraphLaunch, api: "cudaGraphLaunch", stream: s2},
+		{op: model.OpCaptureEnd, api: "cudaStreamEndCapture", stream: s1, graph: 0x9a0000},
+		{op: model.OpGraphInstantiate, api: "cudaGraphInstantiateWithFlags", graph: 0x9a0000, exec: 0x9b0000},
+		{op: model.OpGraphLaunch, api: "cudaGraphLaunch", stream: s2, exec: 0x9b0000},
 		{op: model.OpPoolCreate, api: "cudaMemPoolCreate", pool: pool},
 		{op: model.OpMallocAsync, api: "cudaMallocFromPoolAsync", stream: s1, ptr: p3, size: 512, pool: pool},
 		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s1, size: 1 << 41, res: 2}, // failed
@@ -335,12 +337,12 @@ func got(tab *model.Tables, ev *model.Event) want {
 	}
 	return want{op: ev.Op, api: tab.String(ev.API), res: ev.Result, stream: ev.Stream, event: ev.Event,
 		ptr: ev.Ptr, size: ev.Size, src: ev.Src, kind: ev.Kind, flags: ev.Flags, pool: ev.Pool,
-		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, dev: ev.Device}
+		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, dev: ev.Device, graph: ev.Graph, exec: ev.Exec}
 }
 
 func (w want) String() string {
-	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d}",
-		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev)
+	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d graph=%#x exec=%#x}",
+		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev, w.graph, w.exec)
 }
 
 func checkEvents(t *testing.T, tr trace, ws []want) {

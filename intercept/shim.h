@@ -52,6 +52,7 @@ enum {
     OP_CAPTURE_END,
     OP_GRAPH_LAUNCH,
     OP_POOL_CREATE,
+    OP_GRAPH_INSTANTIATE,
 };
 
 /* model.MemcpyKind */
@@ -95,6 +96,7 @@ typedef struct {
     int32_t prio;
     uint32_t nptrs;
     const uint64_t *ptrs;
+    uint64_t graph, exec; /* graph and executable graph handles (capture end, instantiate, graph launch) */
 } sc_event;
 
 /* A launch's parameter words being looked up in the allocation map: they

@@ -369,6 +369,10 @@ static size_t encode_tail(uint8_t *p, const sc_event *e) {
     n += sc_put_svarint(p + n, e->prio);
     n += sc_put_uvarint(p + n, e->nptrs);
     for (uint32_t i = 0; i < e->nptrs; i++) n += sc_put_uvarint(p + n, e->ptrs[i]);
+    if (e->graph || e->exec) { /* optional fields: most events leave them out */
+        n += sc_put_uvarint(p + n, e->graph);
+        n += sc_put_uvarint(p + n, e->exec);
+    }
     return n;
 }
 

@@ -44,12 +44,13 @@ var goldenTrace = concat(
 	// A record of an unknown kind (0x7f): skipped.
 	[]byte{0x7f, 0x03, 0xaa, 0xbb, 0xcc},
 	// Event seq 5: launch device -1 time 9 on stream 1 (read as 0), kernel
-	// string 5, ptrs [0x7f00 0x10], then a field from a later version (ignored).
-	[]byte{0x10, 0x19,
+	// string 5, ptrs [0x7f00 0x10], graph 0, exec 0x33, then a field from a
+	// later version (ignored).
+	[]byte{0x10, 0x1b,
 		0x10, 0x05, 0x07, 0x01, 0x12, 0x00, 0x00, 0x00,
 		0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
 		0x00, 0x00, 0x05, 0x00, 0x02, 0x80, 0xfe, 0x01, 0x10,
-		0xff, 0x01},
+		0x00, 0x33, 0xff, 0x01},
 	// Event seq 6: memcpy failed with result 2, dst 0x7f00 src 0x20 size 16, h2d, pageable.
 	[]byte{0x10, 0x15,
 		0x12, 0x06, 0x07, 0x00, 0x00, 0x00, 0x00, 0x04,
@@ -75,7 +76,7 @@ func TestBinaryGolden(t *testing.T) {
 	want := []Event{
 		{Seq: 1, Op: OpStreamCreate, TID: 8, Stream: 0x1000, Flags: FlagNonBlocking, Prio: -2},
 		{Seq: 2, Op: OpMallocAsync, TID: 7, Time: 5, API: 1, Stack: 1, Stream: 0x1000, Ptr: 0x7f00, Size: 256},
-		{Seq: 5, Op: OpLaunch, TID: 7, Device: -1, Time: 9, Kernel: 5, Ptrs: []uint64{0x7f00, 0x10}},
+		{Seq: 5, Op: OpLaunch, TID: 7, Device: -1, Time: 9, Kernel: 5, Ptrs: []uint64{0x7f00, 0x10}, Exec: 0x33},
 		{Seq: 6, Op: OpMemcpy, TID: 7, Result: 2, Ptr: 0x7f00, Size: 16, Src: 0x20, Kind: CopyH2D, Flags: FlagPageable},
 	}
 	if !reflect.DeepEqual(events, want) {
@@ -147,7 +148,8 @@ type rawEvent struct {
 	prio                          int64
 	nptrs                         uint64
 	ptrs                          []uint64
-	cut                           int // Drop this many bytes from the end.
+	tail                          []byte // Bytes after the addresses (graph, exec).
+	cut                           int    // Drop this many bytes from the end.
 }
 
 func (f rawEvent) payload() []byte {
@@ -157,6 +159,7 @@ func (f rawEvent) payload() []byte {
 	for _, a := range f.ptrs {
 		p = append(p, uv(a)...)
 	}
+	p = append(p, f.tail...)
 	return p[:len(p)-f.cut]
 }
 
@@ -193,6 +196,8 @@ func TestBinaryCorrupt(t *testing.T) {
 		{"nptrs over limit", newEnc().event(rawEvent{op: 16, seq: 1, nptrs: MaxLaunchPtrs + 1}), "nptrs", "do not fit"},
 		{"nptrs past payload", newEnc().event(rawEvent{op: 16, seq: 1, nptrs: 3, ptrs: []uint64{1}}), "nptrs", "do not fit"},
 		{"ptrs cut", newEnc().event(rawEvent{op: 16, seq: 1, nptrs: 2, ptrs: []uint64{1, 300}, cut: 1}), "ptrs", "malformed"},
+		{"graph malformed", newEnc().event(rawEvent{op: 23, seq: 1, tail: []byte{0x80}}), "graph", "graph malformed"},
+		{"exec malformed", newEnc().event(rawEvent{op: 24, seq: 1, tail: []byte{0x01, 0xff}}), "exec", "exec malformed"},
 		{"event payload short", newEnc().event(rawEvent{op: 1, seq: 1, cut: 1}), "nptrs", "corrupt event record"},
 		{"empty event payload", newEnc().record(RecordEvent, nil), "op", "corrupt event record"},
 		{"varint overflow", newEnc().record(RecordEvent, bytes.Repeat([]byte{0xff}, 11)), "op", "malformed"},

@@ -118,14 +118,16 @@ func recordName(k RecordKind) string {
 // Payload fields of each record kind, in order (all uvarint-encoded; signed
 // ones are zig-zag).
 var (
-	eventFields   = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
-	endFields     = [...]string{"events", "dropped"}
-	stackFields   = [...]string{"id", "frames"}
-	frameFields   = [...]string{"pc", "module", "func", "file", "line"}
-	moduleFields  = [...]string{"id", "base", "size", "path"}
-	processFields = [...]string{"pid", "ppid", "exe", "start", "version"}
-	nameFields    = [...]string{"handle", "name"}
-	stringFields  = [...]string{"id"}
+	eventFields = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
+	// eventTailFields follow the addresses; a record may end before any.
+	eventTailFields = [...]string{"graph", "exec"}
+	endFields       = [...]string{"events", "dropped"}
+	stackFields     = [...]string{"id", "frames"}
+	frameFields     = [...]string{"pc", "module", "func", "file", "line"}
+	moduleFields    = [...]string{"id", "base", "size", "path"}
+	processFields   = [...]string{"pid", "ppid", "exe", "start", "version"}
+	nameFields      = [...]string{"handle", "name"}
+	stringFields    = [...]string{"id"}
 )
 
 // decode reads one uvarint per name from p into v, returning the rest of p.
@@ -300,11 +302,20 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 			ptrs = make([]uint64, nptrs)
 		}
 		ptrs = ptrs[:nptrs]
-		if _, n := readUvarints(rest, ptrs); n < len(ptrs) {
+		var n int
+		if rest, n = readUvarints(rest, ptrs); n < len(ptrs) {
 			return fieldErr("ptrs", "corrupt event record: address %d of %d malformed or missing", n, nptrs)
 		}
 	}
+	// Fields added later, each optional: absent is zero.
+	var graph [len(eventTailFields)]uint64
+	if len(rest) > 0 {
+		if tail, n := readUvarints(rest, graph[:]); n < len(graph) && len(tail) > 0 {
+			return fieldErr(eventTailFields[n], "corrupt event record: %s malformed", eventTailFields[n])
+		}
+	}
 	ev.Ptrs = ptrs
+	ev.Graph, ev.Exec = graph[0], graph[1]
 	ev.Op = Op(op)
 	ev.TID = uint32(v[2])
 	ev.Device = int32(device)

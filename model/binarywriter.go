@@ -127,6 +127,10 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	for _, a := range ev.Ptrs {
 		p = binary.AppendUvarint(p, a)
 	}
+	if ev.Graph != 0 || ev.Exec != 0 { // Optional fields: most events leave them out.
+		p = binary.AppendUvarint(p, ev.Graph)
+		p = binary.AppendUvarint(p, ev.Exec)
+	}
 	w.payload = p
 	if err := w.record(RecordEvent, p); err != nil {
 		return err

@@ -33,9 +33,13 @@ const (
 	OpMemset        // Synchronous-API set (cudaMemset) of Size bytes at Ptr.
 	OpHostFunc      // Host function enqueued on Stream.
 	OpCaptureBegin  // Stream capture begins on Stream.
-	OpCaptureEnd    // Stream capture ends on Stream.
-	OpGraphLaunch   // Graph launched on Stream.
+	OpCaptureEnd    // Stream capture ends on Stream; Graph is the graph it made.
+	OpGraphLaunch   // Executable graph Exec launched on Stream.
 	OpPoolCreate    // Memory pool Pool created.
+	// OpGraphInstantiate makes executable graph Exec from Graph
+	// (cudaGraphInstantiate), or updates Exec to Graph's work
+	// (cudaGraphExecUpdate).
+	OpGraphInstantiate
 
 	opCount
 )
@@ -67,6 +71,8 @@ var opNames = [...]string{
 	OpCaptureEnd:    "capture_end",
 	OpGraphLaunch:   "graph_launch",
 	OpPoolCreate:    "pool_create",
+
+	OpGraphInstantiate: "graph_instantiate",
 }
 
 // String returns the JSON Lines name of the op ("malloc_async", ...).
@@ -204,6 +210,8 @@ type Event struct {
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
+	Graph  uint64     // Graph handle (OpCaptureEnd, OpGraphInstantiate); 0 if unknown.
+	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch); 0 if unknown.
 }
 
 // Clone returns a copy of e that does not share Ptrs.

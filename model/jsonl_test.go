@@ -50,6 +50,10 @@ const everyOp = `# streams and events
 {"op":"stream_destroy","stream":"s1","stack":["scale_kernel app.cu:40","main main.cu:7"]}
 {"op":"malloc_async","stream":"legacy","graph":true,"ptr":"0x900000","size":64}
 {"op":"memset","stream":"per_thread","ptr":"0x900000","size":8,"tid":4}
+{"op":"capture_end","stream":"s2","graph":"g1"}
+{"op":"graph_instantiate","graph":"g1","exec":"0x5000"}
+{"op":"graph_instantiate","graph":"0x2000","exec":"x1"}
+{"op":"graph_launch","stream":"s2","exec":"0x5000"}
 `
 
 func TestJSONLEveryOp(t *testing.T) {
@@ -92,6 +96,11 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpStreamDestroy, Stream: s1},
 		{Op: OpMallocAsync, Stream: StreamLegacy, Flags: FlagGraphAlloc, Ptr: 0x900000, Size: 64},
 		{Op: OpMemset, Stream: StreamPerThread, Ptr: 0x900000, Size: 8, TID: 4},
+		// Graph names: a canonical hex name is its handle, another gets a synthetic one.
+		{Op: OpCaptureEnd, Stream: s2, Graph: 0x1000},
+		{Op: OpGraphInstantiate, Graph: 0x1000, Exec: 0x5000},
+		{Op: OpGraphInstantiate, Graph: 0x2000, Exec: 0x1000},
+		{Op: OpGraphLaunch, Stream: s2, Exec: 0x5000},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("got %d events, want %d", len(events), len(want))

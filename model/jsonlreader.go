@@ -41,7 +41,8 @@ type jsonLine struct {
 	Implicit *bool             `json:"implicit"`
 	Pageable *bool             `json:"pageable"`
 	Pinned   *bool             `json:"pinned"`
-	Graph    *bool             `json:"graph"`
+	Graph    json.RawMessage   `json:"graph"` // true (malloc_async) or a graph's name
+	Exec     *string           `json:"exec"`
 	TID      *uint32           `json:"tid"`
 	Device   *int32            `json:"device"`
 	API      *string           `json:"api"`
@@ -61,6 +62,8 @@ type JSONLReader struct {
 	streams  nameSpace
 	events   nameSpace
 	pools    nameSpace
+	graphs   graphNames
+	execs    graphNames
 	stackIDs map[string]StackID
 	key      []byte // Scratch for stack keys.
 	frames   []Frame
@@ -269,8 +272,32 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	if form.has(jCreate|jImplicit) && l.Implicit != nil && *l.Implicit {
 		ev.Flags |= FlagImplicit
 	}
-	if form.has(jGraph) && l.Graph != nil && *l.Graph {
-		ev.Flags |= FlagGraphAlloc
+	if form.has(jGraph) && l.Graph != nil {
+		var alloc bool
+		if err := json.Unmarshal(l.Graph, &alloc); err != nil {
+			return "graph", corruptf("got %s, want true or false", short(l.Graph))
+		}
+		if alloc {
+			ev.Flags |= FlagGraphAlloc
+		}
+	}
+	if form.has(jGraphName) && l.Graph != nil {
+		var name string
+		if err := json.Unmarshal(l.Graph, &name); err != nil {
+			return "graph", corruptf("got %s, want the graph's name", short(l.Graph))
+		}
+		if ev.Graph, err = r.graphs.resolve(name); err != nil {
+			return "graph", err
+		}
+	} else if form.required&jGraphName != 0 {
+		return "graph", missing(op)
+	}
+	if form.has(jExec) && l.Exec != nil {
+		if ev.Exec, err = r.execs.resolve(*l.Exec); err != nil {
+			return "exec", err
+		}
+	} else if form.required&jExec != 0 {
+		return "exec", missing(op)
 	}
 	if form.has(jHost) {
 		pinned := l.Pinned != nil && *l.Pinned
@@ -542,6 +569,38 @@ func (n *nameSpace) kindName() string {
 		return "event"
 	}
 	return "pool"
+}
+
+// graphNames maps the names of graphs, or of executable graphs, to
+// handles: a name in canonical hex ("0x55d0c0a1b2c0", as the writer spells
+// a recorded handle) is that handle, and another name gets a synthetic one.
+// Graphs are never reported by name, so no Name record keeps the names.
+type graphNames struct {
+	handles map[string]uint64
+	used    map[uint64]bool
+	next    uint64
+}
+
+func (n *graphNames) resolve(name string) (uint64, error) {
+	if name == "" {
+		return 0, corruptf("empty name")
+	}
+	if h, ok := n.handles[name]; ok {
+		return h, nil
+	}
+	if n.handles == nil {
+		n.handles, n.used, n.next = map[string]uint64{}, map[uint64]bool{}, firstSyntheticHandle
+	}
+	h, ok := parseHex(name)
+	if !ok || h == 0 || name != "0x"+strconv.FormatUint(h, 16) || n.used[h] {
+		for n.used[n.next] {
+			n.next++
+		}
+		h = n.next
+	}
+	n.handles[name] = h
+	n.used[h] = true
+	return h, nil
 }
 
 // short keeps error messages to one readable line.

@@ -11,20 +11,22 @@ import (
 type jsonFields uint16
 
 const (
-	jStream   jsonFields = 1 << iota // "stream"
-	jEvent                           // "event"
-	jPtr                             // "ptr" (Event.Ptr)
-	jDst                             // "dst" (Event.Ptr of a copy)
-	jSrc                             // "src"
-	jSize                            // "size"
-	jKind                            // "kind"
-	jPool                            // "pool"
-	jKernel                          // "kernel", "ptrs"
-	jCreate                          // "flags", "priority", "implicit" (stream_create)
-	jImplicit                        // "implicit" (event_create)
-	jResult                          // "result" is required
-	jHost                            // "pageable", "pinned"
-	jGraph                           // "graph" (malloc_async)
+	jStream    jsonFields = 1 << iota // "stream"
+	jEvent                            // "event"
+	jPtr                              // "ptr" (Event.Ptr)
+	jDst                              // "dst" (Event.Ptr of a copy)
+	jSrc                              // "src"
+	jSize                             // "size"
+	jKind                             // "kind"
+	jPool                             // "pool"
+	jKernel                           // "kernel", "ptrs"
+	jCreate                           // "flags", "priority", "implicit" (stream_create)
+	jImplicit                         // "implicit" (event_create)
+	jResult                           // "result" is required
+	jHost                             // "pageable", "pinned"
+	jGraph                            // "graph": true (malloc_async)
+	jGraphName                        // "graph": the graph's name (capture_end, graph_instantiate)
+	jExec                             // "exec": the executable graph's name
 )
 
 type opForm struct {
@@ -55,9 +57,11 @@ var opForms = [opCount]opForm{
 	OpMemset:        {jPtr | jSize, jHost | jStream, "cudaMemset"},
 	OpHostFunc:      {jStream, 0, "cudaLaunchHostFunc"},
 	OpCaptureBegin:  {jStream, 0, "cudaStreamBeginCapture"},
-	OpCaptureEnd:    {jStream, 0, "cudaStreamEndCapture"},
-	OpGraphLaunch:   {jStream, 0, "cudaGraphLaunch"},
+	OpCaptureEnd:    {jStream, jGraphName, "cudaStreamEndCapture"},
+	OpGraphLaunch:   {jStream, jExec, "cudaGraphLaunch"},
 	OpPoolCreate:    {jPool, 0, "cudaMemPoolCreate"},
+
+	OpGraphInstantiate: {0, jGraphName | jExec, "cudaGraphInstantiate"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

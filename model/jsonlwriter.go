@@ -168,6 +168,12 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jGraph) && ev.Flags&FlagGraphAlloc != 0 {
 		b = append(b, `,"graph":true`...)
 	}
+	if form.has(jGraphName) && ev.Graph != 0 {
+		b = appendJSONString(append(b, `,"graph":`...), "0x"+strconv.FormatUint(ev.Graph, 16))
+	}
+	if form.has(jExec) && ev.Exec != 0 {
+		b = appendJSONString(append(b, `,"exec":`...), "0x"+strconv.FormatUint(ev.Exec, 16))
+	}
 	if form.has(jHost) {
 		pinned := ev.Flags&FlagPinned != 0
 		if pageable := ev.Flags&FlagPageable != 0; pageable != defaultPageable(ev.Op, ev.Kind, pinned) {

@@ -285,7 +285,14 @@ static int basic(void) {
         g = (CUgraph)0x9a0000;
         fk_driver_exit("cuStreamEndCapture", &b, 0, NULL);
         fk_runtime_exit("cudaStreamEndCapture_v10000", 0);
-        cuGraphLaunch_params c = {(CUgraphExec)0x9b0000, s2};
+        CUgraphExec x;
+        cuGraphInstantiateWithFlags_params i = {&x, g, 0};
+        fk_runtime_enter("cudaGraphInstantiateWithFlags_v11040");
+        fk_driver_enter("cuGraphInstantiateWithFlags", &i, NULL);
+        x = (CUgraphExec)0x9b0000;
+        fk_driver_exit("cuGraphInstantiateWithFlags", &i, 0, NULL);
+        fk_runtime_exit("cudaGraphInstantiateWithFlags_v11040", 0);
+        cuGraphLaunch_params c = {x, s2};
         fk_runtime_enter("cudaGraphLaunch_v10000");
         fk_driver_enter("cuGraphLaunch", &c, NULL);
         fk_driver_exit("cuGraphLaunch", &c, 0, NULL);

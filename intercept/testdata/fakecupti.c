@@ -81,6 +81,7 @@ static const char *driver_names[] = {
     [60] = "cuGraphAddMemAllocNode",
     [61] = "cuGraphAddNode_v2",
     [62] = "cuGraphAddNode",
+    [63] = "cuGraphInstantiateWithFlags",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
@@ -115,6 +116,7 @@ static const char *runtime_names[] = {
     [30] = "cudaMallocFromPoolAsync_v11020",
     [31] = "cudaGetDevice_v3020", /* not wanted by the shim */
     [32] = "cudaMemcpy2DAsync_v3020",
+    [33] = "cudaGraphInstantiateWithFlags_v11040",
 };
 #define NDRV (sizeof driver_names / sizeof driver_names[0])
 #define NRT (sizeof runtime_names / sizeof runtime_names[0])
