@@ -20,7 +20,9 @@ import (
 // FingerprintKey names the fingerprint scheme: SARIF's partialFingerprints
 // key and a baseline's "fingerprint". Bump its version if what Fingerprint
 // hashes changes, so that old results are not matched with new ones.
-const FingerprintKey = "streamcheckSites/v2"
+// v3: Python frames carry lines, and a Python call's site is the program's own
+// innermost Python function.
+const FingerprintKey = "streamcheckSites/v3"
 
 // Version is the baseline file format's version.
 const Version = 1

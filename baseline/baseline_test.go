@@ -120,10 +120,10 @@ func TestReadErrors(t *testing.T) {
 		{``, "b.json: not a streamcheck baseline: empty file"},
 		{`{"version":1,`, "b.json: not a streamcheck baseline: unexpected EOF"},
 		{`[1,2]`, "b.json: not a streamcheck baseline: json: cannot unmarshal array into Go value of type baseline.File"},
-		{`{"version":1,"fingerprint":"streamcheckSites/v2"} {}`, "b.json: not a streamcheck baseline: data after the JSON object"},
-		{`{"version":2,"fingerprint":"streamcheckSites/v2"}`, "b.json: baseline version 2, want 1 (write a new one with --write-baseline)"},
-		{`{"version":1,"fingerprint":"streamcheckSites/v0"}`, `b.json: baseline fingerprints are "streamcheckSites/v0", want "streamcheckSites/v2" (write a new one with --write-baseline)`},
-		{`{"version":1,"fingerprint":"streamcheckSites/v2","findings":[{"rule":"leak"}]}`, "b.json: finding 1 has no fingerprint"},
+		{`{"version":1,"fingerprint":"streamcheckSites/v3"} {}`, "b.json: not a streamcheck baseline: data after the JSON object"},
+		{`{"version":2,"fingerprint":"streamcheckSites/v3"}`, "b.json: baseline version 2, want 1 (write a new one with --write-baseline)"},
+		{`{"version":1,"fingerprint":"streamcheckSites/v0"}`, `b.json: baseline fingerprints are "streamcheckSites/v0", want "streamcheckSites/v3" (write a new one with --write-baseline)`},
+		{`{"version":1,"fingerprint":"streamcheckSites/v3","findings":[{"rule":"leak"}]}`, "b.json: finding 1 has no fingerprint"},
 	} {
 		_, err := Read(strings.NewReader(tc.data), "b.json")
 		if err == nil || err.Error() != tc.want {

@@ -17,7 +17,7 @@
 //
 //	{
 //	  "version": 1,
-//	  "fingerprint": "streamcheckSites/v2",
+//	  "fingerprint": "streamcheckSites/v3",
 //	  "findings": [
 //	    {
 //	      "fingerprint": "3f1c0e…",

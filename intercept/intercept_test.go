@@ -1126,7 +1126,9 @@ func pythonsWithTrampolines() []string {
 // led to it, not just the innermost: the shim registers unwind information
 // for CPython's trampolines (pytramp.c), and the perf map names them. Each
 // Python frame carries the line it is at (pylines.c), whether the caller
-// holds the GIL or not, on every CPython 3.12+ found. With
+// holds the GIL or not, on every CPython 3.12+ found: also where 3.13 runs
+// __init__ inline in its caller's evaluation, and where a frame being torn
+// down (a free from its locals' deallocation) has left the frame chain. With
 // STREAMCHECK_PYTHON_CALLERS=0 the stack ends at the innermost function,
 // and with STREAMCHECK_PYTHON_LINES=0 it has no lines.
 func TestPythonCallers(t *testing.T) {
@@ -1147,45 +1149,57 @@ func TestPythonCallers(t *testing.T) {
 			line[mark] = i + 1
 		}
 	}
-	inner := fmt.Sprintf("py::inner_function testdata/pycalls.py:%d", line["inner"])
-	outer := fmt.Sprintf("py::outer_function testdata/pycalls.py:%d", line["outer"])
-	module := fmt.Sprintf("py::<module> testdata/pycalls.py:%d", line["module"])
+	at := func(fn, mark string) string {
+		if mark == "" {
+			return "py::" + fn + " testdata/pycalls.py"
+		}
+		return fmt.Sprintf("py::%s testdata/pycalls.py:%d", fn, line[mark])
+	}
+	nested := []string{at("inner_function", "inner"), at("outer_function", "outer"), at("<module>", "module")}
 	t.Logf("CPythons: %v", pythons)
 	b := build(t)
 	for _, python := range pythons {
 		// The native stacks of the loop's calls can differ (CPython
 		// specializes the call site after its first run); lines must not
 		// add stacks to those.
-		_, native := pythonFrames(t, b, python, "STREAMCHECK_PYTHON_LINES=0")
+		_, native := pythonFrames(t, b, python, "nested", "STREAMCHECK_PYTHON_LINES=0")
 		for _, c := range []struct {
-			env  string
-			want []string // Python frames on the stack, innermost first.
+			scenario, env string
+			want          []string // The last call's Python frames, innermost first.
 		}{
-			{"STREAMCHECK_PYTHON_CALLERS=1", []string{inner, outer, module}},
-			{"PYCALLS_GIL=held", []string{inner, outer, module}},
-			{"STREAMCHECK_PYTHON_LINES=0", []string{"py::inner_function testdata/pycalls.py",
-				"py::outer_function testdata/pycalls.py", "py::<module> testdata/pycalls.py"}},
-			{"STREAMCHECK_PYTHON_CALLERS=0", []string{"py::inner_function testdata/pycalls.py"}},
+			{"nested", "STREAMCHECK_PYTHON_CALLERS=1", nested},
+			{"nested", "PYCALLS_GIL=held", nested},
+			{"nested", "STREAMCHECK_PYTHON_LINES=0", []string{at("inner_function", ""), at("outer_function", ""), at("<module>", "")}},
+			{"nested", "STREAMCHECK_PYTHON_CALLERS=0", []string{at("inner_function", "")}},
+			// Once specialized, 3.13 runs __init__ in make_tensors's
+			// evaluation: the trampoline there is make_tensors's, at its line.
+			{"init", "", []string{at("inner_function", "inner"), at("make_tensors", "make"), at("<module>", "module-init")}},
+			{"teardown", "", []string{at("inner_function", "inner"), at("Freed.__del__", "del"), at("dying", ""),
+				at("caller", "caller"), at("<module>", "module-teardown")}},
 		} {
-			got, stacks := pythonFrames(t, b, python, c.env)
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("%s %s: Python frames %q, want %q", python, c.env, got, c.want)
+			frames, stacks := pythonFrames(t, b, python, c.scenario, c.env)
+			if c.scenario == "init" && strings.Contains(python, "3.12") {
+				// 3.12 does not inline __init__: it has a trampoline and its line.
+				c.want = []string{at("inner_function", "inner"), at("Tensor.__init__", "init"), at("make_tensors", "make"), at("<module>", "module-init")}
 			}
-			if strings.Contains(c.env, "CALLERS=1") && stacks != native {
+			if got := frames[len(frames)-1]; !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%s %s %s: Python frames %q, want %q", python, c.scenario, c.env, got, c.want)
+			}
+			if c.scenario == "nested" && strings.Contains(c.env, "CALLERS=1") && stacks != native {
 				t.Errorf("%s %s: %d stacks, %d without lines; the same lines made new stacks", python, c.env, stacks, native)
 			}
 		}
 	}
 }
 
-// pythonFrames runs testdata/pycalls.py with the shim and returns the
-// Python frames of its first cuCtxSynchronize event's stack, as reports
-// print them (paths relative to this directory), and how many stacks those
-// events have.
-func pythonFrames(t *testing.T, b built, python, env string) ([]string, int) {
+// pythonFrames runs testdata/pycalls.py's scenario with the shim and
+// returns the Python frames of each cuCtxSynchronize event's stack, as
+// reports print them (paths relative to this directory), and how many
+// stacks those events have.
+func pythonFrames(t *testing.T, b built, python, scenario, env string) ([][]string, int) {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(python, "testdata/pycalls.py")
+	cmd := exec.Command(python, "testdata/pycalls.py", scenario)
 	cmd.Env = append(os.Environ(), "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1", "STREAMCHECK_DIR="+dir,
 		"STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake, "PYTHONPERFSUPPORT=1", env)
 	out, err := cmd.CombinedOutput()
@@ -1208,25 +1222,28 @@ func pythonFrames(t *testing.T, b built, python, env string) ([]string, int) {
 	}
 	tr := readTrace(t, traces[0])
 	stacks := map[model.StackID]bool{}
-	var got []string
+	var all [][]string
 	for _, ev := range tr.events {
 		if ev.Op != model.OpDeviceSync {
 			continue
 		}
-		if len(stacks) == 0 {
-			for _, f := range tr.tab.Stack(ev.Stack) {
-				if name := tr.tab.String(f.Func); strings.HasPrefix(name, "py::") {
-					s := name + " " + tr.tab.String(f.File)
-					if f.Line > 0 {
-						s += fmt.Sprintf(":%d", f.Line)
-					}
-					got = append(got, s)
+		var frames []string
+		for _, f := range tr.tab.Stack(ev.Stack) {
+			if name := tr.tab.String(f.Func); strings.HasPrefix(name, "py::") {
+				s := name + " " + tr.tab.String(f.File)
+				if f.Line > 0 {
+					s += fmt.Sprintf(":%d", f.Line)
 				}
+				frames = append(frames, s)
 			}
 		}
+		all = append(all, frames)
 		stacks[ev.Stack] = true
 	}
-	return got, len(stacks)
+	if len(all) == 0 {
+		t.Fatalf("%s %s: no cuCtxSynchronize recorded", python, scenario)
+	}
+	return all, len(stacks)
 }
 
 // By default the shim enables no runtime-API callbacks (they cost more than

@@ -7,9 +7,11 @@
  * function, but a trampoline belongs to a function, not a line, so a report
  * could only say "py::train x.py". When a stack holds trampoline frames we
  * therefore read the calling thread's own Python frames, innermost first,
- * and pair the k-th of them with the k-th trampoline frame: with the
- * trampolines on, CPython evaluates every Python call through its own
- * trampoline, so the two lists match.
+ * and pair them with the trampoline frames by the entry frames that each
+ * evaluation through a trampoline links into the chain (see
+ * sc_python_lines): pairing them one to one would be wrong where CPython
+ * runs a call inline (3.13's __init__) or a returning frame is being torn
+ * down.
  *
  * The caller usually does not hold the GIL (PyTorch releases it around every
  * operator), so nothing here calls into the interpreter except functions
@@ -26,6 +28,11 @@
  * thread by (trampoline, code object, instruction offset); the trampoline,
  * which CPython never frees, keeps a code object at a reused address from
  * matching a stale entry.
+ *
+ * A program that turns the trampolines off while running
+ * (sys.deactivate_stack_trampoline) gets wrong lines for the frames that
+ * still run through one: frames started after that have no trampoline but
+ * their own entry frames. PYTHONPERFSUPPORT=1 never turns them off.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -125,16 +132,29 @@ int sc_python_lines(sc_tstate *ts, const uint64_t *tramp_pc, int n, uint32_t *li
     } else {
         frame = *(const char *const *)(tstate + TSTATE_CURRENT_FRAME_313);
     }
+    /* Each trampoline runs one _PyEval_EvalFrameDefault, which links one
+     * entry frame owned by the C stack below the frame it was called for;
+     * frames run inline by that evaluation (3.13 runs __init__ so) come
+     * before it in the chain, without a trampoline. So the chain, innermost
+     * first, is a stretch of Python frames per trampoline, each ending at an
+     * entry frame, and the trampoline's frame is the stretch's outermost.
+     * An empty stretch is a frame being torn down (a free from its locals'
+     * deallocation): it has left the chain, and its trampoline no line. */
     int k = 0;
+    const char *outermost = NULL; /* in the current stretch */
     for (int steps = 0; frame && k < n && steps < 4 * SC_MAX_STACK; steps++) {
-        if (*(const uint8_t *)(frame + FRAME_OWNER) != FRAME_OWNED_BY_CSTACK) {
+        if (*(const uint8_t *)(frame + FRAME_OWNER) == FRAME_OWNED_BY_CSTACK) {
+            line[k] = outermost ? line_of(ts, tramp_pc[k], *(const void *const *)(outermost + FRAME_CODE), outermost) : 0;
+            k++;
+            outermost = NULL;
+        } else {
             const char *code = *(const char *const *)(frame + FRAME_CODE);
             if (!code || *(const void *const *)(code + OBJECT_TYPE) != py.code_type) break;
-            line[k] = line_of(ts, tramp_pc[k], code, frame);
-            k++;
+            outermost = frame;
         }
         frame = *(const char *const *)(frame + FRAME_PREVIOUS);
     }
+    while (k > 0 && line[k - 1] == 0) k--; /* trailing unknowns say nothing */
     return k;
 }
 

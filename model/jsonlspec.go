@@ -205,10 +205,12 @@ func parseHex(s string) (uint64, bool) {
 }
 
 // needsObject reports whether f is written as an object
-// (appendFrameObject): when a string would lose its module, or the pc of a
-// frame with a name.
+// (appendFrameObject): when a string would lose its module, the pc of a
+// frame with a name, or a line without a file (the shim gives a Python
+// frame its line before it is symbolized).
 func needsObject(t *Tables, f Frame) bool {
-	return (f.Module != 0 && t.Module(f.Module).Path != 0) || (f.PC != 0 && (f.Func != 0 || f.File != 0))
+	return (f.Module != 0 && t.Module(f.Module).Path != 0) || (f.PC != 0 && (f.Func != 0 || f.File != 0)) ||
+		(f.Line != 0 && f.File == 0)
 }
 
 // appendFrameObject writes f as the object jsonFrame reads back.
@@ -230,7 +232,10 @@ func appendFrameObject(b []byte, t *Tables, f Frame) []byte {
 	if file := t.String(f.File); file != "" {
 		sep()
 		b = appendJSONString(append(b, `"file":`...), file)
-		b = strconv.AppendUint(append(b, `,"line":`...), uint64(f.Line), 10)
+	}
+	if f.File != 0 || f.Line != 0 {
+		sep()
+		b = strconv.AppendUint(append(b, `"line":`...), uint64(f.Line), 10)
 	}
 	if f.Module == 0 || m.Path == 0 {
 		return append(b, '}')

@@ -364,6 +364,9 @@ func TestJSONLFramesUnambiguous(t *testing.T) {
 		{PC: 0x7f0000001234, Module: 1},
 		{Func: src.Intern("wrapper (in /lib/x86_64-linux-gnu/libc.so.6)"), File: src.Intern("w.c"), Line: 3},
 		{PC: 0x7f0000001300, Module: 1, Func: src.Intern("foo"), File: src.Intern("foo.c"), Line: 9},
+		// A Python frame as the shim records it: a trampoline's pc, no
+		// module, and the line its function is at.
+		{PC: 0x7f1000000040, Line: 42},
 	})
 	text := encodeJSONL(t, src, []Event{{Op: OpDeviceSync, TID: 1, Stack: 1}})
 	r := jsonlReader(text)

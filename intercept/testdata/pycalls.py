@@ -1,8 +1,9 @@
-# Makes one CUDA driver call through the fake CUPTI from two levels of
-# Python functions, for TestPythonCallers: run with the shim preloaded and
-# PYTHONPERFSUPPORT=1. PYCALLS_GIL=held calls through ctypes.PyDLL, which
-# keeps the GIL; by default ctypes.CDLL releases it, as PyTorch does around
-# its operators. The test finds the lines by their "# line:" markers.
+# Makes CUDA driver calls through the fake CUPTI from Python, for
+# TestPythonCallers: run with the shim preloaded and PYTHONPERFSUPPORT=1.
+# PYCALLS_GIL=held calls through ctypes.PyDLL, which keeps the GIL; by
+# default ctypes.CDLL releases it, as PyTorch does around its operators.
+# The first argument picks the scenario; the test finds the lines by their
+# "# line:" markers.
 import ctypes
 import os
 import sys
@@ -23,5 +24,39 @@ def outer_function():
         inner_function()  # line: outer
 
 
-outer_function()  # line: module
+class Tensor:
+    # CPython 3.13 runs __init__ inline in its caller's evaluation once the
+    # call site is specialized: __init__ has no trampoline of its own.
+    def __init__(self):
+        inner_function()  # line: init
+
+
+def make_tensors():
+    for _ in range(6):
+        Tensor()  # line: make
+
+
+class Freed:
+    # Called while the frame that owned it is being torn down: that frame
+    # has left the chain, but its trampoline is still on the stack.
+    def __del__(self):
+        inner_function()  # line: del
+
+
+def dying():
+    x = Freed()
+    return x is None
+
+
+def caller():
+    dying()  # line: caller
+
+
+scenario = sys.argv[1] if len(sys.argv) > 1 else "nested"
+if scenario == "init":
+    make_tensors()  # line: module-init
+elif scenario == "teardown":
+    caller()  # line: module-teardown
+else:
+    outer_function()  # line: module
 print("pycalls: trampolines", sys.is_stack_trampoline_active())
