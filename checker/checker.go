@@ -146,7 +146,7 @@ type Checker struct {
 	graphAllocs map[uint64]bool
 	graphs      graphMemory // What captured work uses, for graph launches.
 	step        hb.Step     // What the engine learned from the current event.
-	ptrs        []uint64 // Scratch for a launch's long pointer list.
+	ptrs        []uint64    // Scratch for a launch's long pointer list.
 	// The most recent threads, already in threads (nRecent of them): most
 	// events come from one or two threads.
 	recentTIDs [2]uint32
