@@ -28,7 +28,9 @@
 // the analyzer needs: stream and event lifetimes, records, waits and
 // synchronizations, allocations and frees (stream-ordered and not), kernel
 // launches with the device addresses found in their parameters, copies,
-// memsets, host functions, graph capture and launch, and pool creation. A
+// memsets, host functions, graph capture (with the graph each capture
+// made), instantiation and launch (with the executable graph), and pool
+// creation. A
 // runtime call and the driver call inside it are one event: the shim records
 // the driver call, and the analyzer names it after the runtime function found
 // in its stack. Every event carries a host stack (deduplicated) and the
