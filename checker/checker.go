@@ -145,8 +145,11 @@ type Checker struct {
 	// but such a free is no invalid free).
 	graphAllocs map[uint64]bool
 	graphs      graphMemory // What captured work uses, for graph launches.
-	step        hb.Step     // What the engine learned from the current event.
-	ptrs        []uint64    // Scratch for a launch's long pointer list.
+	// streamRank[id] counts the created streams among agents 0..id: the
+	// number StreamName gives an unnamed stream.
+	streamRank []uint32
+	step       hb.Step  // What the engine learned from the current event.
+	ptrs       []uint64 // Scratch for a launch's long pointer list.
 	// The most recent threads, already in threads (nRecent of them): most
 	// events come from one or two threads.
 	recentTIDs [2]uint32
@@ -781,17 +784,21 @@ func (c *Checker) StreamName(a *hb.Agent) string {
 		return n
 	}
 	// Recorded programs name no streams: number them in creation order,
-	// which the report ties to code with the creation site.
-	n := 0
-	for _, b := range c.engine.Agents() {
-		if b.Kind == hb.KindBlocking || b.Kind == hb.KindNonBlocking {
+	// which the report ties to code with the creation site. The engine only
+	// appends agents, so the count of streams up to each one is kept as
+	// agents appear, rather than counted per name.
+	agents := c.engine.Agents()
+	for i := len(c.streamRank); i < len(agents); i++ {
+		n := uint32(0)
+		if i > 0 {
+			n = c.streamRank[i-1]
+		}
+		if k := agents[i].Kind; k == hb.KindBlocking || k == hb.KindNonBlocking {
 			n++
 		}
-		if b == a {
-			break
-		}
+		c.streamRank = append(c.streamRank, n)
 	}
-	return fmt.Sprintf("s%d", n)
+	return fmt.Sprintf("s%d", c.streamRank[a.ID])
 }
 
 // streamCreatedAt returns where a stream was created, or "" if its creation
