@@ -276,6 +276,8 @@ func (c *Checker) Add(ev *model.Event) {
 		c.use(ev, st, ev.Ptr)
 	case model.OpGraphInstantiate:
 		c.graphs.instantiate(ev)
+	case model.OpGraphForget:
+		c.graphs.forget(ev)
 	case model.OpGraphLaunch:
 		// The graph's work runs in stream order on the launching stream:
 		// each address it uses is a use made there.

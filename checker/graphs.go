@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/hb"
@@ -37,7 +38,9 @@ func (g *graphMemory) captured(ev *model.Event, st *hb.Step) {
 		if g.captures == nil {
 			g.captures = map[hb.AgentID]*capturedUses{}
 		}
-		g.captures[st.CaptureOrigin] = &capturedUses{}
+		// cudaStreamBeginCaptureToGraph adds to an existing graph: its work
+		// so far stays part of it.
+		g.captures[st.CaptureOrigin] = &capturedUses{addrs: slices.Clone(g.graphs[ev.Graph])}
 		return
 	case model.OpCaptureEnd:
 		g.endCapture(ev, st)
@@ -76,27 +79,25 @@ func (g *graphMemory) endCapture(ev *model.Event, st *hb.Step) {
 	if ev.Graph == 0 {
 		return
 	}
-	addrs := cu.addrs[:0]
-	for _, p := range cu.addrs {
-		if p != 0 && !inRanges(cu.allocs, p) {
-			addrs = append(addrs, p)
+	slices.Sort(cu.addrs)
+	addrs := slices.Compact(cu.addrs)
+	// Drop the capture's own allocations: both lists sorted, one pass.
+	slices.SortFunc(cu.allocs, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	kept, r, end := addrs[:0], 0, uint64(0) // end: furthest end of the ranges starting at or below p
+	for _, p := range addrs {
+		for r < len(cu.allocs) && cu.allocs[r][0] <= p {
+			end = max(end, cu.allocs[r][1])
+			r++
+		}
+		if p != 0 && p >= end {
+			kept = append(kept, p)
 		}
 	}
-	slices.Sort(addrs)
-	addrs = slices.Clip(slices.Compact(addrs))
+	addrs = slices.Clip(kept)
 	if g.graphs == nil {
 		g.graphs = map[uint64][]uint64{}
 	}
 	g.graphs[ev.Graph] = addrs // A graph handle used again names the new graph.
-}
-
-func inRanges(rs [][2]uint64, p uint64) bool {
-	for _, r := range rs {
-		if p >= r[0] && p < r[1] {
-			return true
-		}
-	}
-	return false
 }
 
 // instantiate makes an executable graph run its graph's work.
@@ -113,6 +114,22 @@ func (g *graphMemory) instantiate(ev *model.Event) {
 		g.execs = map[uint64][]uint64{}
 	}
 	g.execs[ev.Exec] = addrs // Shared: never changed once made.
+}
+
+// forget drops what the trace knew of a graph's or an executable graph's
+// work: its launches then use no known memory, which may miss a finding
+// but never makes one up.
+func (g *graphMemory) forget(ev *model.Event) {
+	switch ev.Graph {
+	case 0:
+	case model.AllGraphs:
+		clear(g.graphs)
+	default:
+		delete(g.graphs, ev.Graph)
+	}
+	if ev.Exec != 0 {
+		delete(g.execs, ev.Exec)
+	}
 }
 
 // launched returns the device addresses a launch of executable graph exec

@@ -156,7 +156,8 @@ type Engine struct {
 		id     AgentID
 	}
 	events  map[uint64]*eventState
-	scratch Clock // A stream's clock before an operation (see OpMemcpy).
+	execs   map[uint64]*eventState // Executable graphs, by handle: their last launch.
+	scratch Clock                  // A stream's clock before an operation (see OpMemcpy).
 	// dying lists destroyed streams whose work the host has not yet been
 	// ordered after; prune drops their clocks once it has, so that memory
 	// follows the streams alive, not every stream a program ever created.
@@ -184,6 +185,7 @@ func New() *Engine {
 		perThread: map[uint64]AgentID{},
 		devices:   map[int32]*device{},
 		events:    map[uint64]*eventState{},
+		execs:     map[uint64]*eventState{},
 		hostVer:   1, // Agents start at 0: their first operation joins.
 		nslots:    1, // Slot 0 is the host's.
 	}
@@ -572,6 +574,27 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		es.snap.set(a.clock)
 		st.Clock = a.clock
 		return
+	case model.OpGraphLaunch:
+		if ev.Exec != 0 {
+			// "Each launch is ordered behind both any previous work in
+			// stream and any previous launches of graphExec" (CUDA runtime
+			// API): the previous launch works as an event this one waits
+			// for, and this launch as its record for the next.
+			es := e.execs[ev.Exec]
+			if es == nil {
+				es = &eventState{}
+				e.execs[ev.Exec] = es
+			}
+			if es.recorded {
+				a.clock.join(es.snap)
+			}
+			st.Epoch = a.clock.tick(a.Slot)
+			st.Epoch.Agent = a.ID
+			es.recorded, es.agent = true, a.ID
+			es.snap.set(a.clock)
+			st.Clock = a.clock
+			return
+		}
 	}
 	st.Epoch = a.clock.tick(a.Slot)
 	st.Epoch.Agent = a.ID

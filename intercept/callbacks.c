@@ -75,6 +75,16 @@ enum {
     H_GRAPH_NODE,      /* cuGraphAddNode: an allocation if its type says so */
     H_GRAPH_NODE_V2,   /* cuGraphAddNode_v2 (edge data) */
     H_UNLOAD, /* no event: kernel handles may be reused after it (params.c) */
+    H_GRAPH_FORGET, /* a graph's or executable graph's work changes; elem says where the handle is */
+};
+
+/* H_GRAPH_FORGET: where the call names the graph whose work changes. */
+enum {
+    FORGET_EXEC = 1,      /* first parameter, a CUgraphExec */
+    FORGET_GRAPH,         /* first parameter, a CUgraph */
+    FORGET_NEW_GRAPH,     /* first parameter, a CUgraph * the call fills in */
+    FORGET_GRAPH_SECOND,  /* second parameter, a CUgraph (cuGraphAdd*Node) */
+    FORGET_ALL_GRAPHS,    /* a node's parameters: its graph is not named */
 };
 
 typedef struct {
@@ -144,7 +154,7 @@ static const drv_entry drv_table[] = {
     {"cuStreamAddCallback", H_HOST_FUNC, 1, 0},
     {"cuStreamBeginCapture", H_CAPTURE_BEGIN, 1, 0},
     {"cuStreamBeginCapture_v2", H_CAPTURE_BEGIN, 1, 0},
-    {"cuStreamBeginCaptureToGraph", H_CAPTURE_BEGIN, 1, 0},
+    {"cuStreamBeginCaptureToGraph", H_CAPTURE_BEGIN, 1, 1}, /* elem 1: into the graph it names */
     {"cuStreamEndCapture", H_CAPTURE_END, 1, 0},
     {"cuGraphLaunch", H_GRAPH_LAUNCH, 1, 0},
     {"cuGraphInstantiate", H_GRAPH_INSTANTIATE, 0, 0},
@@ -157,6 +167,31 @@ static const drv_entry drv_table[] = {
     {"cuGraphAddMemAllocNode", H_GRAPH_ALLOC, 0, 0},
     {"cuGraphAddNode", H_GRAPH_NODE, 0, 0},
     {"cuGraphAddNode_v2", H_GRAPH_NODE_V2, 0, 0},
+    {"cuGraphCreate", H_GRAPH_FORGET, 0, FORGET_NEW_GRAPH},
+    {"cuGraphClone", H_GRAPH_FORGET, 0, FORGET_NEW_GRAPH},
+    {"cuGraphDestroy", H_GRAPH_FORGET, 0, FORGET_GRAPH},
+    {"cuGraphExecDestroy", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecKernelNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecKernelNodeSetParams_v2", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecMemsetNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecChildGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphNodeSetEnabled", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphAddKernelNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphAddKernelNode_v2", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphAddMemcpyNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphAddMemsetNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphAddChildGraphNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphAddBatchMemOpNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphKernelNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphKernelNodeSetParams_v2", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphMemsetNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphDestroyNode", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuModuleUnload", H_UNLOAD, 0, 0},
     {"cuLibraryUnload", H_UNLOAD, 0, 0},
     {"cuCtxDestroy", H_UNLOAD, 0, 0},
@@ -513,6 +548,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     case H_CAPTURE_BEGIN:
         ev.op = OP_CAPTURE_BEGIN;
         ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
+        if (in.elem == 1) ev.graph = (uint64_t)(uintptr_t)((const p_graph_first *)pp)->second;
         break;
     case H_CAPTURE_END: {
         const p_cuStreamEndCapture *p = pp;
@@ -776,7 +812,12 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (in.h != H_GRAPH_ALLOC) {
             int type;
             memcpy(&type, np, sizeof type);
-            if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) return;
+            if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) { /* other work added to the graph */
+                ev.op = OP_GRAPH_FORGET;
+                ev.graph = (uint64_t)(uintptr_t)(in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->hGraph
+                                                                          : ((const p_graph_add_node *)pp)->hGraph);
+                break;
+            }
             np += SC_GRAPH_NODE_PARAMS_ALLOC;
         }
         ev.op = OP_MALLOC_ASYNC;
@@ -784,6 +825,20 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         memcpy(&ev.size, np + SC_MEM_ALLOC_NODE_BYTESIZE, sizeof ev.size);
         memcpy(&ev.ptr, np + SC_MEM_ALLOC_NODE_DPTR, sizeof ev.ptr);
         if (ev.ptr) alloc_add = (int64_t)ev.ptr;
+        break;
+    }
+    case H_GRAPH_FORGET: {
+        if (!ok) return; /* nothing changed */
+        const p_graph_first *p = pp;
+        ev.op = OP_GRAPH_FORGET;
+        switch (in.elem) {
+        case FORGET_EXEC: ev.exec = (uint64_t)(uintptr_t)p->first; break;
+        case FORGET_GRAPH: ev.graph = (uint64_t)(uintptr_t)p->first; break;
+        case FORGET_NEW_GRAPH: ev.graph = p->first ? (uint64_t)(uintptr_t)*(void *const *)p->first : 0; break;
+        case FORGET_GRAPH_SECOND: ev.graph = (uint64_t)(uintptr_t)p->second; break;
+        default: ev.graph = SC_ALL_GRAPHS;
+        }
+        if (!ev.graph && !ev.exec) return;
         break;
     }
     case H_UNLOAD:

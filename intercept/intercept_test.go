@@ -309,6 +309,8 @@ func basicWant(l map[string]uint64) []want {
 		{op: model.OpCaptureEnd, api: "cudaStreamEndCapture", stream: s1, graph: 0x9a0000},
 		{op: model.OpGraphInstantiate, api: "cudaGraphInstantiateWithFlags", graph: 0x9a0000, exec: 0x9b0000},
 		{op: model.OpGraphLaunch, api: "cudaGraphLaunch", stream: s2, exec: 0x9b0000},
+		{op: model.OpGraphForget, api: "cuGraphExecDestroy", exec: 0x9b0000},
+		{op: model.OpGraphForget, api: "cuGraphDestroy", graph: 0x9a0000},
 		{op: model.OpPoolCreate, api: "cudaMemPoolCreate", pool: pool},
 		{op: model.OpMallocAsync, api: "cudaMallocFromPoolAsync", stream: s1, ptr: p3, size: 512, pool: pool},
 		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s1, size: 1 << 41, res: 2}, // failed
@@ -723,7 +725,7 @@ func TestCrashKeepsEvents(t *testing.T) {
 
 // TestMoreEntryPoints covers the driver entry points the basic scenario
 // does not: pitched allocation, 3D copy, 2D memset, cooperative launch,
-// stream callback, peer copy.
+// stream callback, peer copy, graph nodes.
 func TestMoreEntryPoints(t *testing.T) {
 	b := build(t)
 	r := runClean(t, b, "more")
@@ -743,6 +745,8 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpMallocAsync, api: "cuGraphAddMemAllocNode", ptr: r.log["gd"], size: 4096, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd2"], size: 8192, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd3"], size: 2048, flags: model.FlagGraphAlloc},
+		// A kernel node changes the graph's work: what a capture saw of it is forgotten.
+		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9000},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

@@ -53,7 +53,9 @@ enum {
     OP_GRAPH_LAUNCH,
     OP_POOL_CREATE,
     OP_GRAPH_INSTANTIATE,
+    OP_GRAPH_FORGET,
 };
+#define SC_ALL_GRAPHS UINT64_MAX /* model.AllGraphs */
 
 /* model.MemcpyKind */
 enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };

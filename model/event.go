@@ -40,6 +40,12 @@ const (
 	// (cudaGraphInstantiate), or updates Exec to Graph's work
 	// (cudaGraphExecUpdate).
 	OpGraphInstantiate
+	// OpGraphForget says that the work of Graph (if set) or of Exec (if
+	// set) is no longer known: destroyed, created anew, or changed by a
+	// node added or given new parameters. Graph AllGraphs forgets every
+	// graph (a node changed, and the trace does not say in which graph);
+	// executable graphs keep the work they were instantiated with.
+	OpGraphForget
 
 	opCount
 )
@@ -73,6 +79,7 @@ var opNames = [...]string{
 	OpPoolCreate:    "pool_create",
 
 	OpGraphInstantiate: "graph_instantiate",
+	OpGraphForget:      "graph_forget",
 }
 
 // String returns the JSON Lines name of the op ("malloc_async", ...).
@@ -170,6 +177,9 @@ const (
 	ResultCaptureUnjoined    int32 = 904 // cudaErrorStreamCaptureUnjoined: a fork never rejoined
 	ResultCaptureWrongThread int32 = 908 // cudaErrorStreamCaptureWrongThread
 )
+
+// AllGraphs in OpGraphForget's Graph stands for every graph.
+const AllGraphs = ^uint64(0)
 
 // Stream handles with a fixed meaning. Other handles are opaque values
 // (driver CUstream pointers, or synthetic ids given to JSON Lines names).

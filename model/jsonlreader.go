@@ -292,6 +292,14 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	} else if form.required&jGraphName != 0 {
 		return "graph", missing(op)
 	}
+	if !form.has(jGraph|jGraphName) && l.Graph != nil {
+		// Ignored here, but of one of its two types, as every field is.
+		var b bool
+		var name string
+		if json.Unmarshal(l.Graph, &b) != nil && json.Unmarshal(l.Graph, &name) != nil {
+			return "graph", corruptf("got %s, want true, false or a graph's name", short(l.Graph))
+		}
+	}
 	if form.has(jExec) && l.Exec != nil {
 		if ev.Exec, err = r.execs.resolve(*l.Exec); err != nil {
 			return "exec", err

@@ -56,12 +56,13 @@ var opForms = [opCount]opForm{
 	OpMemsetAsync:   {jStream | jPtr | jSize, jHost, "cudaMemsetAsync"},
 	OpMemset:        {jPtr | jSize, jHost | jStream, "cudaMemset"},
 	OpHostFunc:      {jStream, 0, "cudaLaunchHostFunc"},
-	OpCaptureBegin:  {jStream, 0, "cudaStreamBeginCapture"},
+	OpCaptureBegin:  {jStream, jGraphName, "cudaStreamBeginCapture"},
 	OpCaptureEnd:    {jStream, jGraphName, "cudaStreamEndCapture"},
 	OpGraphLaunch:   {jStream, jExec, "cudaGraphLaunch"},
 	OpPoolCreate:    {jPool, 0, "cudaMemPoolCreate"},
 
 	OpGraphInstantiate: {0, jGraphName | jExec, "cudaGraphInstantiate"},
+	OpGraphForget:      {0, jGraphName | jExec, "cudaGraphDestroy"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

@@ -297,6 +297,12 @@ static int basic(void) {
         fk_driver_enter("cuGraphLaunch", &c, NULL);
         fk_driver_exit("cuGraphLaunch", &c, 0, NULL);
         fk_runtime_exit("cudaGraphLaunch_v10000", 0);
+        cuGraphExecDestroy_params d = {x};
+        fk_driver_enter("cuGraphExecDestroy", &d, NULL);
+        fk_driver_exit("cuGraphExecDestroy", &d, 0, NULL);
+        cuGraphDestroy_params e = {g};
+        fk_driver_enter("cuGraphDestroy", &e, NULL);
+        fk_driver_exit("cuGraphDestroy", &e, 0, NULL);
     }
     {
         CUmemoryPool pool;
@@ -468,7 +474,8 @@ static int more(void) {
         np.bytesize = 4096;
         cuGraphAddMemAllocNode_params a = {&node, (CUgraph)0x9000, NULL, 0, &np};
         add_alloc_node("cuGraphAddMemAllocNode", &a, &np.dptr, 4096, "gd");
-        /* The same through the generic call, then a kernel node (no event). */
+        /* The same through the generic call, then a kernel node (which
+         * changes the graph's work). */
         CUgraphNodeParams gp;
         memset(&gp, 0, sizeof gp);
         gp.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;

@@ -115,6 +115,8 @@ typedef struct { CUdeviceptr dstDevice; unsigned int ui; size_t N; CUstream hStr
 typedef struct { CUstream hStream; void (*fn)(void *); void *userData; } cuLaunchHostFunc_params;
 typedef struct { CUgraphExec hGraphExec; CUstream hStream; } cuGraphLaunch_params;
 typedef struct { CUgraphExec *phGraphExec; CUgraph hGraph; unsigned long long flags; } cuGraphInstantiateWithFlags_params;
+typedef struct { CUgraphExec hGraphExec; } cuGraphExecDestroy_params;
+typedef struct { CUgraph hGraph; } cuGraphDestroy_params;
 typedef struct { CUmemoryPool *pool; const void *poolProps; } cuMemPoolCreate_params;
 
 /* Graph memory nodes, laid out as cuda.h declares them. */

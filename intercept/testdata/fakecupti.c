@@ -82,6 +82,8 @@ static const char *driver_names[] = {
     [61] = "cuGraphAddNode_v2",
     [62] = "cuGraphAddNode",
     [63] = "cuGraphInstantiateWithFlags",
+    [64] = "cuGraphExecDestroy",
+    [65] = "cuGraphDestroy",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
