@@ -146,8 +146,8 @@ func TestRealTraces(t *testing.T) {
 			}
 		})
 	}
-	if cases < 152 {
-		t.Errorf("only %d recorded cases under testdata/real; the GPU run records 152", cases)
+	if cases < 154 {
+		t.Errorf("only %d recorded cases under testdata/real; the GPU run records 154", cases)
 	}
 }
 
