@@ -146,15 +146,19 @@ static _Unwind_Reason_Code walk_cb(struct _Unwind_Context *ctx, void *arg) {
     return w->n - w->nskip >= w->max ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
+static inline uint64_t hash_step(uint64_t h, uint64_t v) {
+    h ^= v;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+/* A hash as an lfmap key: 0 and ~0 are reserved. */
+static inline uint64_t lfmap_key(uint64_t h) { return h == 0 || h == ~0ull ? 1 : h; }
+
 static uint64_t hash_frames(const uint64_t *pc, int n) {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
-    for (int i = 0; i < n; i++) {
-        h ^= pc[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    if (h == 0 || h == ~0ull) h = 1; /* lfmap's reserved keys */
-    return h;
+    for (int i = 0; i < n; i++) h = hash_step(h, pc[i]);
+    return lfmap_key(h);
 }
 
 static int write_stack_record(uint32_t id, const sc_frames *f) {
@@ -213,13 +217,8 @@ static uint32_t define_locked(uint64_t h, const uint64_t *pc, int n) {
 
 static uint64_t hash_lines(uint32_t base, const uint32_t *line, int k) {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)base << 8) ^ (uint64_t)k;
-    for (int i = 0; i < k; i++) {
-        h ^= line[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    if (h == 0 || h == ~0ull) h = 1; /* lfmap's reserved keys */
-    return h;
+    for (int i = 0; i < k; i++) h = hash_step(h, line[i]);
+    return lfmap_key(h);
 }
 
 /* Whether stack id d is stack base b (id base) with Python lines line[:k]. */
