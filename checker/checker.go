@@ -274,15 +274,13 @@ func (c *Checker) Add(ev *model.Event) {
 		}
 	case model.OpMemset, model.OpMemsetAsync:
 		c.use(ev, st, ev.Ptr)
-	case model.OpGraphInstantiate:
-		c.graphs.instantiate(ev)
-	case model.OpGraphForget:
-		c.graphs.forget(ev)
+	case model.OpGraphInstantiate, model.OpGraphForget:
+		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphLaunch:
 		// The graph's work runs in stream order on the launching stream:
 		// each address it uses is a use made there.
-		for _, p := range c.graphs.launched(ev.Exec) {
-			c.use(ev, st, p)
+		for _, u := range c.graphs.Launched(ev.Exec) {
+			c.use(ev, st, u.addr)
 		}
 	}
 }
