@@ -155,9 +155,12 @@ type Engine struct {
 		handle uint64
 		id     AgentID
 	}
-	events  map[uint64]*eventState
-	execs   map[uint64]*eventState // Executable graphs, by handle: their last launch.
-	scratch Clock                  // A stream's clock before an operation (see OpMemcpy).
+	events map[uint64]*eventState
+	execs  map[uint64]*eventState // Executable graphs, by handle: their last launch.
+	// graphEvents are the event records and waits captured with the
+	// external flag, which each launch of their graph makes.
+	graphEvents GraphWork[graphEvent]
+	scratch     Clock // A stream's clock before an operation (see OpMemcpy).
 	// dying lists destroyed streams whose work the host has not yet been
 	// ordered after; prune drops their clocks once it has, so that memory
 	// follows the streams alive, not every stream a program ever created.
@@ -447,6 +450,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
+	case model.OpGraphInstantiate, model.OpGraphForget:
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		e.graphEvents.Apply(ev, st, nil)
+		return
 	case model.OpMalloc, model.OpFree, model.OpPoolCreate:
 		ep := e.host.tick(HostAgent)
 		ep.Agent = HostAgent
@@ -498,11 +505,13 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpCaptureBegin:
 		a.capturing, a.captureOrigin = true, a.ID
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.ID}
+		e.graphEvents.Apply(ev, st, nil)
 		return
 	case model.OpCaptureEnd:
 		origin := a.captureOrigin
 		e.endCapture(a)
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: origin}
+		e.graphEvents.Apply(ev, st, nil)
 		return
 	case model.OpStreamWait:
 		// Cross-stream capture: waiting on an event recorded in a capturing
@@ -520,6 +529,12 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 				e.events[ev.Event] = es
 			}
 			es.captureOrigin = a.captureOrigin
+		}
+		if ev.Flags&model.FlagExternal != 0 && (ev.Op == model.OpEventRecord || ev.Op == model.OpStreamWait) {
+			e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
+		}
+		if ev.Op == model.OpGraphLaunch { // A child graph: its external records and waits too.
+			e.graphEvents.Add(a.captureOrigin, e.graphEvents.Launched(ev.Exec)...)
 		}
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
 		return
@@ -588,10 +603,31 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			if es.recorded {
 				a.clock.join(es.snap)
 			}
+			// The graph's external waits order all of its work after the
+			// events, and its external records see all of it: coarser
+			// than the nodes' own places in the graph, which can only
+			// hide a race, never make one up.
+			work := e.graphEvents.Launched(ev.Exec)
+			for _, g := range work {
+				if w := e.events[g.event]; !g.record && w != nil && w.recorded {
+					a.clock.join(w.snap)
+				}
+			}
 			st.Epoch = a.clock.tick(a.Slot)
 			st.Epoch.Agent = a.ID
 			es.recorded, es.agent = true, a.ID
 			es.snap.set(a.clock)
+			for _, g := range work {
+				if g.record {
+					r := e.events[g.event]
+					if r == nil {
+						r = &eventState{}
+						e.events[g.event] = r
+					}
+					r.recorded, r.agent, r.captureOrigin = true, a.ID, 0
+					r.snap.set(a.clock)
+				}
+			}
 			st.Clock = a.clock
 			return
 		}

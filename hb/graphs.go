@@ -6,6 +6,13 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// graphEvent is an event record or wait captured with the external flag:
+// each launch of its graph makes it.
+type graphEvent struct {
+	event  uint64
+	record bool // else a wait
+}
+
 // GraphWork follows, for one kind of item T, what the work captured into
 // each graph holds, as the trace says: a capture collects items until its
 // end gives them to the graph it made (OpCaptureEnd's Graph), an

@@ -101,7 +101,7 @@ static const drv_entry drv_table[] = {
     {"cuStreamDestroy_v2", H_STREAM_DESTROY, 0, 0},
     {"cuEventCreate", H_EVENT_CREATE, 0, 0},
     {"cuEventRecord", H_EVENT_RECORD, 0, 0},
-    {"cuEventRecordWithFlags", H_EVENT_RECORD, 0, 0},
+    {"cuEventRecordWithFlags", H_EVENT_RECORD, 0, 1}, /* elem 1: with flags */
     {"cuEventDestroy", H_EVENT_DESTROY, 0, 0},
     {"cuEventDestroy_v2", H_EVENT_DESTROY, 0, 0},
     {"cuStreamWaitEvent", H_STREAM_WAIT, 0, 0},
@@ -591,6 +591,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = OP_EVENT_RECORD;
         ev.event = (uint64_t)(uintptr_t)p->hEvent;
         ev.stream = norm_stream(p->hStream, pt);
+        if (in.elem == 1 && (((const p_cuEventRecordWithFlags *)pp)->flags & SC_EVENT_RECORD_EXTERNAL))
+            ev.flags |= FLAG_EXTERNAL;
         break;
     }
     case H_EVENT_DESTROY:
@@ -610,6 +612,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = OP_STREAM_WAIT;
         ev.stream = norm_stream(p->hStream, pt);
         ev.event = (uint64_t)(uintptr_t)p->hEvent;
+        if (p->Flags & SC_EVENT_WAIT_EXTERNAL) ev.flags |= FLAG_EXTERNAL;
         break;
     }
     case H_CTX_SYNC:

@@ -163,6 +163,9 @@ typedef struct { CUstream hStream; } p_stream_first;
 typedef struct { void *phEvent; unsigned int Flags; } p_cuEventCreate;
 /* cuEventRecord, cuEventRecordWithFlags */
 typedef struct { CUevent hEvent; CUstream hStream; } p_cuEventRecord;
+typedef struct { CUevent hEvent; CUstream hStream; unsigned int flags; } p_cuEventRecordWithFlags;
+#define SC_EVENT_RECORD_EXTERNAL 0x1 /* CU_EVENT_RECORD_EXTERNAL */
+#define SC_EVENT_WAIT_EXTERNAL 0x1   /* CU_EVENT_WAIT_EXTERNAL */
 /* cuEventDestroy(_v2), cuEventSynchronize, cuEventQuery */
 typedef struct { CUevent hEvent; } p_event_first;
 /* cuStreamWaitEvent */

@@ -306,6 +306,8 @@ func basicWant(l map[string]uint64) []want {
 		{op: model.OpMemcpyAsync, api: "cudaMemcpy2DAsync", stream: s1, ptr: p2, src: p2 + 2048, size: 612, kind: model.CopyD2D},
 		{op: model.OpHostFunc, api: "cudaLaunchHostFunc", stream: s1},
 		{op: model.OpCaptureBegin, api: "cudaStreamBeginCapture", stream: s1},
+		{op: model.OpEventRecord, api: "cuEventRecordWithFlags", event: e, stream: s1, flags: model.FlagExternal},
+		{op: model.OpStreamWait, api: "cuStreamWaitEvent", stream: s1, event: e, flags: model.FlagExternal},
 		{op: model.OpCaptureEnd, api: "cudaStreamEndCapture", stream: s1, graph: 0x9a0000},
 		{op: model.OpGraphInstantiate, api: "cudaGraphInstantiateWithFlags", graph: 0x9a0000, exec: 0x9b0000},
 		{op: model.OpGraphLaunch, api: "cudaGraphLaunch", stream: s2, exec: 0x9b0000},

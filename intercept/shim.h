@@ -66,6 +66,7 @@ enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
 #define FLAG_IMPLICIT (1u << 2)
 #define FLAG_PINNED (1u << 3)
 #define FLAG_GRAPH_ALLOC (1u << 4) /* OP_MALLOC_ASYNC by a graph's memory node */
+#define FLAG_EXTERNAL (1u << 5)    /* event record or wait with the external flag */
 
 /* Record kinds (docs/trace-format.md). */
 enum {

@@ -161,6 +161,11 @@ const (
 	// type), not by a stream: the address is the graph's, allocated anew at
 	// each launch. Stream is unused.
 	FlagGraphAlloc uint32 = 1 << 4
+	// FlagExternal marks an OpEventRecord or OpStreamWait made with the
+	// external flag (cudaEventRecordExternal, cudaEventWaitExternal). Outside
+	// a capture it changes nothing; captured, the record or wait becomes
+	// part of the graph, and takes effect at each launch of it.
+	FlagExternal uint32 = 1 << 5
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose

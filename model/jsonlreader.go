@@ -39,6 +39,7 @@ type jsonLine struct {
 	Flags    *string           `json:"flags"`
 	Priority *int32            `json:"priority"`
 	Implicit *bool             `json:"implicit"`
+	External *bool             `json:"external"`
 	Pageable *bool             `json:"pageable"`
 	Pinned   *bool             `json:"pinned"`
 	Graph    json.RawMessage   `json:"graph"` // true (malloc_async) or a graph's name
@@ -268,6 +269,9 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		if l.Priority != nil {
 			ev.Prio = *l.Priority
 		}
+	}
+	if form.has(jExternal) && l.External != nil && *l.External {
+		ev.Flags |= FlagExternal
 	}
 	if form.has(jCreate|jImplicit) && l.Implicit != nil && *l.Implicit {
 		ev.Flags |= FlagImplicit

@@ -8,7 +8,7 @@ import (
 // Field sets of the JSON Lines form: which op-specific fields a line of each
 // op carries (docs/trace-format.md, "JSON Lines"). The reader and the writer
 // share this table so they cannot disagree.
-type jsonFields uint16
+type jsonFields uint32
 
 const (
 	jStream    jsonFields = 1 << iota // "stream"
@@ -27,6 +27,7 @@ const (
 	jGraph                            // "graph": true (malloc_async)
 	jGraphName                        // "graph": the graph's name (capture_end, graph_instantiate)
 	jExec                             // "exec": the executable graph's name
+	jExternal                         // "external" (event_record, stream_wait_event)
 )
 
 type opForm struct {
@@ -38,9 +39,9 @@ var opForms = [opCount]opForm{
 	OpStreamCreate:  {jStream, jCreate, "cudaStreamCreateWithFlags"},
 	OpStreamDestroy: {jStream, 0, "cudaStreamDestroy"},
 	OpEventCreate:   {jEvent, jImplicit, "cudaEventCreate"},
-	OpEventRecord:   {jEvent | jStream, 0, "cudaEventRecord"},
+	OpEventRecord:   {jEvent | jStream, jExternal, "cudaEventRecord"},
 	OpEventDestroy:  {jEvent, 0, "cudaEventDestroy"},
-	OpStreamWait:    {jStream | jEvent, 0, "cudaStreamWaitEvent"},
+	OpStreamWait:    {jStream | jEvent, jExternal, "cudaStreamWaitEvent"},
 	OpStreamSync:    {jStream, 0, "cudaStreamSynchronize"},
 	OpEventSync:     {jEvent, 0, "cudaEventSynchronize"},
 	OpDeviceSync:    {0, 0, "cudaDeviceSynchronize"},

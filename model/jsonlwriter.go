@@ -162,6 +162,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 			b = strconv.AppendInt(append(b, `,"priority":`...), int64(ev.Prio), 10)
 		}
 	}
+	if form.has(jExternal) && ev.Flags&FlagExternal != 0 {
+		b = append(b, `,"external":true`...)
+	}
 	if form.has(jCreate|jImplicit) && ev.Flags&FlagImplicit != 0 {
 		b = append(b, `,"implicit":true`...)
 	}

@@ -278,6 +278,14 @@ static int basic(void) {
         fk_driver_enter("cuStreamBeginCapture_v2", &a, NULL);
         fk_driver_exit("cuStreamBeginCapture_v2", &a, 0, NULL);
         fk_runtime_exit("cudaStreamBeginCapture_v10000", 0);
+        /* Captured with the external flags: an event record node and an
+         * event wait node. */
+        cuEventRecordWithFlags_params er = {e, s1, 1 /* CU_EVENT_RECORD_EXTERNAL */};
+        fk_driver_enter("cuEventRecordWithFlags", &er, NULL);
+        fk_driver_exit("cuEventRecordWithFlags", &er, 0, NULL);
+        cuStreamWaitEvent_params ew = {s1, e, 1 /* CU_EVENT_WAIT_EXTERNAL */};
+        fk_driver_enter("cuStreamWaitEvent", &ew, NULL);
+        fk_driver_exit("cuStreamWaitEvent", &ew, 0, NULL);
         CUgraph g;
         cuStreamEndCapture_params b = {s1, &g};
         fk_runtime_enter("cudaStreamEndCapture_v10000");

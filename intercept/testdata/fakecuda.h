@@ -41,6 +41,7 @@ typedef struct { CUstream hStream; int mode; } cuStreamBeginCapture_v2_params;
 typedef struct { CUstream hStream; CUgraph *phGraph; } cuStreamEndCapture_params;
 typedef struct { CUevent *phEvent; unsigned int Flags; } cuEventCreate_params;
 typedef struct { CUevent hEvent; CUstream hStream; } cuEventRecord_params;
+typedef struct { CUevent hEvent; CUstream hStream; unsigned int flags; } cuEventRecordWithFlags_params;
 typedef struct { CUevent hEvent; } cuEventDestroy_v2_params, cuEventSynchronize_params, cuEventQuery_params;
 typedef struct { CUstream hStream; CUevent hEvent; unsigned int Flags; } cuStreamWaitEvent_params;
 typedef struct { CUdeviceptr *dptr; size_t bytesize; CUstream hStream; } cuMemAllocAsync_params;

@@ -84,6 +84,7 @@ static const char *driver_names[] = {
     [63] = "cuGraphInstantiateWithFlags",
     [64] = "cuGraphExecDestroy",
     [65] = "cuGraphDestroy",
+    [66] = "cuEventRecordWithFlags",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
