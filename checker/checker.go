@@ -274,8 +274,11 @@ func (c *Checker) Add(ev *model.Event) {
 		}
 	case model.OpMemset, model.OpMemsetAsync:
 		c.use(ev, st, ev.Ptr)
-	case model.OpGraphInstantiate, model.OpGraphForget:
+	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
+	case model.OpGraphForget:
+		// Any change, in place or not, makes what the capture used stale.
+		c.graphs.Forget(ev.Graph, ev.Exec)
 	case model.OpGraphLaunch:
 		// The graph's work runs in stream order on the launching stream:
 		// each address it uses is a use made there.

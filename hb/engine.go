@@ -453,6 +453,18 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	case model.OpGraphInstantiate, model.OpGraphForget:
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		e.graphEvents.Apply(ev, st, nil)
+		if ev.Flags&model.FlagLifetime != 0 {
+			// A new or destroyed object: a handle used again must not
+			// inherit its launches or its external events. A change in
+			// place (new node parameters) keeps both: the event nodes
+			// are still there, and launches stay in order.
+			if ev.Op == model.OpGraphForget {
+				e.graphEvents.Forget(ev.Graph, ev.Exec)
+			}
+			if ev.Exec != 0 {
+				delete(e.execs, ev.Exec)
+			}
+		}
 		return
 	case model.OpMalloc, model.OpFree, model.OpPoolCreate:
 		ep := e.host.tick(HostAgent)
@@ -663,9 +675,11 @@ func (e *Engine) failedCaptureEnd(ev *model.Event) {
 	origin := a.capturing && a.captureOrigin == a.ID
 	switch ev.Result {
 	case model.ResultCaptureInvalidated:
+		e.graphEvents.End(a.captureOrigin, 0, nil) // no graph
 		e.endCapture(a)
 	case model.ResultCaptureUnjoined, model.ResultCaptureWrongThread:
 		if origin {
+			e.graphEvents.End(a.ID, 0, nil)
 			e.endCapture(a)
 		}
 	}

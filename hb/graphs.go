@@ -107,8 +107,9 @@ func (g *GraphWork[T]) Forget(graph, exec uint64) {
 // Launched returns the items a launch of executable graph exec replays.
 func (g *GraphWork[T]) Launched(exec uint64) []T { return g.execs[exec] }
 
-// Apply follows one event: a capture's begin or end (st from the engine),
-// an instantiation or a forget. Items are added by the caller.
+// Apply follows one event: a capture's begin or end (st from the engine) or
+// an instantiation. Items are added, and forgotten (OpGraphForget), by the
+// caller, which knows which changes its items survive.
 func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 	switch ev.Op {
 	case model.OpCaptureBegin:
@@ -122,10 +123,6 @@ func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 	case model.OpGraphInstantiate:
 		if !st.Skipped {
 			g.Instantiate(ev.Graph, ev.Exec)
-		}
-	case model.OpGraphForget:
-		if !st.Skipped {
-			g.Forget(ev.Graph, ev.Exec)
 		}
 	}
 }

@@ -81,6 +81,7 @@ enum {
 /* H_GRAPH_FORGET: where the call names the graph whose work changes. */
 enum {
     FORGET_EXEC = 1,      /* first parameter, a CUgraphExec */
+    FORGET_EXEC_DESTROY,  /* the same, destroyed */
     FORGET_GRAPH,         /* first parameter, a CUgraph */
     FORGET_NEW_GRAPH,     /* first parameter, a CUgraph * the call fills in */
     FORGET_GRAPH_SECOND,  /* second parameter, a CUgraph (cuGraphAdd*Node) */
@@ -170,7 +171,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphCreate", H_GRAPH_FORGET, 0, FORGET_NEW_GRAPH},
     {"cuGraphClone", H_GRAPH_FORGET, 0, FORGET_NEW_GRAPH},
     {"cuGraphDestroy", H_GRAPH_FORGET, 0, FORGET_GRAPH},
-    {"cuGraphExecDestroy", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecDestroy", H_GRAPH_FORGET, 0, FORGET_EXEC_DESTROY},
     {"cuGraphExecKernelNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecKernelNodeSetParams_v2", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
@@ -560,6 +561,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     case H_GRAPH_INSTANTIATE: {
         const p_graph_instantiate *p = pp;
         ev.op = OP_GRAPH_INSTANTIATE;
+        ev.flags |= FLAG_LIFETIME; /* a new executable graph */
         ev.graph = (uint64_t)(uintptr_t)p->hGraph;
         if (ok && p->phGraphExec) ev.exec = (uint64_t)(uintptr_t)*p->phGraphExec;
         break;
@@ -836,8 +838,18 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = OP_GRAPH_FORGET;
         switch (in.elem) {
         case FORGET_EXEC: ev.exec = (uint64_t)(uintptr_t)p->first; break;
-        case FORGET_GRAPH: ev.graph = (uint64_t)(uintptr_t)p->first; break;
-        case FORGET_NEW_GRAPH: ev.graph = p->first ? (uint64_t)(uintptr_t)*(void *const *)p->first : 0; break;
+        case FORGET_EXEC_DESTROY:
+            ev.exec = (uint64_t)(uintptr_t)p->first;
+            ev.flags |= FLAG_LIFETIME;
+            break;
+        case FORGET_GRAPH: /* cuGraphDestroy */
+            ev.graph = (uint64_t)(uintptr_t)p->first;
+            ev.flags |= FLAG_LIFETIME;
+            break;
+        case FORGET_NEW_GRAPH:
+            ev.graph = p->first ? (uint64_t)(uintptr_t)*(void *const *)p->first : 0;
+            ev.flags |= FLAG_LIFETIME;
+            break;
         case FORGET_GRAPH_SECOND: ev.graph = (uint64_t)(uintptr_t)p->second; break;
         default: ev.graph = SC_ALL_GRAPHS;
         }

@@ -309,10 +309,10 @@ func basicWant(l map[string]uint64) []want {
 		{op: model.OpEventRecord, api: "cuEventRecordWithFlags", event: e, stream: s1, flags: model.FlagExternal},
 		{op: model.OpStreamWait, api: "cuStreamWaitEvent", stream: s1, event: e, flags: model.FlagExternal},
 		{op: model.OpCaptureEnd, api: "cudaStreamEndCapture", stream: s1, graph: 0x9a0000},
-		{op: model.OpGraphInstantiate, api: "cudaGraphInstantiateWithFlags", graph: 0x9a0000, exec: 0x9b0000},
+		{op: model.OpGraphInstantiate, api: "cudaGraphInstantiateWithFlags", graph: 0x9a0000, exec: 0x9b0000, flags: model.FlagLifetime},
 		{op: model.OpGraphLaunch, api: "cudaGraphLaunch", stream: s2, exec: 0x9b0000},
-		{op: model.OpGraphForget, api: "cuGraphExecDestroy", exec: 0x9b0000},
-		{op: model.OpGraphForget, api: "cuGraphDestroy", graph: 0x9a0000},
+		{op: model.OpGraphForget, api: "cuGraphExecDestroy", exec: 0x9b0000, flags: model.FlagLifetime},
+		{op: model.OpGraphForget, api: "cuGraphDestroy", graph: 0x9a0000, flags: model.FlagLifetime},
 		{op: model.OpPoolCreate, api: "cudaMemPoolCreate", pool: pool},
 		{op: model.OpMallocAsync, api: "cudaMallocFromPoolAsync", stream: s1, ptr: p3, size: 512, pool: pool},
 		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s1, size: 1 << 41, res: 2}, // failed

@@ -67,6 +67,7 @@ enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
 #define FLAG_PINNED (1u << 3)
 #define FLAG_GRAPH_ALLOC (1u << 4) /* OP_MALLOC_ASYNC by a graph's memory node */
 #define FLAG_EXTERNAL (1u << 5)    /* event record or wait with the external flag */
+#define FLAG_LIFETIME (1u << 6)    /* graph instantiate/forget that creates or destroys its object */
 
 /* Record kinds (docs/trace-format.md). */
 enum {

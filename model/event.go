@@ -166,6 +166,13 @@ const (
 	// a capture it changes nothing; captured, the record or wait becomes
 	// part of the graph, and takes effect at each launch of it.
 	FlagExternal uint32 = 1 << 5
+	// FlagLifetime marks an OpGraphInstantiate or OpGraphForget that
+	// creates or destroys the object its handle names (cudaGraphInstantiate,
+	// cudaGraphCreate, cudaGraphClone, cudaGraphDestroy,
+	// cudaGraphExecDestroy), so that a handle used again names another
+	// object. Without it, the call changes the object in place
+	// (cudaGraphExecUpdate, nodes added or given new parameters).
+	FlagLifetime uint32 = 1 << 6
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose

@@ -40,6 +40,7 @@ type jsonLine struct {
 	Priority *int32            `json:"priority"`
 	Implicit *bool             `json:"implicit"`
 	External *bool             `json:"external"`
+	Lifetime *bool             `json:"lifetime"`
 	Pageable *bool             `json:"pageable"`
 	Pinned   *bool             `json:"pinned"`
 	Graph    json.RawMessage   `json:"graph"` // true (malloc_async) or a graph's name
@@ -272,6 +273,9 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	}
 	if form.has(jExternal) && l.External != nil && *l.External {
 		ev.Flags |= FlagExternal
+	}
+	if form.has(jLifetime) && l.Lifetime != nil && *l.Lifetime {
+		ev.Flags |= FlagLifetime
 	}
 	if form.has(jCreate|jImplicit) && l.Implicit != nil && *l.Implicit {
 		ev.Flags |= FlagImplicit

@@ -28,6 +28,7 @@ const (
 	jGraphName                        // "graph": the graph's name (capture_end, graph_instantiate)
 	jExec                             // "exec": the executable graph's name
 	jExternal                         // "external" (event_record, stream_wait_event)
+	jLifetime                         // "lifetime" (graph_instantiate, graph_forget)
 )
 
 type opForm struct {
@@ -62,8 +63,8 @@ var opForms = [opCount]opForm{
 	OpGraphLaunch:   {jStream, jExec, "cudaGraphLaunch"},
 	OpPoolCreate:    {jPool, 0, "cudaMemPoolCreate"},
 
-	OpGraphInstantiate: {0, jGraphName | jExec, "cudaGraphInstantiate"},
-	OpGraphForget:      {0, jGraphName | jExec, "cudaGraphDestroy"},
+	OpGraphInstantiate: {0, jGraphName | jExec | jLifetime, "cudaGraphInstantiate"},
+	OpGraphForget:      {0, jGraphName | jExec | jLifetime, "cudaGraphDestroy"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

@@ -165,6 +165,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jExternal) && ev.Flags&FlagExternal != 0 {
 		b = append(b, `,"external":true`...)
 	}
+	if form.has(jLifetime) && ev.Flags&FlagLifetime != 0 {
+		b = append(b, `,"lifetime":true`...)
+	}
 	if form.has(jCreate|jImplicit) && ev.Flags&FlagImplicit != 0 {
 		b = append(b, `,"implicit":true`...)
 	}
