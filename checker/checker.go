@@ -224,7 +224,7 @@ func (c *Checker) Add(ev *model.Event) {
 			}
 			c.graphAllocs[ev.Ptr] = true
 		}
-		if st.Captured && !ev.Failed() {
+		if st.Captured || ev.Op == model.OpCaptureEnd {
 			c.graphs.captured(ev, st)
 		}
 		return
@@ -260,20 +260,8 @@ func (c *Checker) Add(ev *model.Event) {
 				c.use(ev, st, p)
 			}
 		}
-	case model.OpMemcpy, model.OpMemcpyAsync:
-		// A copy or set is a use of the allocation its first byte is in.
-		// CUDA rejects one that runs past the end of its allocation
-		// (measured on CUDA 13), and a 2D or 3D copy's recorded size spans
-		// the wider of its two sides' pitches, so the range says nothing
-		// about a second allocation.
-		if ev.Kind.DstDevice() {
-			c.use(ev, st, ev.Ptr)
-		}
-		if ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
-			c.use(ev, st, ev.Src)
-		}
-	case model.OpMemset, model.OpMemsetAsync:
-		c.use(ev, st, ev.Ptr)
+	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
+		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphForget:
@@ -285,6 +273,31 @@ func (c *Checker) Add(ev *model.Event) {
 		for _, u := range c.graphs.Launched(ev.Exec) {
 			c.use(ev, st, u.addr)
 		}
+	}
+}
+
+// eachUse calls use with each device address a launch, copy or set uses:
+// a launch's parameter pointers (as recorded, repeats included), a copy's
+// device sides, a set's destination. A copy or set is a use of the
+// allocation its first byte is in: CUDA rejects one that runs past the end
+// of its allocation (measured on CUDA 13), and a 2D or 3D copy's recorded
+// size spans the wider of its two sides' pitches, so the range says
+// nothing about a second allocation.
+func eachUse(ev *model.Event, use func(uint64)) {
+	switch ev.Op {
+	case model.OpLaunch:
+		for _, p := range ev.Ptrs {
+			use(p)
+		}
+	case model.OpMemcpy, model.OpMemcpyAsync:
+		if ev.Kind.DstDevice() {
+			use(ev.Ptr)
+		}
+		if ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
+			use(ev.Src)
+		}
+	case model.OpMemset, model.OpMemsetAsync:
+		use(ev.Ptr)
 	}
 }
 

@@ -25,30 +25,17 @@ type graphMemory struct {
 type graphUse struct{ addr, allocSize uint64 }
 
 // captured records a captured operation's uses into its capture, or
-// starts or ends the capture.
+// starts or ends the capture (a failed end that ended it, too).
 func (g *graphMemory) captured(ev *model.Event, st *hb.Step) {
-	origin := st.CaptureOrigin
-	switch ev.Op {
-	case model.OpCaptureBegin, model.OpCaptureEnd:
-		g.Apply(ev, st, launchUses)
-	case model.OpLaunch:
-		for _, p := range ev.Ptrs {
-			g.Add(origin, graphUse{addr: p})
-		}
-	case model.OpMemcpyAsync, model.OpMemcpy:
-		if ev.Kind.DstDevice() {
-			g.Add(origin, graphUse{addr: ev.Ptr})
-		}
-		if ev.Kind.SrcDevice() {
-			g.Add(origin, graphUse{addr: ev.Src})
-		}
-	case model.OpMemsetAsync, model.OpMemset:
-		g.Add(origin, graphUse{addr: ev.Ptr})
-	case model.OpMallocAsync:
-		g.Add(origin, graphUse{addr: ev.Ptr, allocSize: max(ev.Size, 1)})
-	case model.OpGraphLaunch: // A graph launched inside a capture: a child graph.
-		g.Add(origin, g.Launched(ev.Exec)...)
+	g.Apply(ev, st, launchUses)
+	if !st.Captured {
+		return
 	}
+	if ev.Op == model.OpMallocAsync {
+		g.Add(st.CaptureOrigin, graphUse{addr: ev.Ptr, allocSize: max(ev.Size, 1)})
+		return
+	}
+	eachUse(ev, func(p uint64) { g.Add(st.CaptureOrigin, graphUse{addr: p}) })
 }
 
 // launchUses makes a capture's items what a launch of its graph uses: the

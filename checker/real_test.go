@@ -201,8 +201,12 @@ func TestRealPythonFrames(t *testing.T) {
 					continue
 				}
 				for _, op := range f.Ops {
-					site := op.Site()
-					frame := op.Stack[op.SiteFrame()]
+					site, i := op.Site(), op.SiteFrame()
+					if i < 0 {
+						t.Errorf("%s: %s: %s has no stack", name, f.Rule, op.Role)
+						continue
+					}
+					frame := op.Stack[i]
 					if !strings.HasPrefix(site, "py::") || !strings.HasSuffix(frame.File, script) {
 						t.Errorf("%s: %s: %s placed at %q, not in %s", name, f.Rule, op.Role, site, script)
 						continue

@@ -35,6 +35,11 @@
 //     when issued and are not ordered here; Step.CaptureOrigin tells which
 //     capture they belong to (the checker makes a graph launch use what the
 //     captured work used).
+//   - A graph launch is one operation on its stream, ordered after the
+//     previous launch of the same executable graph. Event records and waits
+//     captured with the external flags take effect at each launch: the
+//     launch joins the waited events' snapshots before it, and the recorded
+//     events snapshot the launch, as if at the end of the graph's work.
 //
 // Implicit synchronization of cudaMalloc/cudaFree is deliberately not
 // modelled: the CUDA programming guide says programs must not rely on it.

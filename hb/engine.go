@@ -365,10 +365,11 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		e.prune()
 	}
 	if ev.Failed() {
-		if ev.Op == model.OpCaptureEnd {
-			e.failedCaptureEnd(ev)
-		}
 		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
+		if ev.Op == model.OpCaptureEnd {
+			st.CaptureOrigin = e.failedCaptureEnd(ev)
+			e.graphEvents.Apply(ev, st, nil)
+		}
 		return
 	}
 	if ev.Flags&model.FlagGraphAlloc != 0 && ev.Op == model.OpMallocAsync {
@@ -545,10 +546,8 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		if ev.Flags&model.FlagExternal != 0 && (ev.Op == model.OpEventRecord || ev.Op == model.OpStreamWait) {
 			e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
 		}
-		if ev.Op == model.OpGraphLaunch { // A child graph: its external records and waits too.
-			e.graphEvents.Add(a.captureOrigin, e.graphEvents.Launched(ev.Exec)...)
-		}
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
+		e.graphEvents.Apply(ev, st, nil) // a child graph's external records and waits join the capture
 		return
 	}
 	// Work issued by the host follows everything the host knows completed.
@@ -666,23 +665,25 @@ func (e *Engine) EventRecordedOn(handle uint64) (AgentID, bool) {
 // the wrong thread (cudaErrorStreamCaptureWrongThread); called on a stream
 // that joined the capture (cudaErrorStreamCaptureUnmatched), it only
 // invalidates the capture, which its origin's end then ends. Other errors
-// (a bad argument, say) are not known to end it.
-func (e *Engine) failedCaptureEnd(ev *model.Event) {
+// (a bad argument, say) are not known to end it. It returns the origin of
+// the capture it ended, 0 if none.
+func (e *Engine) failedCaptureEnd(ev *model.Event) AgentID {
 	a, ok := e.Known(ev.Stream, ev.Device, ev.TID) // a failed call creates no stream
-	if !ok {
-		return
+	if !ok || !a.capturing {
+		return 0
 	}
-	origin := a.capturing && a.captureOrigin == a.ID
+	origin := a.captureOrigin
 	switch ev.Result {
 	case model.ResultCaptureInvalidated:
-		e.graphEvents.End(a.captureOrigin, 0, nil) // no graph
-		e.endCapture(a)
 	case model.ResultCaptureUnjoined, model.ResultCaptureWrongThread:
-		if origin {
-			e.graphEvents.End(a.ID, 0, nil)
-			e.endCapture(a)
+		if origin != a.ID {
+			return 0
 		}
+	default:
+		return 0
 	}
+	e.endCapture(a)
+	return origin
 }
 
 // endCapture ends the capture that stream a is part of, for every stream in

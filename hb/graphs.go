@@ -18,8 +18,9 @@ type graphEvent struct {
 // end gives them to the graph it made (OpCaptureEnd's Graph), an
 // instantiation gives a graph's items to an executable graph
 // (OpGraphInstantiate), and a launch of that executable graph replays them.
-// A graph whose work changed after its capture (OpGraphForget), or one the
-// trace never saw captured, has no items: its launches replay nothing.
+// A graph the trace never saw captured has no items: its launches replay
+// nothing. What a change after the capture (OpGraphForget) drops is the
+// caller's call (Forget), since items differ in which changes they survive.
 //
 // The engine keeps one for captured external event records and waits; the
 // checker one for the device memory captured work uses.
@@ -29,9 +30,35 @@ type GraphWork[T any] struct {
 	execs    map[uint64][]T
 }
 
-// Begin starts a capture on origin. A capture into an existing graph
+// Apply follows one event with the engine's step for it: a capture's begin
+// or end (a failed end, too, when it ended the capture), a graph launched
+// inside a capture (a child graph: its items join the capture's), and an
+// instantiation. finish makes a capture's items what its graph keeps (nil:
+// as they are). The caller adds the other items, and forgets.
+func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
+	switch ev.Op {
+	case model.OpCaptureBegin:
+		if st.Captured {
+			g.begin(st.CaptureOrigin, ev.Graph)
+		}
+	case model.OpCaptureEnd:
+		if st.Captured || st.CaptureOrigin != 0 { // a failed end that ended the capture made no graph
+			g.end(st.CaptureOrigin, ev.Graph, finish)
+		}
+	case model.OpGraphLaunch:
+		if st.Captured {
+			g.Add(st.CaptureOrigin, g.Launched(ev.Exec)...)
+		}
+	case model.OpGraphInstantiate:
+		if !st.Skipped {
+			g.instantiate(ev.Graph, ev.Exec)
+		}
+	}
+}
+
+// begin starts a capture on origin. A capture into an existing graph
 // (cudaStreamBeginCaptureToGraph names it in Graph) adds to its items.
-func (g *GraphWork[T]) Begin(origin AgentID, graph uint64) {
+func (g *GraphWork[T]) begin(origin AgentID, graph uint64) {
 	if g.captures == nil {
 		g.captures = map[AgentID][]T{}
 	}
@@ -45,16 +72,9 @@ func (g *GraphWork[T]) Add(origin AgentID, items ...T) {
 	}
 }
 
-// Capturing reports whether origin has an open capture.
-func (g *GraphWork[T]) Capturing(origin AgentID) bool {
-	_, ok := g.captures[origin]
-	return ok
-}
-
-// End ends origin's capture, giving its items, as finish makes them (nil:
-// as they are), to graph; a capture that made no graph (graph 0) is
-// dropped.
-func (g *GraphWork[T]) End(origin AgentID, graph uint64, finish func([]T) []T) {
+// end ends origin's capture, giving its items, as finish makes them, to
+// graph; a capture that made no graph (graph 0) is dropped.
+func (g *GraphWork[T]) end(origin AgentID, graph uint64, finish func([]T) []T) {
 	items, ok := g.captures[origin]
 	if !ok {
 		return
@@ -72,8 +92,8 @@ func (g *GraphWork[T]) End(origin AgentID, graph uint64, finish func([]T) []T) {
 	g.graphs[graph] = slices.Clip(items) // A graph handle used again names the new graph.
 }
 
-// Instantiate makes executable graph exec run graph's work.
-func (g *GraphWork[T]) Instantiate(graph, exec uint64) {
+// instantiate makes executable graph exec run graph's work.
+func (g *GraphWork[T]) instantiate(graph, exec uint64) {
 	if exec == 0 {
 		return
 	}
@@ -106,23 +126,3 @@ func (g *GraphWork[T]) Forget(graph, exec uint64) {
 
 // Launched returns the items a launch of executable graph exec replays.
 func (g *GraphWork[T]) Launched(exec uint64) []T { return g.execs[exec] }
-
-// Apply follows one event: a capture's begin or end (st from the engine) or
-// an instantiation. Items are added, and forgotten (OpGraphForget), by the
-// caller, which knows which changes its items survive.
-func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
-	switch ev.Op {
-	case model.OpCaptureBegin:
-		if st.Captured {
-			g.Begin(st.CaptureOrigin, ev.Graph)
-		}
-	case model.OpCaptureEnd:
-		if st.Captured {
-			g.End(st.CaptureOrigin, ev.Graph, finish)
-		}
-	case model.OpGraphInstantiate:
-		if !st.Skipped {
-			g.Instantiate(ev.Graph, ev.Exec)
-		}
-	}
-}

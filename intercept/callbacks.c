@@ -549,7 +549,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     case H_CAPTURE_BEGIN:
         ev.op = OP_CAPTURE_BEGIN;
         ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
-        if (in.elem == 1) ev.graph = (uint64_t)(uintptr_t)((const p_graph_first *)pp)->second;
+        if (in.elem == 1) ev.graph = (uint64_t)(uintptr_t)((const p_first_two *)pp)->second;
         break;
     case H_CAPTURE_END: {
         const p_cuStreamEndCapture *p = pp;
@@ -834,7 +834,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     }
     case H_GRAPH_FORGET: {
         if (!ok) return; /* nothing changed */
-        const p_graph_first *p = pp;
+        const p_first_two *p = pp;
         ev.op = OP_GRAPH_FORGET;
         switch (in.elem) {
         case FORGET_EXEC: ev.exec = (uint64_t)(uintptr_t)p->first; break;

@@ -233,9 +233,10 @@ typedef struct { CUstream hStream; CUgraph *phGraph; } p_cuStreamEndCapture;
 typedef struct { CUgraphExec hGraphExec; CUstream hStream; } p_cuGraphLaunch;
 /* cuGraphInstantiate, _v2, WithFlags and WithParams all start so */
 typedef struct { CUgraphExec *phGraphExec; CUgraph hGraph; } p_graph_instantiate;
-/* The calls that change a graph's work (H_GRAPH_FORGET): their first two
- * parameters, each a handle or a pointer to one. */
-typedef struct { void *first; void *second; } p_graph_first;
+/* The first two parameters of a call, each a handle or a pointer to one:
+ * the calls that change a graph's work (H_GRAPH_FORGET), and
+ * cuStreamBeginCaptureToGraph (a stream, then the graph). */
+typedef struct { void *first; void *second; } p_first_two;
 /* cuGraphExecUpdate and _v2 */
 typedef struct { CUgraphExec hGraphExec; CUgraph hGraph; } p_graph_exec_update;
 /* cuMemPoolCreate */

@@ -29,9 +29,11 @@
 // synchronizations, allocations and frees (stream-ordered and not), kernel
 // launches with the device addresses found in their parameters, copies,
 // memsets, host functions, graph capture (with the graph each capture
-// made), instantiation and launch (with the executable graph), and pool
-// creation. A
-// runtime call and the driver call inside it are one event: the shim records
+// made or added to), instantiation, update and launch (with the executable
+// graph), the calls that create, destroy or change a graph or executable
+// graph (graph_forget), event records and waits with the external flags,
+// and pool creation. A runtime call and the driver call inside it are one
+// event: the shim records
 // the driver call, and the analyzer names it after the runtime function found
 // in its stack. Every event carries a host stack (deduplicated) and the
 // trace carries the module map needed to symbolize it offline. In Python

@@ -100,7 +100,7 @@ typedef struct {
     int32_t prio;
     uint32_t nptrs;
     const uint64_t *ptrs;
-    uint64_t graph, exec; /* graph and executable graph handles (capture end, instantiate, graph launch) */
+    uint64_t graph, exec; /* graph and executable graph handles (capture begin and end, graph ops) */
 } sc_event;
 
 /* A launch's parameter words being looked up in the allocation map: they
@@ -185,6 +185,8 @@ extern int sc_stack_depth;
 SC_HIDDEN void sc_stacks_init(void);
 SC_HIDDEN void sc_stacks_add_trim_range(uint64_t lo, uint64_t hi);
 SC_HIDDEN uint32_t sc_stack_capture(sc_tstate *ts);
+SC_HIDDEN void sc_stack_cache_free(sc_tstate *ts);
+SC_HIDDEN int sc_replay_stacks_locked(void);
 
 /* ---- pytramp.c ---- */
 extern int sc_python_callers; /* STREAMCHECK_PYTHON_CALLERS, default 1 */
@@ -202,8 +204,6 @@ extern int sc_python_lines_on; /* STREAMCHECK_PYTHON_LINES, default 1 */
  * address in that function's trampoline. Returns how many it filled. */
 SC_HIDDEN int sc_python_lines(sc_tstate *ts, const uint64_t *tramp_pc, int n, uint32_t *line);
 SC_HIDDEN void sc_python_lines_free(sc_tstate *ts);
-SC_HIDDEN void sc_stack_cache_free(sc_tstate *ts);
-SC_HIDDEN int sc_replay_stacks_locked(void);
 
 /* The end of the range of size bytes at base, as the allocation map keeps
  * it: a size of 0 counts as 1, and a range past the top ends there. */

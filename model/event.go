@@ -32,7 +32,7 @@ const (
 	OpMemsetAsync   // Set of Size bytes at Ptr on Stream.
 	OpMemset        // Synchronous-API set (cudaMemset) of Size bytes at Ptr.
 	OpHostFunc      // Host function enqueued on Stream.
-	OpCaptureBegin  // Stream capture begins on Stream.
+	OpCaptureBegin  // Stream capture begins on Stream; Graph is set when it adds to that graph (cudaStreamBeginCaptureToGraph).
 	OpCaptureEnd    // Stream capture ends on Stream; Graph is the graph it made.
 	OpGraphLaunch   // Executable graph Exec launched on Stream.
 	OpPoolCreate    // Memory pool Pool created.
@@ -232,8 +232,8 @@ type Event struct {
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
-	Graph  uint64     // Graph handle (OpCaptureEnd, OpGraphInstantiate); 0 if unknown.
-	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch); 0 if unknown.
+	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget); 0 if unknown.
+	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch, OpGraphForget); 0 if unknown.
 }
 
 // Clone returns a copy of e that does not share Ptrs.

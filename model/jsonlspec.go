@@ -25,7 +25,7 @@ const (
 	jResult                           // "result" is required
 	jHost                             // "pageable", "pinned"
 	jGraph                            // "graph": true (malloc_async)
-	jGraphName                        // "graph": the graph's name (capture_end, graph_instantiate)
+	jGraphName                        // "graph": a graph's name (capture_begin, capture_end, graph_instantiate, graph_forget)
 	jExec                             // "exec": the executable graph's name
 	jExternal                         // "external" (event_record, stream_wait_event)
 	jLifetime                         // "lifetime" (graph_instantiate, graph_forget)

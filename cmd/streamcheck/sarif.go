@@ -109,8 +109,8 @@ func sarifText(f *checker.Finding) string {
 }
 
 // opLocation returns the location of the frame the report names for an
-// operation (Op.SiteFrame: in a Python program its innermost Python
-// function, not the library code under it), or of the innermost frame
+// operation (Op.SiteFrame: in a Python program the program's own innermost
+// Python function, not the library code under it), or of the innermost frame
 // naming a file after it; nil if none does. A location without a line
 // starts at line 1, so that code scanning can show it.
 func opLocation(o *checker.Op, root string) *sarif.Location {

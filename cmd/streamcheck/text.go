@@ -304,9 +304,11 @@ func describeOp(o *checker.Op) string {
 			s += fmt.Sprintf(" on stream %s (%s)", o.Stream, o.StreamKind)
 		}
 	}
-	site := o.Site()
+	var site string
 	if i := o.SiteFrame(); i >= 0 {
 		site = shortFrame(o.Stack[i]).String()
+	} else {
+		site = o.Site() // no stack: the call's number
 	}
 	return fmt.Sprintf("%s, tid %d, at %s", s, o.TID, site)
 }
