@@ -749,6 +749,17 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd3"], size: 2048, flags: model.FlagGraphAlloc},
 		// A kernel node changes the graph's work: what a capture saw of it is forgotten.
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9000},
+		// New graphs; a node added; new node parameters, on a graph (which
+		// the call does not name: every graph) and on an executable graph.
+		{op: model.OpGraphForget, api: "cuGraphCreate", graph: 0x9100, flags: model.FlagLifetime},
+		{op: model.OpGraphForget, api: "cuGraphClone", graph: 0x9200, flags: model.FlagLifetime},
+		{op: model.OpGraphForget, api: "cuGraphAddKernelNode", graph: 0x9100},
+		{op: model.OpGraphForget, api: "cuGraphKernelNodeSetParams", graph: model.AllGraphs},
+		{op: model.OpGraphForget, api: "cuGraphExecKernelNodeSetParams", exec: 0x9b00},
+		// A capture into that graph, and an update to it.
+		{op: model.OpCaptureBegin, api: "cuStreamBeginCaptureToGraph", stream: s, graph: 0x9100},
+		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9100},
+		{op: model.OpGraphInstantiate, api: "cuGraphExecUpdate", graph: 0x9100, exec: 0x9b00},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

@@ -502,6 +502,39 @@ static int more(void) {
         fk_driver_enter("cuGraphAddNode_v2", &b, NULL);
         fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
     }
+    {
+        /* A graph built node by node, cloned, changed, captured into, and
+         * an executable graph re-pointed and updated. */
+        CUgraph g, clone, captured;
+        cuGraphCreate_params a = {&g, 0};
+        fk_driver_enter("cuGraphCreate", &a, NULL);
+        g = (CUgraph)0x9100;
+        fk_driver_exit("cuGraphCreate", &a, 0, NULL);
+        cuGraphClone_params b = {&clone, g};
+        fk_driver_enter("cuGraphClone", &b, NULL);
+        clone = (CUgraph)0x9200;
+        fk_driver_exit("cuGraphClone", &b, 0, NULL);
+        CUgraphNode node = (CUgraphNode)0x9300;
+        cuGraphAddKernelNode_v2_params c = {&node, g, NULL, 0, NULL};
+        fk_driver_enter("cuGraphAddKernelNode_v2", &c, NULL);
+        fk_driver_exit("cuGraphAddKernelNode_v2", &c, 0, NULL);
+        cuGraphKernelNodeSetParams_v2_params d = {node, NULL};
+        fk_driver_enter("cuGraphKernelNodeSetParams_v2", &d, NULL);
+        fk_driver_exit("cuGraphKernelNodeSetParams_v2", &d, 0, NULL);
+        cuGraphExecKernelNodeSetParams_v2_params e = {(CUgraphExec)0x9b00, node, NULL};
+        fk_driver_enter("cuGraphExecKernelNodeSetParams_v2", &e, NULL);
+        fk_driver_exit("cuGraphExecKernelNodeSetParams_v2", &e, 0, NULL);
+        cuStreamBeginCaptureToGraph_params f = {s, g, NULL, NULL, 0, 0};
+        fk_driver_enter("cuStreamBeginCaptureToGraph", &f, NULL);
+        fk_driver_exit("cuStreamBeginCaptureToGraph", &f, 0, NULL);
+        cuStreamEndCapture_params h = {s, &captured};
+        fk_driver_enter("cuStreamEndCapture", &h, NULL);
+        captured = g;
+        fk_driver_exit("cuStreamEndCapture", &h, 0, NULL);
+        cuGraphExecUpdate_v2_params u = {(CUgraphExec)0x9b00, g, NULL};
+        fk_driver_enter("cuGraphExecUpdate_v2", &u, NULL);
+        fk_driver_exit("cuGraphExecUpdate_v2", &u, 0, NULL);
+    }
     printf("fakeapp: more done\n");
     return 0;
 }

@@ -197,4 +197,27 @@ void fk_register_pinned(const void *p, size_t n);
 void fk_set_stream_flags(CUstream s, unsigned int flags, int prio);
 void fk_set_device(int dev);
 
+/* Calls that create, change or destroy graphs, laid out as
+ * generated_cuda_meta.h lays out their parameters. */
+typedef struct { CUgraph *phGraph; unsigned int flags; } cuGraphCreate_params;
+typedef struct { CUgraph *phGraphClone; CUgraph originalGraph; } cuGraphClone_params;
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const CUgraphNode *dependencies;
+    size_t numDependencies;
+    const void *nodeParams;
+} cuGraphAddKernelNode_v2_params;
+typedef struct { CUgraphNode hNode; const void *nodeParams; } cuGraphKernelNodeSetParams_v2_params;
+typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; const void *nodeParams; } cuGraphExecKernelNodeSetParams_v2_params;
+typedef struct { CUgraphExec hGraphExec; CUgraph hGraph; void *resultInfo; } cuGraphExecUpdate_v2_params;
+typedef struct {
+    CUstream hStream;
+    CUgraph hGraph;
+    const CUgraphNode *dependencies;
+    const void *dependencyData;
+    size_t numDependencies;
+    int mode;
+} cuStreamBeginCaptureToGraph_params;
+
 #endif

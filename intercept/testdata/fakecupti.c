@@ -85,6 +85,13 @@ static const char *driver_names[] = {
     [64] = "cuGraphExecDestroy",
     [65] = "cuGraphDestroy",
     [66] = "cuEventRecordWithFlags",
+    [67] = "cuGraphCreate",
+    [68] = "cuGraphClone",
+    [69] = "cuGraphAddKernelNode_v2",
+    [70] = "cuGraphKernelNodeSetParams_v2",
+    [71] = "cuGraphExecKernelNodeSetParams_v2",
+    [72] = "cuGraphExecUpdate_v2",
+    [73] = "cuStreamBeginCaptureToGraph",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
