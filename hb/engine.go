@@ -53,8 +53,10 @@ type Agent struct {
 	// operations it had then: its clock changes only with its operations.
 	legacySeen    AgentID
 	legacySeenOps uint64
-	dev           *device // The agent's device, for default-stream synchronization.
-	destroyed     bool
+	// unjoined: a blocking stream listed in its device's unjoined list.
+	unjoined  bool
+	dev       *device // The agent's device, for default-stream synchronization.
+	destroyed bool
 	// ops is the operation count of a destroyed stream whose clock was
 	// dropped (Engine.prune); clock is nil then.
 	ops uint64
@@ -93,8 +95,12 @@ type device struct {
 	// or 0 (the host, never a stream) while there is none.
 	legacy AgentID
 	// agents lists every stream agent of the device, for device
-	// synchronization and the legacy stream's implicit joins.
+	// synchronization.
 	agents []AgentID
+	// unjoined lists the blocking streams created or given work since the
+	// legacy stream last looked, the only ones it may have to join: a
+	// stream's own count changes only with its operations.
+	unjoined []AgentID
 }
 
 type eventState struct {
@@ -319,7 +325,16 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 	e.agents = append(e.agents, a)
 	e.register(k, a.ID)
 	a.dev.agents = append(a.dev.agents, a.ID)
+	a.markUnjoined() // a reused slot's count may already be ahead of the legacy stream's view
 	return a
+}
+
+// markUnjoined lists a blocking stream for the legacy stream's next look.
+func (a *Agent) markUnjoined() {
+	if (a.Kind == KindBlocking || a.Kind == KindPerThread) && !a.unjoined {
+		a.unjoined = true
+		a.dev.unjoined = append(a.dev.unjoined, a.ID)
+	}
 }
 
 // Known returns the agent a stream handle names now, without creating one
@@ -555,11 +570,17 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		a.clock.join(e.host)
 		a.hostSeen = e.hostVer
 	}
+	a.markUnjoined() // the operation below counts on a's slot
 	switch a.Kind {
 	case KindLegacy:
-		for _, id := range a.dev.agents {
+		// Only blocking streams created or given work since the last look
+		// can have work the legacy stream has not joined: scanning every
+		// blocking stream made each legacy operation cost the number of
+		// streams.
+		for _, id := range a.dev.unjoined {
 			b := e.agents[id]
-			if (b.Kind != KindBlocking && b.Kind != KindPerThread) || b.destroyed {
+			b.unjoined = false
+			if b.destroyed {
 				continue
 			}
 			// Joined already if the legacy stream knows b's own count (see
@@ -569,6 +590,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 				a.clock.join(b.clock)
 			}
 		}
+		a.dev.unjoined = a.dev.unjoined[:0]
 	case KindBlocking, KindPerThread:
 		if id := a.dev.legacy; id != 0 {
 			l := e.agents[id]
