@@ -172,6 +172,11 @@ func BenchmarkLegacyManyBlocking(b *testing.B) {
 		evs = append(evs, model.Event{Op: model.OpLaunch, Stream: 0x1000 + uint64(i), TID: 1},
 			model.Event{Op: model.OpLaunch, Stream: model.StreamLegacy, TID: 1})
 	}
+	benchApply(b, evs)
+}
+
+// benchApply numbers evs and times a new engine applying all of them.
+func benchApply(b *testing.B, evs []model.Event) {
 	for i := range evs {
 		evs[i].Seq = uint64(i + 1)
 	}
@@ -200,16 +205,7 @@ func BenchmarkLegacyManyIdleBlocking(b *testing.B) {
 	for range n {
 		evs = append(evs, model.Event{Op: model.OpLaunch, Stream: model.StreamLegacy, TID: 1})
 	}
-	for i := range evs {
-		evs[i].Seq = uint64(i + 1)
-	}
-	var st hb.Step
-	for b.Loop() {
-		e := hb.New()
-		for i := range evs {
-			e.ApplyTo(&evs[i], &st)
-		}
-	}
+	benchApply(b, evs)
 }
 
 // TestFailedCallMakesNoStream: a failed cudaStreamEndCapture on a handle
