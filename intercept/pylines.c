@@ -15,7 +15,8 @@
  *
  * The caller usually does not hold the GIL (PyTorch releases it around every
  * operator), so nothing here calls into the interpreter except functions
- * that only read: PyGILState_GetThisThreadState and
+ * that only read: Py_IsInitialized, PyGILState_GetThisThreadState, the
+ * attached thread state's getter and
  * PyUnstable_InterpreterFrame_GetLine/GetLasti. The frames read are the
  * calling thread's, which cannot change while it is inside our callback.
  * Where the thread state keeps its innermost frame is not public API, so it
