@@ -1173,6 +1173,11 @@ func TestPythonCallers(t *testing.T) {
 		return fmt.Sprintf("py::%s testdata/pycalls.py:%d", fn, line[mark])
 	}
 	nested := []string{at("inner_function", "inner"), at("outer_function", "outer"), at("<module>", "module")}
+	deep := []string{at("inner_function", "inner"), at("level", "deep-inner")}
+	for range 8 {
+		deep = append(deep, at("level", "deep-outer"))
+	}
+	deep = append(deep, at("<module>", "module-deep"))
 	t.Logf("CPythons: %v", pythons)
 	b := build(t)
 	for _, python := range pythons {
@@ -1193,6 +1198,10 @@ func TestPythonCallers(t *testing.T) {
 			{"init", "", []string{at("inner_function", "inner"), at("make_tensors", "make"), at("<module>", "module-init")}},
 			{"teardown", "", []string{at("inner_function", "inner"), at("Freed.__del__", "del"), at("dying", ""),
 				at("caller", "caller"), at("<module>", "module-teardown")}},
+			// Python processes keep 64 frames by default: deep enough to
+			// reach the script's top through eight Python calls, which 32
+			// are not.
+			{"deep", "", deep},
 		} {
 			frames, stacks := pythonFrames(t, b, python, c.scenario, c.env)
 			if c.scenario == "init" && strings.Contains(python, "3.12") {

@@ -10,7 +10,8 @@
  * skipped but for the outermost of them, the library function the program
  * called, so the next recorded frame is the program's own call; at
  * most sc_stack_depth frames are kept after that (STREAMCHECK_STACK_DEPTH,
- * default 32, 0 disables stacks). If every frame was skipped (a library
+ * default 32, or PYTHON_STACK_DEPTH in a Python process; 0 disables
+ * stacks). If every frame was skipped (a library
  * without unwind tables stopped the walk) the raw frames are kept instead.
  *
  * Recorded pcs are return addresses as the unwinder reports them: the
@@ -37,6 +38,13 @@
 #include "shim.h"
 
 int sc_stack_depth = 32;
+/* Each Python call adds its trampoline and several of the interpreter's own
+ * frames, so in a PyTorch program the library's layers (nn.Module calls,
+ * the dispatcher) fill 32 frames before the program's own code, which
+ * reports should name. Unless STREAMCHECK_STACK_DEPTH says otherwise, a
+ * process with CPython trampolines keeps this many. */
+#define PYTHON_STACK_DEPTH 64
+static int depth_chosen; /* STREAMCHECK_STACK_DEPTH was set */
 
 #define TRIE_MAX_NODES (1u << 16) /* per thread stack cache; a full trie starts over */
 /* STREAMCHECK_STACK_CACHE_NODES lowers it, for tests of the start-over path. */
@@ -111,6 +119,7 @@ void sc_stacks_init(void) {
         if (v < 0) v = 0;
         if (v > SC_MAX_STACK) v = SC_MAX_STACK;
         sc_stack_depth = (int)v;
+        depth_chosen = 1;
     }
     const char *tn = getenv("STREAMCHECK_STACK_CACHE_NODES");
     if (tn && *tn) {
@@ -602,6 +611,7 @@ static void trie_insert(sc_stackcache *c, const walk *w, uint64_t sp, uint32_t i
  * are off). */
 static uint32_t native_capture(sc_tstate *ts) {
     int depth = sc_stack_depth;
+    if (!depth_chosen && atomic_load_explicit(&sc_pytramp_count, memory_order_relaxed) > 0) depth = PYTHON_STACK_DEPTH;
     if (depth <= 0) return 0;
     sc_stackcache *c = ts->stackcache;
     if (!c) {
@@ -633,6 +643,7 @@ static uint32_t native_capture(sc_tstate *ts) {
     if (wk.n > 0 && wk.n < MAX_WALK && wk.n - wk.nskip < wk.max && sc_pytramp_register(wk.pc[wk.n - 1])) {
         wk.n = 0;
         wk.nskip = 0;
+        if (!depth_chosen) wk.max = depth = PYTHON_STACK_DEPTH; /* a Python process now */
         _Unwind_Backtrace(walk_cb, &wk);
     }
     if (sc_stats) {

@@ -52,8 +52,19 @@ def caller():
     dying()  # line: caller
 
 
+def level(n):
+    # Eight Python calls deep, as a PyTorch model's nn.Module layers are:
+    # more than 32 native frames between the call and the script's top.
+    if n == 0:
+        inner_function()  # line: deep-inner
+    else:
+        level(n - 1)  # line: deep-outer
+
+
 scenario = sys.argv[1] if len(sys.argv) > 1 else "nested"
-if scenario == "init":
+if scenario == "deep":
+    level(8)  # line: module-deep
+elif scenario == "init":
     make_tensors()  # line: module-init
 elif scenario == "teardown":
     caller()  # line: module-teardown
