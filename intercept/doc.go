@@ -57,8 +57,8 @@
 //	STREAMCHECK_LAUNCHER=1   set by `streamcheck run` and `record`, which report
 //	                         the error markers: the shim then does not also print
 //	                         why it cannot record (unless the marker cannot be written)
-//	STREAMCHECK_STACK_DEPTH  host frames kept per event (default 32, 64 in a Python process
-//	                         with perf trampolines, 0 = no stacks, at most 128)
+//	STREAMCHECK_STACK_DEPTH  host frames kept per event (default 32, 64 in a Python process,
+//	                         one with libpython loaded; 0 = no stacks, at most 128)
 //	STREAMCHECK_STACK_CACHE_NODES  size of each thread's stack cache in trie nodes
 //	                         (16 to 65536, the default); when full it starts over.
 //	                         Tests lower it to exercise that path

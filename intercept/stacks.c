@@ -30,6 +30,7 @@
  * own, found from the native stack's id and the lines.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +43,9 @@ int sc_stack_depth = 32;
  * frames, so in a PyTorch program the library's layers (nn.Module calls,
  * the dispatcher) fill 32 frames before the program's own code, which
  * reports should name. Unless STREAMCHECK_STACK_DEPTH says otherwise, a
- * process with CPython trampolines keeps this many. */
+ * Python process keeps this many, from its first call on: a depth that
+ * changed later would leave stacks cached at the old one. */
 #define PYTHON_STACK_DEPTH 64
-static int depth_chosen; /* STREAMCHECK_STACK_DEPTH was set */
 
 #define TRIE_MAX_NODES (1u << 16) /* per thread stack cache; a full trie starts over */
 /* STREAMCHECK_STACK_CACHE_NODES lowers it, for tests of the start-over path. */
@@ -119,7 +120,8 @@ void sc_stacks_init(void) {
         if (v < 0) v = 0;
         if (v > SC_MAX_STACK) v = SC_MAX_STACK;
         sc_stack_depth = (int)v;
-        depth_chosen = 1;
+    } else if (dlsym(RTLD_DEFAULT, "Py_IsInitialized")) { /* a Python process (libpython is loaded) */
+        sc_stack_depth = PYTHON_STACK_DEPTH;
     }
     const char *tn = getenv("STREAMCHECK_STACK_CACHE_NODES");
     if (tn && *tn) {
@@ -611,7 +613,6 @@ static void trie_insert(sc_stackcache *c, const walk *w, uint64_t sp, uint32_t i
  * are off). */
 static uint32_t native_capture(sc_tstate *ts) {
     int depth = sc_stack_depth;
-    if (!depth_chosen && atomic_load_explicit(&sc_pytramp_count, memory_order_relaxed) > 0) depth = PYTHON_STACK_DEPTH;
     if (depth <= 0) return 0;
     sc_stackcache *c = ts->stackcache;
     if (!c) {
@@ -643,7 +644,6 @@ static uint32_t native_capture(sc_tstate *ts) {
     if (wk.n > 0 && wk.n < MAX_WALK && wk.n - wk.nskip < wk.max && sc_pytramp_register(wk.pc[wk.n - 1])) {
         wk.n = 0;
         wk.nskip = 0;
-        if (!depth_chosen) wk.max = depth = PYTHON_STACK_DEPTH; /* a Python process now */
         _Unwind_Backtrace(walk_cb, &wk);
     }
     if (sc_stats) {
