@@ -601,6 +601,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		}
 	}
 	*st = Step{Agent: a.ID}
+	var graphWork []graphEvent // A graph launch's external event records and waits.
 	switch ev.Op {
 	case model.OpStreamWait:
 		if waited == nil || !waited.recorded {
@@ -608,66 +609,56 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		} else {
 			a.clock.join(waited.snap)
 		}
-	case model.OpEventRecord:
-		es := e.events[ev.Event]
-		if es == nil {
-			es = &eventState{}
-			e.events[ev.Event] = es
-		}
-		st.Epoch = a.clock.tick(a.Slot)
-		st.Epoch.Agent = a.ID
-		es.recorded = true
-		es.agent = a.ID
-		es.captureOrigin = 0
-		es.snap.set(a.clock)
-		st.Clock = a.clock
-		return
 	case model.OpGraphLaunch:
-		if ev.Exec != 0 {
-			// "Each launch is ordered behind both any previous work in
-			// stream and any previous launches of graphExec" (CUDA runtime
-			// API): the previous launch works as an event this one waits
-			// for, and this launch as its record for the next.
-			es := e.execs[ev.Exec]
-			if es == nil {
-				es = &eventState{}
-				e.execs[ev.Exec] = es
+		if ev.Exec == 0 {
+			break
+		}
+		// "Each launch is ordered behind both any previous work in stream
+		// and any previous launches of graphExec" (CUDA runtime API): the
+		// previous launch works as an event this one waits for, and this
+		// launch as its record for the next.
+		if last := e.execs[ev.Exec]; last != nil {
+			a.clock.join(last.snap)
+		}
+		// The graph's external waits order all of its work after the
+		// events, and its external records (below) see all of it: coarser
+		// than the nodes' own places in the graph, which can only hide a
+		// race, never make one up.
+		graphWork = e.graphEvents.Launched(ev.Exec)
+		for _, g := range graphWork {
+			if w := e.events[g.event]; !g.record && w != nil && w.recorded {
+				a.clock.join(w.snap)
 			}
-			if es.recorded {
-				a.clock.join(es.snap)
-			}
-			// The graph's external waits order all of its work after the
-			// events, and its external records see all of it: coarser
-			// than the nodes' own places in the graph, which can only
-			// hide a race, never make one up.
-			work := e.graphEvents.Launched(ev.Exec)
-			for _, g := range work {
-				if w := e.events[g.event]; !g.record && w != nil && w.recorded {
-					a.clock.join(w.snap)
-				}
-			}
-			st.Epoch = a.clock.tick(a.Slot)
-			st.Epoch.Agent = a.ID
-			es.recorded, es.agent = true, a.ID
-			es.snap.set(a.clock)
-			for _, g := range work {
-				if g.record {
-					r := e.events[g.event]
-					if r == nil {
-						r = &eventState{}
-						e.events[g.event] = r
-					}
-					r.recorded, r.agent, r.captureOrigin = true, a.ID, 0
-					r.snap.set(a.clock)
-				}
-			}
-			st.Clock = a.clock
-			return
 		}
 	}
 	st.Epoch = a.clock.tick(a.Slot)
 	st.Epoch.Agent = a.ID
 	st.Clock = a.clock
+	switch ev.Op {
+	case model.OpEventRecord:
+		recordOn(e.events, ev.Event, a)
+	case model.OpGraphLaunch:
+		if ev.Exec != 0 {
+			recordOn(e.execs, ev.Exec, a)
+		}
+		for _, g := range graphWork {
+			if g.record {
+				recordOn(e.events, g.event, a)
+			}
+		}
+	}
+}
+
+// recordOn makes the state of handle in m (an event, or an executable
+// graph's last launch) a record of a's clock as it is now.
+func recordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
+	es := m[handle]
+	if es == nil {
+		es = &eventState{}
+		m[handle] = es
+	}
+	es.recorded, es.agent, es.captureOrigin = true, a.ID, 0
+	es.snap.set(a.clock)
 }
 
 // EventRecordedOn returns the stream agent of the most recent record of an
