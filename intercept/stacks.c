@@ -202,6 +202,19 @@ static sc_frames *frames_new(int n, int with_lines) {
     return f;
 }
 
+/* Writes f's Stack record under the next id and publishes it in m under
+ * key h; 0 (f freed) when it cannot. */
+static uint32_t store_locked(lfmap *m, uint64_t h, sc_frames *f) {
+    uint32_t id = next_id_locked();
+    if (!id || !write_stack_record(id, f)) {
+        free(f);
+        return 0;
+    }
+    publish_locked(id, f);
+    lfmap_put_locked(m, h, id);
+    return id;
+}
+
 static uint32_t define_locked(uint64_t h, const uint64_t *pc, int n) {
     uint64_t v;
     if (lfmap_get(&stack_ids, h, &v)) return (uint32_t)v; /* another thread won */
@@ -214,14 +227,7 @@ static uint32_t define_locked(uint64_t h, const uint64_t *pc, int n) {
         f->mods[i] = sc_module_of_locked(pc[i]);
         if (f->mods[i] == 0 && sc_pytramp_contains(pc[i])) f->tramp[f->ntramp++] = (uint8_t)i;
     }
-    uint32_t id = next_id_locked();
-    if (!id || !write_stack_record(id, f)) {
-        free(f);
-        return 0;
-    }
-    publish_locked(id, f);
-    lfmap_put_locked(&stack_ids, h, id);
-    return id;
+    return store_locked(&stack_ids, h, f);
 }
 
 /* ---- Python lines ---- */
@@ -254,14 +260,8 @@ static uint32_t define_lined_locked(uint64_t h, uint32_t base, const sc_frames *
     f->ntramp = b->ntramp;
     f->base = base;
     for (int i = 0; i < k; i++) f->line[b->tramp[i]] = line[i];
-    uint32_t id = next_id_locked();
-    if (!id || !write_stack_record(id, f)) {
-        free(f);
-        return base;
-    }
-    publish_locked(id, f);
-    lfmap_put_locked(&lined_ids, h, id);
-    return id;
+    uint32_t id = store_locked(&lined_ids, h, f);
+    return id ? id : base;
 }
 
 /*
@@ -298,8 +298,6 @@ typedef struct {
     uint64_t val;
     uint32_t parent, child; /* child 0: empty slot */
 } tspill;
-
-
 
 /*
  * The trie as lookups read it: each run of nodes that have one child and no
@@ -694,10 +692,8 @@ static uint32_t with_python_lines(sc_tstate *ts, uint32_t id) {
     if (k <= 0) return id;
     uint64_t h = hash_lines(id, line, k);
     sc_stackcache *c = ts->stackcache;
-    if (c) {
-        uint32_t slot = (uint32_t)(h >> 32) & (LINED_SLOTS - 1);
-        if (c->lined[slot].h == h && has_lines(c->lined[slot].id, id, b, line, k)) return c->lined[slot].id;
-    }
+    uint32_t slot = (uint32_t)(h >> 32) & (LINED_SLOTS - 1);
+    if (c && c->lined[slot].h == h && has_lines(c->lined[slot].id, id, b, line, k)) return c->lined[slot].id;
     uint64_t v;
     uint32_t d;
     if (lfmap_get(&lined_ids, h, &v) && has_lines((uint32_t)v, id, b, line, k)) {
@@ -708,7 +704,6 @@ static uint32_t with_python_lines(sc_tstate *ts, uint32_t id) {
         sc_lock_release();
     }
     if (c && d != id) {
-        uint32_t slot = (uint32_t)(h >> 32) & (LINED_SLOTS - 1);
         c->lined[slot].h = h;
         c->lined[slot].id = d;
     }
