@@ -64,8 +64,8 @@ type JSONLReader struct {
 	streams  nameSpace
 	events   nameSpace
 	pools    nameSpace
-	graphs   graphNames
-	execs    graphNames
+	graphs   nameSpace // Graphs and executable graphs: never reported by
+	execs    nameSpace // name, so their names make no Name records.
 	stackIDs map[string]StackID
 	key      []byte // Scratch for stack keys.
 	frames   []Frame
@@ -86,6 +86,8 @@ func NewJSONLReader(r io.Reader, file string) *JSONLReader {
 		streams:  newNameSpace(t, ObjectStream),
 		events:   newNameSpace(t, ObjectEvent),
 		pools:    newNameSpace(t, ObjectPool),
+		graphs:   newNameSpace(t, objectUnnamed),
+		execs:    newNameSpace(t, objectUnnamed),
 		stackIDs: map[string]StackID{},
 	}
 }
@@ -294,7 +296,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		if err := json.Unmarshal(l.Graph, &name); err != nil {
 			return "graph", corruptf("got %s, want the graph's name", short(l.Graph))
 		}
-		if ev.Graph, err = r.graphs.resolve(name); err != nil {
+		if ev.Graph, err = r.graphs.resolve(name, true); err != nil {
 			return "graph", err
 		}
 	} else if form.required&jGraphName != 0 {
@@ -309,7 +311,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		}
 	}
 	if form.has(jExec) && l.Exec != nil {
-		if ev.Exec, err = r.execs.resolve(*l.Exec); err != nil {
+		if ev.Exec, err = r.execs.resolve(*l.Exec, true); err != nil {
 			return "exec", err
 		}
 	} else if form.required&jExec != 0 {
@@ -519,6 +521,10 @@ func parseResult(raw json.RawMessage) (int32, error) {
 	return int32(v), nil
 }
 
+// objectUnnamed is the kind of a nameSpace whose names make no Name
+// records (graphs and executable graphs).
+const objectUnnamed ObjectKind = 0
+
 // nameSpace maps the names of one kind of object to handles.
 type nameSpace struct {
 	tables  *Tables
@@ -560,7 +566,9 @@ func (n *nameSpace) resolve(name string, introduce bool) (uint64, error) {
 			n.next++
 		}
 		h = n.next
-		n.tables.Names[ObjectKey{n.kind, h}] = n.tables.Intern(name)
+		if n.kind != objectUnnamed {
+			n.tables.Names[ObjectKey{n.kind, h}] = n.tables.Intern(name)
+		}
 	}
 	n.handles[name] = h
 	n.used[h] = true
@@ -571,8 +579,8 @@ func (n *nameSpace) reserved(h uint64) bool {
 	switch n.kind {
 	case ObjectStream:
 		return h <= StreamPerThread
-	case ObjectPool:
-		return h == 0 // The device's default pool.
+	case ObjectPool, objectUnnamed:
+		return h == 0 // The device's default pool; no graph.
 	}
 	return false
 }
@@ -585,38 +593,6 @@ func (n *nameSpace) kindName() string {
 		return "event"
 	}
 	return "pool"
-}
-
-// graphNames maps the names of graphs, or of executable graphs, to
-// handles: a name in canonical hex ("0x55d0c0a1b2c0", as the writer spells
-// a recorded handle) is that handle, and another name gets a synthetic one.
-// Graphs are never reported by name, so no Name record keeps the names.
-type graphNames struct {
-	handles map[string]uint64
-	used    map[uint64]bool
-	next    uint64
-}
-
-func (n *graphNames) resolve(name string) (uint64, error) {
-	if name == "" {
-		return 0, corruptf("empty name")
-	}
-	if h, ok := n.handles[name]; ok {
-		return h, nil
-	}
-	if n.handles == nil {
-		n.handles, n.used, n.next = map[string]uint64{}, map[uint64]bool{}, firstSyntheticHandle
-	}
-	h, ok := parseHex(name)
-	if !ok || h == 0 || name != "0x"+strconv.FormatUint(h, 16) || n.used[h] {
-		for n.used[n.next] {
-			n.next++
-		}
-		h = n.next
-	}
-	n.handles[name] = h
-	n.used[h] = true
-	return h, nil
 }
 
 // short keeps error messages to one readable line.
