@@ -175,10 +175,10 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 		b = append(b, `,"graph":true`...)
 	}
 	if form.has(jGraphName) && ev.Graph != 0 {
-		b = appendJSONString(append(b, `,"graph":`...), "0x"+strconv.FormatUint(ev.Graph, 16))
+		b = appendHex(append(b, `,"graph":`...), ev.Graph) // the canonical name of the handle
 	}
 	if form.has(jExec) && ev.Exec != 0 {
-		b = appendJSONString(append(b, `,"exec":`...), "0x"+strconv.FormatUint(ev.Exec, 16))
+		b = appendHex(append(b, `,"exec":`...), ev.Exec)
 	}
 	if form.has(jHost) {
 		pinned := ev.Flags&FlagPinned != 0
