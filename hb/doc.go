@@ -3,9 +3,10 @@
 // Each stream and the host are agents with vector clocks. An operation issued
 // to a stream gets an Epoch (its stream's agent, the agent's clock slot and
 // the count on that slot); operation A happens before operation B exactly
-// when B's clock covers A's epoch. A destroyed stream's clock is dropped,
-// and its slot handed to the next stream, once the host is ordered after
-// its work, so memory and clock width follow the streams alive at once.
+// when B's clock covers A's epoch. A destroyed stream keeps only the
+// entries of its clock that the host has not reached, and its slot is
+// handed to the next stream once the host is ordered after its work, so
+// memory and clock width follow the streams alive at once.
 // The engine follows CUDA's documented ordering rules:
 //
 //   - Work issued by the host is ordered after everything the host knew to be

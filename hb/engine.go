@@ -57,9 +57,14 @@ type Agent struct {
 	unjoined  bool
 	dev       *device // The agent's device, for default-stream synchronization.
 	destroyed bool
-	// ops is the operation count of a destroyed stream whose clock was
-	// dropped (Engine.prune); clock is nil then.
-	ops uint64
+	// A destroyed stream does no more work, so its dense clock is dropped
+	// at once: ops keeps its operation count, and residue the entries of
+	// its clock that the host clock did not reach at the destroy, all that
+	// joining it can still add (see Engine.destroy). pruned is set once the
+	// host is ordered after its work and its slot is handed on.
+	ops     uint64
+	residue []slotCount
+	pruned  bool
 	// base is the count on the agent's slot before its first operation:
 	// what the streams that had the slot before it counted.
 	base      uint64
@@ -69,16 +74,54 @@ type Agent struct {
 	captureOrigin AgentID
 }
 
-// Pruned reports whether the agent is a destroyed stream whose clock was
-// dropped, its slot free for another stream.
-func (a *Agent) Pruned() bool { return a.destroyed && a.clock == nil }
+// Pruned reports whether the agent is a destroyed stream that the host is
+// ordered after, its slot free for another stream.
+func (a *Agent) Pruned() bool { return a.pruned }
 
 // Ops returns how many operations were issued to the agent so far.
 func (a *Agent) Ops() uint64 {
-	if a.clock == nil {
+	if a.dying() {
 		return a.ops
 	}
 	return max(a.clock.Get(a.Slot), a.base) - a.base
+}
+
+// dying reports whether a is a destroyed stream whose dense clock was
+// dropped (pruned or not).
+func (a *Agent) dying() bool { return a.destroyed && a.clock == nil }
+
+// count returns the count on a's own slot: its last operation's epoch
+// there (or what the slot counted before it, if none).
+func (a *Agent) count() uint64 {
+	if a.dying() {
+		return a.base + a.ops
+	}
+	return a.clock.Get(a.Slot)
+}
+
+// slotCount is one entry of a clock kept sparse (Agent.residue).
+type slotCount struct {
+	slot  AgentID
+	count uint64
+}
+
+// joinTo joins a's clock into *c; for a dying stream, its residue is all
+// that can still change a clock that joined the host since the destroy.
+func (a *Agent) joinTo(c *Clock) bool {
+	if !a.dying() {
+		return c.join(a.clock)
+	}
+	grown := false
+	for _, r := range a.residue {
+		if c.Get(r.slot) < r.count {
+			if int(r.slot) >= len(*c) {
+				*c = append(*c, make([]uint64, int(r.slot)+1-len(*c))...)
+			}
+			(*c)[r.slot] = r.count
+			grown = true
+		}
+	}
+	return grown
 }
 
 // streamKey names a stream: a created stream by its handle alone, the
@@ -141,9 +184,10 @@ type Step struct {
 
 // Engine advances the happens-before relation one event at a time. Its
 // memory grows with the number of streams and event objects, not with the
-// number of operations; a destroyed stream keeps a clock only until the
-// host is ordered after its work, and then gives its clock slot to the next
-// stream created, so clocks are as wide as the streams alive at once.
+// number of operations; a destroyed stream keeps only its clock's entries
+// the host has not reached, until the host is ordered after its work, and
+// then gives its clock slot to the next stream created, so clocks are as
+// wide as the streams alive at once.
 type Engine struct {
 	agents []*Agent
 	// The current agent of each stream key, split by kind of key so that
@@ -171,17 +215,28 @@ type Engine struct {
 	// ordered after; prune drops their clocks once it has, so that memory
 	// follows the streams alive, not every stream a program ever created.
 	dying []AgentID
-	// prunedAt and prunedLen are hostVer and len(dying) after the last
-	// prune: until one changes, another prune would find nothing (a
-	// destroyed stream's clock no longer changes; only the host's can).
+	// prunedAt is hostVer at the last prune: until it changes, another
+	// prune would find nothing (a destroyed stream's count no longer
+	// changes; only the host's can). nextPrune is the event count before
+	// which no prune runs, so that a long dying list is walked once per
+	// several of its length in events, not at every host change (a program
+	// with a stream per step that never waits for them, say).
 	prunedAt  uint64
-	prunedLen int
+	nextPrune uint64
+	applied   uint64 // Events applied so far.
 	// freeSlots are the clock slots of pruned streams, for new streams, so
 	// that clocks stay as wide as the streams alive at once, not as the
 	// number of streams ever created.
 	freeSlots []AgentID
 	nslots    AgentID // Slots handed out so far, the host's included.
-	host      Clock
+	// slotHolder is the agent each slot was last handed to.
+	slotHolder []AgentID
+	// spare holds the storage of a few destroyed streams' clocks for new
+	// streams: a program that makes a stream per step and never waits
+	// for them otherwise allocates a clock as wide as all of them each
+	// step, and the garbage collector's time grew with its square.
+	spare []Clock
+	host  Clock
 	// hostVer counts changes of the host clock, so that work issued to a
 	// stream joins it only when it changed since the stream last did.
 	hostVer uint64
@@ -190,13 +245,15 @@ type Engine struct {
 // New returns an engine with only the host agent.
 func New() *Engine {
 	e := &Engine{
-		created:   map[uint64]AgentID{},
-		perThread: map[uint64]AgentID{},
-		devices:   map[int32]*device{},
-		events:    map[uint64]*eventState{},
-		execs:     map[uint64]*eventState{},
-		hostVer:   1, // Agents start at 0: their first operation joins.
-		nslots:    1, // Slot 0 is the host's.
+		created:    map[uint64]AgentID{},
+		perThread:  map[uint64]AgentID{},
+		devices:    map[int32]*device{},
+		events:     map[uint64]*eventState{},
+		execs:      map[uint64]*eventState{},
+		hostVer:    1, // Agents start at 0: their first operation joins.
+		spare:      make([]Clock, 0, 4),
+		slotHolder: []AgentID{HostAgent},
+		nslots:     1, // Slot 0 is the host's.
 	}
 	e.agents = append(e.agents, &Agent{ID: HostAgent, Kind: KindHost})
 	return e
@@ -219,19 +276,66 @@ func (e *Engine) hostJoin(o Clock) {
 func (e *Engine) prune() {
 	keep := e.dying[:0]
 	for _, id := range e.dying {
-		a := e.agents[id]
-		if ops := a.clock.Get(a.Slot); e.host.Get(a.Slot) < ops {
+		if a := e.agents[id]; e.host.Get(a.Slot) < a.count() {
 			keep = append(keep, id)
-			continue
+		} else {
+			e.retire(a)
 		}
-		a.ops, a.clock = a.Ops(), nil
-		if i := slices.Index(a.dev.agents, id); i >= 0 {
-			a.dev.agents = slices.Delete(a.dev.agents, i, i+1)
-		}
-		e.freeSlots = append(e.freeSlots, a.Slot)
 	}
 	e.dying = keep
-	e.prunedAt, e.prunedLen = e.hostVer, len(keep)
+	e.prunedAt = e.hostVer
+	e.nextPrune = e.applied + uint64(len(keep)/8)
+}
+
+// destroy drops the dense clock of a stream being destroyed, keeping only
+// its residue, and lists it as dying until the host is ordered after its
+// work. Without that, every destroyed stream the host never waited for kept
+// a clock as wide as the streams created before it: 100,000 of them did
+// not fit in memory.
+func (e *Engine) destroy(a *Agent) {
+	a.ops = a.Ops()
+	for s, v := range a.clock {
+		if v > e.host.Get(AgentID(s)) && e.passesOn(a, AgentID(s)) {
+			a.residue = append(a.residue, slotCount{AgentID(s), v})
+		}
+	}
+	if len(e.spare) < cap(e.spare) {
+		e.spare = append(e.spare, a.clock[:0])
+	}
+	a.clock, a.destroyed = nil, true
+	if e.host.Get(a.Slot) >= a.count() {
+		e.retire(a)
+	} else {
+		e.dying = append(e.dying, a.ID)
+	}
+}
+
+// passesOn reports whether the destroyed stream a must keep its clock's
+// entry for slot s (one the host has not reached) in its residue. The
+// residue serves the device synchronization, which joins every stream of
+// a's device anyway, and, for a blocking stream, the legacy stream, which
+// joins the device's blocking streams anyway: entries of those streams add
+// nothing. Without this, a chain of destroyed streams each waiting for the
+// one before kept residues as long as the chain.
+func (e *Engine) passesOn(a *Agent, s AgentID) bool {
+	if s == a.Slot {
+		return true
+	}
+	h := e.agents[e.slotHolder[s]] // The entry is h's: the host holds every count of the slot's earlier holders.
+	if h.dev != a.dev {
+		return true
+	}
+	return a.Kind == KindBlocking && h.Kind == KindNonBlocking
+}
+
+// retire hands the slot of a destroyed stream the host is ordered after to
+// the next stream created.
+func (e *Engine) retire(a *Agent) {
+	a.pruned, a.residue = true, nil
+	if i := slices.Index(a.dev.agents, a.ID); i >= 0 {
+		a.dev.agents = slices.Delete(a.dev.agents, i, i+1)
+	}
+	e.freeSlots = append(e.freeSlots, a.Slot)
 }
 
 // Agent returns the agent with the given id.
@@ -320,6 +424,11 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 	} else {
 		a.Slot = e.nslots
 		e.nslots++
+		e.slotHolder = append(e.slotHolder, 0)
+	}
+	e.slotHolder[a.Slot] = a.ID
+	if n := len(e.spare); n > 0 {
+		a.clock, e.spare = e.spare[n-1], e.spare[:n-1]
 	}
 	a.dev = e.device(device)
 	e.agents = append(e.agents, a)
@@ -376,9 +485,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	// Destroyed streams the previous events ordered the host after are
 	// pruned here, once, rather than wherever the host joins: not while an
 	// operation walks the agents, and at no cost when none is dying.
-	if len(e.dying) > 0 && (e.hostVer != e.prunedAt || len(e.dying) != e.prunedLen) {
+	if len(e.dying) > 0 && e.hostVer != e.prunedAt && e.applied >= e.nextPrune {
 		e.prune()
 	}
+	e.applied++
 	if ev.Failed() {
 		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
 		if ev.Op == model.OpCaptureEnd {
@@ -420,9 +530,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		*st = Step{Agent: a.ID, Clock: a.clock}
 		if a.Kind == KindBlocking || a.Kind == KindNonBlocking {
 			e.register(keyOf(ev.Stream, ev.Device, ev.TID), 0)
-			if !a.destroyed {
-				e.dying = append(e.dying, a.ID)
-			}
+			e.destroy(a) // a created stream's handle names a new agent from now on
 		}
 		a.destroyed = true
 		return
@@ -459,8 +567,8 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 				// The host holds a stream's own count only by having
 				// joined its clock at that count, and the clock changes
 				// only with the count: nothing new to join then.
-				if a := e.agents[id]; e.host.Get(a.Slot) < a.clock.Get(a.Slot) {
-					e.hostJoin(a.clock)
+				if a := e.agents[id]; e.host.Get(a.Slot) < a.count() && a.joinTo(&e.host) {
+					e.hostVer++
 				}
 			}
 		}

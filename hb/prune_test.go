@@ -69,3 +69,80 @@ func TestDestroyedStreamKeptUntilOrdered(t *testing.T) {
 		t.Errorf("%d destroyed streams still kept after the device synchronization", len(e.dying))
 	}
 }
+
+// TestUnorderedDestroyedStreamsKeepResidue: a program makes a stream per
+// step and never waits for them until the end. Each destroyed stream keeps
+// only what its clock knew beyond the host's (its own count, and what it
+// waited for), not a clock as wide as every stream before it; a device
+// synchronization still orders the host after all of their work, including
+// the work one of them only knew of through an event.
+func TestUnorderedDestroyedStreamsKeepResidue(t *testing.T) {
+	e := New()
+	seq := uint64(0)
+	apply := func(op model.Op, stream, event uint64) Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1, Flags: model.FlagNonBlocking})
+	}
+	const n = 3000
+	var epochs []Epoch
+	for i := range n {
+		s := 0x500 + uint64(i%3)
+		apply(model.OpStreamCreate, s, 0)
+		if i > 0 {
+			apply(model.OpStreamWait, s, 0x10) // the previous step's record
+		}
+		epochs = append(epochs, apply(model.OpLaunch, s, 0).Epoch)
+		apply(model.OpEventRecord, s, 0x10)
+		apply(model.OpStreamDestroy, s, 0)
+	}
+	for _, a := range e.Agents()[1:] {
+		if a.clock != nil || len(a.residue) > 3 {
+			t.Fatalf("destroyed agent %d keeps a %d-slot clock and %d residue entries", a.ID, len(a.clock), len(a.residue))
+		}
+	}
+	if len(e.dying) != n {
+		t.Fatalf("%d destroyed streams listed as dying, want %d", len(e.dying), n)
+	}
+	apply(model.OpStreamCreate, 0x900, 0)
+	if c := apply(model.OpLaunch, 0x900, 0).Clock; c.Covers(epochs[0]) || c.Covers(epochs[n-1]) {
+		t.Fatal("a new stream's work is ordered after destroyed streams' unfinished work")
+	}
+	apply(model.OpDeviceSync, 0, 0)
+	c := apply(model.OpLaunch, 0x900, 0).Clock
+	for i, ep := range epochs {
+		if !c.Covers(ep) {
+			t.Fatalf("after a device synchronization, work is not ordered after destroyed stream %d's launch", i)
+		}
+	}
+	if len(e.dying) != 0 {
+		t.Errorf("%d destroyed streams still dying after the device synchronization", len(e.dying))
+	}
+}
+
+// TestResidueJoinedByDeviceSync: a destroyed stream that waited on an event
+// of a stream the host never waited for passes that work on: a device
+// synchronization covers it through the destroyed stream's residue, even
+// after the other stream is gone too and its own device entry pruned.
+func TestResidueJoinedByDeviceSync(t *testing.T) {
+	e := New()
+	seq := uint64(0)
+	apply := func(op model.Op, stream, event uint64, device int32) Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, Device: device, TID: 1, Flags: model.FlagNonBlocking})
+	}
+	// Stream a on device 1 does work; stream b on device 0 waits for it.
+	apply(model.OpStreamCreate, 0xa, 0, 1)
+	work := apply(model.OpLaunch, 0xa, 0, 1).Epoch
+	apply(model.OpEventRecord, 0xa, 0x10, 1)
+	apply(model.OpStreamCreate, 0xb, 0, 0)
+	apply(model.OpStreamWait, 0xb, 0x10, 0)
+	apply(model.OpLaunch, 0xb, 0, 0)
+	apply(model.OpStreamDestroy, 0xb, 0, 0)
+	apply(model.OpStreamDestroy, 0xa, 0, 1)
+	// Synchronizing device 0 waits for b, which waited for a's work.
+	apply(model.OpDeviceSync, 0, 0, 0)
+	apply(model.OpStreamCreate, 0xc, 0, 0)
+	if c := apply(model.OpLaunch, 0xc, 0, 0).Clock; !c.Covers(work) {
+		t.Fatal("device 0's synchronization does not cover the work its destroyed stream waited for")
+	}
+}
