@@ -152,6 +152,28 @@ __global__ void sc_touch_signal_spin(int* data, int n, int* host_flag, long long
     }
 }
 
+// Launch with ONE block: writes data, spins, writes it again, then sets *done,
+// so a kernel that copies *done (sc_copy_flag) tells whether it ran after.
+__global__ void sc_write_spin_mark(int* data, int n, int* done, long long cycles) {
+    for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) {
+        data[i] = i;
+    }
+    sc_spin_for(cycles);
+    for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) {
+        data[i] += 1;
+    }
+    __syncthreads();
+    __threadfence();
+    if (threadIdx.x == 0) {
+        *done = 1;
+    }
+}
+
+// Copies the flag sc_write_spin_mark sets into *seen.
+__global__ void sc_copy_flag(const int* done, int* seen) {
+    *seen = *reinterpret_cast<const volatile int*>(done);
+}
+
 // ---------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------

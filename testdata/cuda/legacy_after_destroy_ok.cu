@@ -10,26 +10,6 @@
 // legacy stream did not wait, since then this "ok" program has a real race.
 #include "common.cuh"
 
-// Launch with one block: writes data, spins, writes it again, then sets *done.
-__global__ void write_spin_mark(int* data, int n, int* done, long long cycles) {
-    for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) {
-        data[i] = i;
-    }
-    sc_spin_for(cycles);
-    for (int i = static_cast<int>(threadIdx.x); i < n; i += static_cast<int>(blockDim.x)) {
-        data[i] += 1;
-    }
-    __syncthreads();
-    __threadfence();
-    if (threadIdx.x == 0) {
-        *done = 1;
-    }
-}
-
-__global__ void copy_flag(const int* done, int* seen) {
-    *seen = *reinterpret_cast<const volatile int*>(done);
-}
-
 int main() {
     sc::init("legacy_after_destroy_ok");
     int* flags = nullptr;  // flags[0]: done, flags[1]: what the legacy stream saw
@@ -42,11 +22,11 @@ int main() {
     int* p = nullptr;
     SC_CHECK(cudaMallocAsync((void**)&p, sc::kBytes, cudaStreamLegacy));
     SC_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
-    write_spin_mark<<<1, sc::kThreads, 0, s>>>(p, sc::kN, flags, sc::ms(50));
+    sc_write_spin_mark<<<1, sc::kThreads, 0, s>>>(p, sc::kN, flags, sc::ms(50));
     SC_CHECK_LAUNCH();
     SC_CHECK(cudaStreamDestroy(s));
 
-    copy_flag<<<1, 1, 0, cudaStreamLegacy>>>(flags, flags + 1);
+    sc_copy_flag<<<1, 1, 0, cudaStreamLegacy>>>(flags, flags + 1);
     SC_CHECK_LAUNCH();
     SC_CHECK(cudaFreeAsync(p, cudaStreamLegacy));
 
