@@ -18,7 +18,9 @@
 //     which may hide a race between the threads themselves.
 //   - The legacy default stream waits for all blocking streams of its device
 //     before each operation, and blocking streams wait for it. Non-blocking
-//     streams take part in neither. Each host thread's per-thread default
+//     streams take part in neither. A blocking stream destroyed with work
+//     still running is waited for until that work is done (measured on
+//     CUDA 13.0). Each host thread's per-thread default
 //     stream is a blocking stream.
 //   - An event record snapshots its stream's clock; a wait joins the snapshot
 //     of the most recent record issued before it. Waiting on an event never

@@ -688,14 +688,14 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		for _, id := range a.dev.unjoined {
 			b := e.agents[id]
 			b.unjoined = false
-			if b.destroyed {
-				continue
-			}
+			// A destroyed blocking stream's unfinished work is waited for
+			// too (measured on CUDA 13.0: testdata/cuda/
+			// legacy_after_destroy_ok); a pruned one's is behind the host.
 			// Joined already if the legacy stream knows b's own count (see
 			// OpDeviceSync): rejoining every blocking stream each time cost
 			// the cube of the stream count.
-			if a.clock.Get(b.Slot) < b.clock.Get(b.Slot) {
-				a.clock.join(b.clock)
+			if !b.pruned && a.clock.Get(b.Slot) < b.count() {
+				b.joinTo(&a.clock)
 			}
 		}
 		a.dev.unjoined = a.dev.unjoined[:0]
