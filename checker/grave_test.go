@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -79,5 +81,99 @@ func TestGraveEviction(t *testing.T) {
 	res := c.Finish(nil)
 	if len(res.Findings) != 1 || res.Findings[0].Rule != RuleUseAfterFree {
 		t.Fatalf("findings %+v, want one use-after-free", res.Findings)
+	}
+}
+
+// TestPartialReuseAgreesWithMemory allocates and frees at random overlapping
+// places, as a pool that splits and merges blocks does, and checks after
+// each step that the address index agrees with a plain map of the memory:
+// ranges never overlap, the grave list holds exactly the freed records, and
+// an address the index places in a live or freed allocation is live in, or
+// was last freed from, that allocation. (The index may know less than the
+// map: the rest of a block a smaller allocation reused from its start is
+// forgotten.)
+func TestPartialReuseAgreesWithMemory(t *testing.T) {
+	const granule, granules = 256, 64
+	type cell struct {
+		base  uint64 // Base of the allocation that last held the cell; 0 never.
+		freed bool
+	}
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		c := New("t", model.NewTables())
+		seq := uint64(0)
+		add := func(ev model.Event) {
+			seq++
+			ev.Seq, ev.TID, ev.Stream = seq, 1, 0x1000
+			c.Add(&ev)
+		}
+		add(model.Event{Op: model.OpStreamCreate})
+		const origin = 0x7f00_0000_0000
+		mem := make([]cell, granules)
+		live := map[uint64]int{} // base -> granules
+		for step := range 400 {
+			if len(live) > 0 && rng.IntN(2) == 0 {
+				bases := slices.Sorted(maps.Keys(live))
+				b := bases[rng.IntN(len(bases))]
+				add(model.Event{Op: model.OpFreeAsync, Ptr: b})
+				first := int((b - origin) / granule)
+				for g := first; g < first+live[b]; g++ {
+					mem[g].freed = true
+				}
+				delete(live, b)
+			} else {
+				first, n := rng.IntN(granules), 1+rng.IntN(8)
+				n = min(n, granules-first)
+				free := true
+				for g := first; g < first+n; g++ {
+					free = free && (mem[g].base == 0 || mem[g].freed)
+				}
+				if !free {
+					continue // a real pool never hands out live memory
+				}
+				b := origin + uint64(first)*granule
+				add(model.Event{Op: model.OpMallocAsync, Ptr: b, Size: uint64(n) * granule})
+				for g := first; g < first+n; g++ {
+					mem[g] = cell{base: b}
+				}
+				live[b] = n
+			}
+			// The index's ranges are disjoint and sorted.
+			var prevEnd uint64
+			records := 0
+			for _, chunk := range c.allocs.spans.chunks {
+				for _, sp := range chunk {
+					if sp.base < prevEnd {
+						t.Fatalf("seed %d step %d: range at %#x starts before the previous one ends (%#x)", seed, step, sp.base, prevEnd)
+					}
+					prevEnd = sp.base + sp.a.size
+					records++
+				}
+			}
+			// The grave list holds exactly the freed records.
+			graved := 0
+			for a := c.graveQ.oldest; a != nil; a = a.newer {
+				if !a.freed || c.allocs.at(a.base) != a {
+					t.Fatalf("seed %d step %d: grave lists a record that is not a freed one in the index", seed, step)
+				}
+				graved++
+			}
+			if graved != c.graveLen {
+				t.Fatalf("seed %d step %d: grave list %d long, graveLen %d", seed, step, graved, c.graveLen)
+			}
+			// What the index says of each cell is true.
+			for g := range granules {
+				addr := origin + uint64(g)*granule
+				a := c.allocs.find(addr)
+				if a == nil {
+					continue
+				}
+				whole, _ := a.wholeOf()
+				if m := mem[g]; m.base == 0 || m.freed != a.freed || m.base != whole {
+					t.Fatalf("seed %d step %d: cell %d: index says allocation at %#x (freed %v), memory says %#x (freed %v)",
+						seed, step, g, whole, a.freed, m.base, m.freed)
+				}
+			}
+		}
 	}
 }
