@@ -169,7 +169,8 @@ type Checker struct {
 	// may free itself after each launch (graph memory is not analyzed yet,
 	// but such a free is no invalid free).
 	graphAllocs map[uint64]bool
-	graphs      graphMemory // What captured work uses, for graph launches.
+	graphs      graphMemory   // What captured work uses, for graph launches.
+	captureMem  captureMemory // The memory each open capture allocated.
 	// streamRank[id] counts the created streams among agents 0..id: the
 	// number StreamName gives an unnamed stream.
 	streamRank []uint32
@@ -251,6 +252,7 @@ func (c *Checker) Add(ev *model.Event) {
 		}
 		if st.Captured || ev.Op == model.OpCaptureEnd {
 			c.graphs.captured(ev, st)
+			c.captured(ev, st)
 		}
 		return
 	}
@@ -713,6 +715,7 @@ type siteKey struct {
 type findingKey struct {
 	rule          string
 	alloc, op, on siteKey
+	capture       bool // A race inside a captured graph.
 }
 
 func (c *Checker) siteOf(a *access) siteKey {
@@ -729,7 +732,13 @@ func (c *Checker) siteOf(a *access) siteKey {
 // report records a finding, folding it into an earlier one from the same
 // call sites.
 func (c *Checker) report(rule string, a *allocation, op access, other *access) {
-	key := findingKey{rule: rule, op: c.siteOf(&op), on: c.siteOf(other)}
+	c.reportIn(hb.HostAgent, rule, a, op, other)
+}
+
+// reportIn is report for a race between operations captured into a graph
+// by the capture begun on stream origin (the host: not captured).
+func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op access, other *access) {
+	key := findingKey{rule: rule, op: c.siteOf(&op), on: c.siteOf(other), capture: origin != hb.HostAgent}
 	if a != nil {
 		key.alloc = c.siteOf(&a.alloc)
 	} else {
@@ -740,7 +749,7 @@ func (c *Checker) report(rule string, a *allocation, op access, other *access) {
 		return
 	}
 	f := &Finding{Rule: rule, Severity: severityOf(rule), Count: 1, Trace: c.trace}
-	p := pendingFinding{f: f, op: op}
+	p := pendingFinding{f: f, op: op, capture: origin}
 	if a != nil {
 		p.hasAlloc, p.alloc = true, a.alloc
 		p.base, p.size = a.wholeOf() // the rest of a partly reused allocation: name the whole
@@ -762,6 +771,7 @@ type pendingFinding struct {
 	hasAlloc, hasOther bool
 	base, size         uint64
 	alloc, op, other   access
+	capture            hb.AgentID // See reportIn.
 }
 
 // resolveFinding fills a finding's operations and explanation.
@@ -769,6 +779,9 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 	f := p.f
 	proc := c.tables.Process
 	f.PID, f.Exe, f.Command = proc.PID, c.tables.String(proc.Exe), c.tables.String(proc.Args)
+	if p.capture != hb.HostAgent {
+		f.Capture = c.StreamName(c.engine.Agent(p.capture))
+	}
 	if p.hasAlloc {
 		f.Alloc = &Alloc{Ptr: p.base, Size: p.size, Op: c.resolve("allocation", &p.alloc)}
 	}

@@ -18,6 +18,10 @@ func (c *Checker) explain(f *Finding) {
 	if f.Alloc != nil {
 		size = fmt.Sprintf("%d bytes at 0x%x", f.Alloc.Size, f.Alloc.Ptr)
 	}
+	if f.Capture != "" {
+		explainCaptured(f, op, other, size)
+		return
+	}
 	switch f.Rule {
 	case RuleUseBeforeAlloc:
 		f.Message = fmt.Sprintf("%s uses %s before its allocation is ordered before it", what(op), size)
@@ -125,4 +129,33 @@ func (c *Checker) handOffFix(before, after *Op) string {
 	}
 	return fmt.Sprintf("Record an event on stream %s after the %s at %s and make stream %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
 		before.Stream, before.API, before.Site(), after.Stream, after.API, after.Site())
+}
+
+// explainCaptured explains a race between two operations captured into one
+// graph: at each launch the graph runs its nodes in the order the capture
+// gave them, whatever orders the launch itself.
+func explainCaptured(f *Finding, op, other *Op, size string) {
+	in := fmt.Sprintf(", in the graph captured from stream %s", f.Capture)
+	graph := fmt.Sprintf("Both were captured into the graph begun on stream %s, which runs its nodes in the order that stream order and the event waits made during the capture gave them", f.Capture)
+	fix := fmt.Sprintf("During the capture, record an event on stream %s after the %s at %s and make stream %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
+		other.Stream, other.API, other.Site(), op.Stream, op.API, op.Site())
+	switch f.Rule {
+	case RuleUseBeforeAlloc:
+		f.Message = fmt.Sprintf("%s uses %s before its allocation is ordered before it%s", what(op), size, in)
+		f.Why = fmt.Sprintf("%s: nothing orders the allocation at %s before the use at %s, so each launch of the graph may run the use first.", graph, other.Site(), op.Site())
+		f.Fix = fix
+	case RuleFreeWhileInFlight:
+		f.Message = fmt.Sprintf("%s frees %s while %s may still be using it%s", what(op), size, what(other), in)
+		f.Why = fmt.Sprintf("%s: nothing orders the use at %s before the free at %s, so each launch of the graph may free the memory while that work runs.", graph, other.Site(), op.Site())
+		f.Fix = fix
+	case RuleFreeBeforeAlloc:
+		f.Message = fmt.Sprintf("%s frees %s before its allocation is ordered before the free%s", what(op), size, in)
+		f.Why = fmt.Sprintf("%s: nothing orders the allocation at %s before the free at %s.", graph, other.Site(), op.Site())
+		f.Fix = fix
+	case RuleUseAfterFree:
+		f.Message = fmt.Sprintf("%s uses %s after it was freed%s", what(op), size, in)
+		f.Why = fmt.Sprintf("The memory was freed by %s (call #%d) before %s was captured (call #%d); at each launch the graph may hand it to another of its allocations.",
+			other.Where(), other.Seq, what(op), op.Seq)
+		f.Fix = fmt.Sprintf("Move the free at %s after the last use, at %s or later, in the capture.", other.Site(), op.Site())
+	}
 }

@@ -163,11 +163,14 @@ type Finding struct {
 	Alloc    *Alloc   `json:"allocation,omitempty"`
 	// Ops are the operations in conflict: the one reported first, then the
 	// one it conflicts with, if any.
-	Ops   []Op   `json:"operations"`
-	Why   string `json:"why"`
-	Fix   string `json:"fix,omitempty"`
-	Count int    `json:"count"`
-	Trace string `json:"trace,omitempty"`
+	Ops []Op   `json:"operations"`
+	Why string `json:"why"`
+	Fix string `json:"fix,omitempty"`
+	// Capture names the stream whose capture made the graph a race is in:
+	// both operations were captured, and the race happens at every launch.
+	Capture string `json:"capture,omitempty"`
+	Count   int    `json:"count"`
+	Trace   string `json:"trace,omitempty"`
 	// Process says which process of a recorded tree the trace is: its pid,
 	// program and command line (which names the script of an interpreter).
 	PID     uint32 `json:"pid,omitempty"`

@@ -153,6 +153,21 @@ type eventState struct {
 	// captureOrigin is set when the most recent record was captured into a
 	// graph: waiting on it pulls the waiting stream into that capture.
 	captureOrigin AgentID
+	// capture and capSnap are the capture (Step.Capture) of the most recent
+	// record, if captured, and its clock there (see capture).
+	capture uint64
+	capSnap Clock
+}
+
+// capture is a capture in progress, and the order in which the graph it
+// builds will run the captured work: stream order and the event waits made
+// during the capture become the graph's edges. Each stream in the capture
+// has a slot in clocks of the capture's own, which know nothing of the
+// work outside it (that is ordered with the graph's launches instead).
+type capture struct {
+	id     uint64
+	slots  map[AgentID]AgentID // A stream's slot in clocks.
+	clocks []Clock             // Each stream's clock in the capture, by slot.
 }
 
 // Step is what the engine learned from one event.
@@ -180,6 +195,15 @@ type Step struct {
 	// UnrecordedWait is set for a wait or event synchronize on an event with
 	// no record before it: it orders nothing.
 	UnrecordedWait bool
+	// Capture numbers the capture a captured operation (and a capture's
+	// begin and end) belongs to, from 1, unlike CaptureOrigin never the
+	// same for two captures. For a captured stream operation, Local is its
+	// epoch among the capture's work and LocalClock its clock there: it
+	// follows another operation of the same capture, when the graph runs,
+	// exactly when LocalClock covers that one's Local.
+	Capture    uint64
+	Local      Epoch
+	LocalClock Clock
 }
 
 // Engine advances the happens-before relation one event at a time. Its
@@ -210,7 +234,9 @@ type Engine struct {
 	// graphEvents are the event records and waits captured with the
 	// external flag, which each launch of their graph makes.
 	graphEvents GraphWork[graphEvent]
-	scratch     Clock // A stream's clock before an operation (see OpMemcpy).
+	captures    map[AgentID]*capture // Captures in progress, by origin stream.
+	captureSeq  uint64               // Captures begun so far.
+	scratch     Clock                // A stream's clock before an operation (see OpMemcpy).
 	// dying lists destroyed streams whose work the host has not yet been
 	// ordered after; prune drops their clocks once it has, so that memory
 	// follows the streams alive, not every stream a program ever created.
@@ -250,6 +276,7 @@ func New() *Engine {
 		devices:    map[int32]*device{},
 		events:     map[uint64]*eventState{},
 		execs:      map[uint64]*eventState{},
+		captures:   map[AgentID]*capture{},
 		hostVer:    1, // Agents start at 0: their first operation joins.
 		spare:      make([]Clock, 0, 4),
 		slotHolder: []AgentID{HostAgent},
@@ -492,7 +519,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	if ev.Failed() {
 		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
 		if ev.Op == model.OpCaptureEnd {
-			st.CaptureOrigin = e.failedCaptureEnd(ev)
+			st.CaptureOrigin, st.Capture = e.failedCaptureEnd(ev)
 			e.graphEvents.Apply(ev, st, nil)
 		}
 		return
@@ -640,13 +667,15 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	switch ev.Op {
 	case model.OpCaptureBegin:
 		a.capturing, a.captureOrigin = true, a.ID
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.ID}
+		e.captureSeq++
+		e.captures[a.ID] = &capture{id: e.captureSeq, slots: map[AgentID]AgentID{a.ID: 0}, clocks: make([]Clock, 1)}
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.ID, Capture: e.captureSeq}
 		e.graphEvents.Apply(ev, st, nil)
 		return
 	case model.OpCaptureEnd:
 		origin := a.captureOrigin
-		e.endCapture(a)
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: origin}
+		id := e.endCapture(a)
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: origin, Capture: id}
 		e.graphEvents.Apply(ev, st, nil)
 		return
 	case model.OpStreamWait:
@@ -658,18 +687,32 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		}
 	}
 	if a.capturing {
+		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
+		cp := e.captures[a.captureOrigin]
+		s, ok := cp.slots[a.ID]
+		if !ok {
+			s = AgentID(len(cp.clocks))
+			cp.slots[a.ID] = s
+			cp.clocks = append(cp.clocks, nil)
+		}
+		clock := &cp.clocks[s]
+		if ev.Op == model.OpStreamWait && waited != nil && waited.capture == cp.id {
+			clock.join(waited.capSnap)
+		}
+		st.Capture, st.Local = cp.id, clock.tick(s)
+		st.Local.Agent, st.LocalClock = a.ID, *clock
 		if ev.Op == model.OpEventRecord {
 			es := e.events[ev.Event]
 			if es == nil {
 				es = &eventState{}
 				e.events[ev.Event] = es
 			}
-			es.captureOrigin = a.captureOrigin
+			es.captureOrigin, es.capture = a.captureOrigin, cp.id
+			es.capSnap.set(*clock)
 		}
 		if ev.Flags&model.FlagExternal != 0 && (ev.Op == model.OpEventRecord || ev.Op == model.OpStreamWait) {
 			e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
 		}
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
 		e.graphEvents.Apply(ev, st, nil) // a child graph's external records and waits join the capture
 		return
 	}
@@ -765,7 +808,7 @@ func recordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
 		es = &eventState{}
 		m[handle] = es
 	}
-	es.recorded, es.agent, es.captureOrigin = true, a.ID, 0
+	es.recorded, es.agent, es.captureOrigin, es.capture = true, a.ID, 0, 0
 	es.snap.set(a.clock)
 }
 
@@ -787,38 +830,40 @@ func (e *Engine) EventRecordedOn(handle uint64) (AgentID, bool) {
 // that joined the capture (cudaErrorStreamCaptureUnmatched), it only
 // invalidates the capture, which its origin's end then ends. Other errors
 // (a bad argument, say) are not known to end it. It returns the origin of
-// the capture it ended, 0 if none.
-func (e *Engine) failedCaptureEnd(ev *model.Event) AgentID {
+// the capture it ended and its number (Step.Capture), 0 if none.
+func (e *Engine) failedCaptureEnd(ev *model.Event) (AgentID, uint64) {
 	a, ok := e.Known(ev.Stream, ev.Device, ev.TID) // a failed call creates no stream
 	if !ok || !a.capturing {
-		return 0
+		return 0, 0
 	}
 	origin := a.captureOrigin
 	switch ev.Result {
 	case model.ResultCaptureInvalidated:
 	case model.ResultCaptureUnjoined, model.ResultCaptureWrongThread:
 		if origin != a.ID {
-			return 0
+			return 0, 0
 		}
 	default:
-		return 0
+		return 0, 0
 	}
-	e.endCapture(a)
-	return origin
+	return origin, e.endCapture(a)
 }
 
 // endCapture ends the capture that stream a is part of, for every stream in
-// it. Ending it on a stream that is not capturing does nothing.
-func (e *Engine) endCapture(a *Agent) {
+// it, and returns its number. Ending it on a stream that is not capturing
+// does nothing (and returns 0).
+func (e *Engine) endCapture(a *Agent) uint64 {
 	if !a.capturing {
-		return
+		return 0
 	}
 	origin := a.captureOrigin
-	for _, b := range e.agents {
-		if b.capturing && b.captureOrigin == origin {
-			b.capturing, b.captureOrigin = false, 0
-		}
+	for id := range e.captures[origin].slots {
+		b := e.agents[id]
+		b.capturing, b.captureOrigin = false, 0
 	}
+	id := e.captures[origin].id
+	delete(e.captures, origin)
+	return id
 }
 
 // EpochOf is the epoch of an operation of agent a that was the clock-th
