@@ -35,9 +35,12 @@
 //     do not synchronize the host. A synchronous cudaMemset returns after
 //     completion only when it sets pinned host memory.
 //   - Operations on a stream that is being captured into a graph do not run
-//     when issued and are not ordered here; Step.CaptureOrigin tells which
-//     capture they belong to (the checker makes a graph launch use what the
-//     captured work used).
+//     when issued and are not ordered with the work outside the capture;
+//     Step.CaptureOrigin and Step.Capture tell which capture they belong to
+//     (the checker makes a graph launch use what the captured work used).
+//     Among themselves they are ordered as the graph will run them: by
+//     clocks of the capture's own (Step.Local, Step.LocalClock), which
+//     stream order and the event records and waits of the capture advance.
 //   - A graph launch is one operation on its stream, ordered after the
 //     previous launch of the same executable graph. Event records and waits
 //     captured with the external flags take effect at each launch: the
