@@ -243,3 +243,45 @@ func BenchmarkStreamPerStepUnwaited(b *testing.B) {
 	b.ReportAllocs()
 	benchApply(b, evs)
 }
+
+// TestCaptureLocalOrder: captured work is ordered among itself as its graph
+// will run it, by stream order and the event waits of the capture, and an
+// event recorded in an earlier capture orders nothing in a later one.
+func TestCaptureLocalOrder(t *testing.T) {
+	e := hb.New()
+	seq := uint64(0)
+	ev := func(op model.Op, stream, event uint64) hb.Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1})
+	}
+	const s1, s2, fork, join = 0x1000, 0x2000, 0x10, 0x20
+	ev(model.OpStreamCreate, s1, 0)
+	ev(model.OpStreamCreate, s2, 0)
+	first := ev(model.OpCaptureBegin, s1, 0).Capture
+	a := ev(model.OpLaunch, s1, 0).Local
+	ev(model.OpEventRecord, s1, fork)
+	ev(model.OpStreamWait, s2, fork)
+	b := ev(model.OpLaunch, s2, 0)
+	late := ev(model.OpLaunch, s1, 0).Local // after the fork: unordered with b
+	if b.Capture != first || !b.LocalClock.Covers(a) || b.LocalClock.Covers(late) {
+		t.Fatalf("s2's captured launch: capture %d (want %d), after s1's launch before the fork %v (want true), after the one after it %v (want false)",
+			b.Capture, first, b.LocalClock.Covers(a), b.LocalClock.Covers(late))
+	}
+	ev(model.OpEventRecord, s2, join)
+	ev(model.OpStreamWait, s1, join)
+	if c := ev(model.OpLaunch, s1, 0).LocalClock; !c.Covers(b.Local) {
+		t.Fatal("s1's launch after the join is not ordered after s2's")
+	}
+	if end := ev(model.OpCaptureEnd, s1, 0); end.Capture != first {
+		t.Fatalf("capture end numbered %d, want %d", end.Capture, first)
+	}
+	// A second capture: s2 waits on join again, last recorded in the first.
+	second := ev(model.OpCaptureBegin, s2, 0).Capture
+	x := ev(model.OpLaunch, s2, 0)
+	if second == first || x.Capture != second || x.Local.Clock != 1 {
+		t.Fatalf("second capture %d (first %d): launch in capture %d with local count %d, want a fresh count 1", second, first, x.Capture, x.Local.Clock)
+	}
+	if st := ev(model.OpLaunch, s1, 0); st.Captured {
+		t.Fatal("s1's work is captured though s1 is not in the second capture")
+	}
+}
