@@ -33,14 +33,17 @@ type stepCopy struct {
 	epoch   hb.Epoch
 	clock   hb.Clock
 	skipped bool
+	// captured: a call captured into a graph, which runs at the graph's
+	// launches (skipped is set too: when issued it ordered nothing).
+	captured bool
 }
 
 func copyStep(st *hb.Step) stepCopy {
-	return stepCopy{agent: st.Agent, epoch: st.Epoch, clock: slices.Clone(st.Clock), skipped: st.Skipped}
+	return stepCopy{agent: st.Agent, epoch: st.Epoch, clock: slices.Clone(st.Clock), skipped: st.Skipped, captured: st.Captured}
 }
 
 func (s *stepCopy) hbStep() *hb.Step {
-	return &hb.Step{Agent: s.agent, Epoch: s.epoch, Clock: s.clock, Skipped: s.skipped}
+	return &hb.Step{Agent: s.agent, Epoch: s.epoch, Clock: s.clock, Skipped: s.skipped, Captured: s.captured}
 }
 
 // recorded is one replayed event kept for a graph.
@@ -375,7 +378,7 @@ func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
 	v := &Vertex{
 		ID: vertexID(r.ev.Seq), Seq: r.ev.Seq, Op: r.ev.Op.String(), API: op.API, Kernel: op.Kernel,
 		Site: siteOf(&op, r.ev.Seq), TID: r.ev.TID, Lane: rp.lane(r.step.agent), Skipped: r.step.skipped,
-		step: r.step, hasStep: !r.step.skipped,
+		Captured: r.step.captured, step: r.step, hasStep: !r.step.skipped,
 	}
 	rp.annotate(v, r, devices)
 	return v
@@ -471,7 +474,7 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 			Lane: Lane{Agent: o.Agent, Name: cmpOr(o.Stream, "host"), Kind: cmpOr(o.StreamKind, "host")},
 		}
 		if r := rp.fixed[o.Seq]; r != nil {
-			v.step, v.hasStep, v.Skipped = r.step, !r.step.skipped, r.step.skipped
+			v.step, v.hasStep, v.Skipped, v.Captured = r.step, !r.step.skipped, r.step.skipped, r.step.captured
 			rp.annotate(v, r, devices)
 		}
 		byID[id] = v

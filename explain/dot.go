@@ -98,7 +98,10 @@ func vertexAttrs(v *Vertex) string {
 	if v.Role != "" {
 		lines = append(lines, "("+v.Role+")")
 	}
-	if v.Skipped {
+	switch {
+	case v.Captured:
+		lines = append(lines, "(captured into a graph)")
+	case v.Skipped:
 		lines = append(lines, "(did not take effect)")
 	}
 	attrs := []string{"label=" + quote(strings.Join(lines, "\n"))}

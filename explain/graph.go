@@ -47,9 +47,12 @@ type Vertex struct {
 	Role    string
 	Finding bool // One of the finding's own operations.
 	Skipped bool // A failed or captured call: it ordered nothing.
-	TID     uint32
-	Lane    Lane
-	Note    string // Text of the note vertex.
+	// Captured is set on a call captured into a graph (Skipped too): it
+	// runs at the graph's launches.
+	Captured bool
+	TID      uint32
+	Lane     Lane
+	Note     string // Text of the note vertex.
 
 	step    stepCopy
 	hasStep bool   // The engine's step is known and the call took effect.

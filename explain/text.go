@@ -50,7 +50,10 @@ func Text(w io.Writer, g *Graph) error {
 		if v.Role != "" {
 			line += "  [" + v.Role + "]"
 		}
-		if v.Skipped {
+		switch {
+		case v.Captured:
+			line += "  [captured into a graph]"
+		case v.Skipped:
 			line += "  [did not take effect]"
 		}
 		p("    %s\n", strings.TrimRight(line, " "))
