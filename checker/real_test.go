@@ -146,8 +146,8 @@ func TestRealTraces(t *testing.T) {
 			}
 		})
 	}
-	if cases < 156 {
-		t.Errorf("only %d recorded cases under testdata/real; the GPU run records 156", cases)
+	if cases < 164 {
+		t.Errorf("only %d recorded cases under testdata/real; the GPU run records 164", cases)
 	}
 }
 

@@ -260,6 +260,47 @@ inline void free_flag(HostFlag& f) {
     f.device = nullptr;
 }
 
+// Whether the legacy default stream waits for a 50 ms kernel on a stream:
+// the kernel writes p on a new stream (non-blocking or not), which is
+// destroyed right after the launch if asked, and a one-thread kernel on the
+// legacy stream copies the done flag the writer sets last. With free_p, p is
+// then freed on the legacy stream. Call warm_legacy_probe first: the first
+// launch of a kernel loads it (lazy loading), and that waits for the work
+// running on the device, which would answer yes whatever the rule.
+inline bool legacy_waited(int* p, int* flags, bool non_blocking, bool destroy, bool free_p) {
+    cudaStream_t s = make_stream(non_blocking);
+    SC_CHECK(cudaMemset(flags, 0, 2 * sizeof(int)));
+    sc_write_spin_mark<<<1, kThreads, 0, s>>>(p, kN, flags, ms(50));
+    SC_CHECK_LAUNCH();
+    if (destroy) {
+        SC_CHECK(cudaStreamDestroy(s));
+    }
+    sc_copy_flag<<<1, 1, 0, cudaStreamLegacy>>>(flags, flags + 1);
+    SC_CHECK_LAUNCH();
+    if (free_p) {
+        SC_CHECK(cudaFreeAsync(p, cudaStreamLegacy));
+    }
+    SC_CHECK(cudaDeviceSynchronize());
+    if (!destroy) {
+        SC_CHECK(cudaStreamDestroy(s));
+    }
+    int seen = -1;
+    SC_CHECK(cudaMemcpy(&seen, flags + 1, sizeof(int), cudaMemcpyDeviceToHost));
+    std::printf("STREAMCHECK_NOTE legacy stream waited for a%s %s stream's kernel: %s\n", destroy ? " destroyed" : " live",
+                non_blocking ? "non-blocking" : "blocking", seen == 1 ? "yes" : "no");
+    std::fflush(stdout);
+    return seen == 1;
+}
+
+// Loads the kernels legacy_waited uses, with nothing else running.
+inline void warm_legacy_probe(int* flags) {
+    sc_write_spin_mark<<<1, 1, 0, cudaStreamLegacy>>>(flags, 0, flags, 0);
+    SC_CHECK_LAUNCH();
+    sc_copy_flag<<<1, 1, 0, cudaStreamLegacy>>>(flags, flags + 1);
+    SC_CHECK_LAUNCH();
+    SC_CHECK(cudaDeviceSynchronize());
+}
+
 // Final synchronization and summary; returns the process exit code.
 inline int finish() {
     SC_CHECK(cudaDeviceSynchronize());
