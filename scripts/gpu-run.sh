@@ -235,8 +235,18 @@ run_recorded() {
 }
 
 record_binary() {  # record_binary NAME VARIANT  (run by xargs in a child bash)
-    local name="$1" variant="$2" bin envs=()
+    local name="$1" variant="$2" bin envs=() need
     bin="$BUILD_DIR/$name-$variant"
+    # A program that needs more GPUs than the machine has is skipped
+    # (header "streamcheck-devices: N").
+    need="$(sed -n 's|^// streamcheck-devices: *\([0-9]*\).*|\1|p' "$CUDA_SRC_DIR/$name.cu" | head -n 1)"
+    if [ -n "$need" ] && [ "$need" -gt "$GPU_COUNT" ]; then
+        echo "skip   $name-$variant (needs $need GPUs, this machine has $GPU_COUNT)"
+        rm -rf "$TRACE_DIR/$name-$variant"
+        echo "skipped" >"$TRACE_DIR/$name-$variant.rc"
+        echo "needs $need GPUs" >"$TRACE_DIR/$name-$variant.skip"
+        return 0
+    fi
     if [ ! -x "$bin" ]; then
         echo "skip   $name-$variant (not built)"
         rm -rf "$TRACE_DIR/$name-$variant"
@@ -264,7 +274,8 @@ do_record() {
         sed 's/^/    /' "$TRACE_DIR/doctor.log"
         log "record: doctor exit status $drc"
     fi
-    export TRACE_DIR BUILD_DIR SC_BIN REC_TIMEOUT RECORD_ARGS
+    GPU_COUNT="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
+    export TRACE_DIR BUILD_DIR SC_BIN REC_TIMEOUT RECORD_ARGS GPU_COUNT CUDA_SRC_DIR
     CUDA_LIBS="$(cuda_lib_dirs)"
     export CUDA_LIBS
     export -f run_recorded record_binary
@@ -297,6 +308,7 @@ do_record() {
                 if [ "$have_torch" -ne 1 ] || { [ "${name#triton_}" != "$name" ] && ! python3 -c 'import triton' >/dev/null 2>&1; }; then
                     echo "skip   $name-py (torch with CUDA, or triton, not importable)"
                     echo "skipped" >"$TRACE_DIR/$name-py.rc"
+                    echo "module not available" >"$TRACE_DIR/$name-py.skip"
                     continue
                 fi
                 run_recorded "$name-py" "$PY_TIMEOUT" "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" \
@@ -306,6 +318,7 @@ do_record() {
                 if [ "$have_cupy" -ne 1 ]; then
                     echo "skip   $name-py (cupy not importable)"
                     echo "skipped" >"$TRACE_DIR/$name-py.rc"
+                    echo "module not available" >"$TRACE_DIR/$name-py.skip"
                     continue
                 fi
                 run_recorded "$name-py" "$PY_TIMEOUT" -- python3 "$py"
@@ -566,7 +579,8 @@ for name, variant, src in cases:
         if rc == "":
             status, notes = "ERROR", ["not recorded"] + notes
         elif rc == "skipped":
-            status, notes = "SKIP", ["module not available"] + notes
+            why = read(os.path.join(trace_dir, case + ".skip"), "").strip() or "skipped"
+            status, notes = "SKIP", [why] + notes
         elif rc == "nobuild":
             status, notes = "ERROR", ["not built"] + notes
         elif rc in ("124", "137"):
