@@ -829,6 +829,10 @@ func (c *Checker) resolve(role string, a *access) Op {
 		ag := c.engine.Agent(a.agent)
 		o.Stream = c.StreamName(ag)
 		o.StreamKind = ag.Kind.String()
+		if c.engine.Devices() > 1 {
+			d := ag.Device
+			o.Device = &d // Said only when it tells streams apart.
+		}
 		o.StreamHandle = ag.Handle
 		if role != "" {
 			o.StreamCreatedAt = c.streamCreatedAt(a.agent)

@@ -365,6 +365,9 @@ func (e *Engine) retire(a *Agent) {
 	e.freeSlots = append(e.freeSlots, a.Slot)
 }
 
+// Devices returns how many devices the trace's streams were on so far.
+func (e *Engine) Devices() int { return len(e.devices) }
+
 // Agent returns the agent with the given id.
 func (e *Engine) Agent(id AgentID) *Agent { return e.agents[id] }
 

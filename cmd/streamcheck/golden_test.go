@@ -220,15 +220,16 @@ func TestSARIFReport(t *testing.T) {
 	}
 }
 
-// TestGoldenRealTrace pins the text report for two races recorded by the
+// TestGoldenRealTrace pins the text report for three races recorded by the
 // shim on a GPU (testdata/real): both call sites must name the test
-// program's own source lines, and the fix sentence must name them too.
+// program's own source lines, and the fix sentence must name them too; in
+// the two-GPU recording, each stream's device is named.
 func TestGoldenRealTrace(t *testing.T) {
 	// Copies named after the cases keep the report free of the recording's
 	// process ids, which name the trace files.
 	tmp := t.TempDir()
 	var traces []string
-	for _, c := range []string{"use_before_alloc_racy-static", "free_while_in_flight_racy-static"} {
+	for _, c := range []string{"use_before_alloc_racy-static", "free_while_in_flight_racy-static", "multi_device_event_racy-static"} {
 		found, err := filepath.Glob(filepath.Join("..", "..", "testdata", "real", c, "*.sctrace"))
 		if err != nil || len(found) != 1 {
 			t.Fatalf("%s: want one recorded trace, found %v (%v)", c, found, err)

@@ -288,6 +288,10 @@ func describeOp(o *checker.Op) string {
 	if o.Kernel != "" {
 		s += " of " + o.Kernel
 	}
+	kind := o.StreamKind
+	if o.Device != nil {
+		kind += fmt.Sprintf(" of device %d", *o.Device)
+	}
 	switch o.StreamKind {
 	case "":
 		if o.Stream != "" {
@@ -296,12 +300,12 @@ func describeOp(o *checker.Op) string {
 			s += " on the host"
 		}
 	case hb.KindLegacy.String(), hb.KindPerThread.String():
-		s += " on the " + o.StreamKind // Its name would only repeat this.
+		s += " on the " + kind // Its name would only repeat this.
 	default:
 		if o.StreamCreatedAt != "" {
-			s += fmt.Sprintf(" on stream %s (%s created at %s)", o.Stream, o.StreamKind, o.StreamCreatedAt)
+			s += fmt.Sprintf(" on stream %s (%s created at %s)", o.Stream, kind, o.StreamCreatedAt)
 		} else {
-			s += fmt.Sprintf(" on stream %s (%s)", o.Stream, o.StreamKind)
+			s += fmt.Sprintf(" on stream %s (%s)", o.Stream, kind)
 		}
 	}
 	var site string
