@@ -9,30 +9,37 @@ import (
 )
 
 // captureMemory applies the allocation rules inside each capture. A graph
-// allocates and frees its own memory (cudaMallocAsync and cudaFreeAsync
-// captured as memory nodes) and runs its nodes in the order that stream
-// order and the event waits made during the capture gave them
-// (hb.Step.Local): a captured use not ordered after the captured
-// allocation, or a captured free not ordered after a captured use, is a
-// race at every launch of the graph, however the launches are ordered.
-// Memory allocated outside the capture is checked at the launches instead
-// (graphMemory).
+// allocates and frees memory (cudaMallocAsync and cudaFreeAsync captured
+// as memory nodes) and runs its nodes in the order that stream order and
+// the event waits made during the capture gave them (hb.Step.Local): a
+// captured use not ordered after the captured allocation, or a captured
+// free not ordered after a captured use, is a race at every launch of the
+// graph, however the launches are ordered. Uses of memory allocated
+// outside the capture are otherwise checked at the launches (graphMemory).
 type captureMemory struct {
 	open map[uint64]*capturedAllocs // By hb.Step.Capture.
 }
 
-// capturedAllocs are the allocations of one capture, sorted by base.
+// capturedAllocs is what one capture knows of the memory its work touches,
+// sorted by base: its own allocations, and the allocations from outside
+// that its work used or freed.
 type capturedAllocs struct {
 	origin hb.AgentID
 	allocs []*capturedAlloc
+	// held are the races found in the capture: reported when it ends with
+	// a graph, dropped when it fails (no graph, so none of it ever runs).
+	held []heldReport
 }
 
 type capturedAlloc struct {
 	base, size uint64
-	alloc      capturedAccess
-	uses       []capturedAccess // The latest on each stream.
-	freed      bool
-	free       capturedAccess
+	// alloc is the captured allocation, or, for memory allocated outside
+	// the capture, that allocation with a zero local epoch (before all of
+	// the capture's work).
+	alloc capturedAccess
+	uses  []capturedAccess // The latest on each stream.
+	freed bool
+	free  capturedAccess
 }
 
 // capturedAccess is an operation of a capture: what reports show, and its
@@ -42,10 +49,23 @@ type capturedAccess struct {
 	local hb.Epoch
 }
 
-// captured checks one captured operation, or forgets a capture that ended.
+type heldReport struct {
+	rule      string
+	whole     allocation // Only base, size and alloc are set.
+	op, other access
+}
+
+// captured checks one captured operation, and reports or forgets the
+// races of a capture that ended.
 func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 	m := &c.captureMem
 	if ev.Op == model.OpCaptureEnd {
+		if capt := m.open[st.Capture]; capt != nil && !ev.Failed() {
+			for i := range capt.held {
+				h := &capt.held[i]
+				c.reportIn(capt.origin, h.rule, &h.whole, h.op, &h.other)
+			}
+		}
 		delete(m.open, st.Capture)
 		return
 	}
@@ -54,9 +74,6 @@ func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 	}
 	capt := m.open[st.Capture]
 	if capt == nil {
-		if ev.Op != model.OpMallocAsync {
-			return // no allocation of its own yet: nothing to check
-		}
 		if m.open == nil {
 			m.open = map[uint64]*capturedAllocs{}
 		}
@@ -69,35 +86,35 @@ func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 	switch ev.Op {
 	case model.OpMallocAsync:
 		if ev.Ptr != 0 {
-			capt.allocate(ev.Ptr, max(ev.Size, 1), at(ev.Ptr))
+			capt.allocate(&capturedAlloc{base: ev.Ptr, size: max(ev.Size, 1), alloc: at(ev.Ptr)})
 		}
 	case model.OpFreeAsync:
-		a := capt.find(ev.Ptr)
+		a := c.capturedOrOutside(capt, ev.Ptr)
 		if a == nil || a.base != ev.Ptr || a.freed {
-			return // memory from outside the capture, or a bad free CUDA rejects
+			return // not the start of an allocation: a bad free CUDA rejects
 		}
 		free := at(ev.Ptr)
 		inFlight := false
 		for i := range a.uses {
 			if !st.LocalClock.Covers(a.uses[i].local) {
-				c.reportCaptured(capt, RuleFreeWhileInFlight, a, free.access, &a.uses[i].access)
+				capt.hold(RuleFreeWhileInFlight, a, free.access, a.uses[i].access)
 				inFlight = true
 				break
 			}
 		}
 		if !inFlight && !st.LocalClock.Covers(a.alloc.local) {
-			c.reportCaptured(capt, RuleFreeBeforeAlloc, a, free.access, &a.alloc.access)
+			capt.hold(RuleFreeBeforeAlloc, a, free.access, a.alloc.access)
 		}
 		a.freed, a.free = true, free
 	default:
 		eachUse(ev, func(p uint64) {
-			a := capt.find(p)
+			a := c.capturedOrOutside(capt, p)
 			if a == nil {
 				return
 			}
 			u := at(p)
 			if a.freed {
-				c.reportCaptured(capt, RuleUseAfterFree, a, u.access, &a.free.access)
+				capt.hold(RuleUseAfterFree, a, u.access, a.free.access)
 				return
 			}
 			i := slices.IndexFunc(a.uses, func(o capturedAccess) bool { return o.agent == u.agent })
@@ -106,31 +123,56 @@ func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 				return
 			}
 			if !st.LocalClock.Covers(a.alloc.local) {
-				c.reportCaptured(capt, RuleUseBeforeAlloc, a, u.access, &a.alloc.access)
+				capt.hold(RuleUseBeforeAlloc, a, u.access, a.alloc.access)
 			}
 			a.uses = append(a.uses, u)
 		})
 	}
 }
 
-// allocate adds a captured allocation, replacing those it overlaps (freed
-// ones: the graph reuses its memory).
-func (m *capturedAllocs) allocate(base, size uint64, alloc capturedAccess) {
-	end := rangeEnd(base, size)
-	i, _ := slices.BinarySearchFunc(m.allocs, base, byCapturedBase)
-	if i > 0 && rangeEnd(m.allocs[i-1].base, m.allocs[i-1].size) > base {
+// capturedOrOutside returns what the capture knows of the allocation
+// holding addr: one of its own, or a live allocation from outside it, which
+// it starts to follow here (a graph may free memory allocated outside it,
+// and must not do so before its own work that uses it).
+func (c *Checker) capturedOrOutside(capt *capturedAllocs, addr uint64) *capturedAlloc {
+	if addr == 0 {
+		return nil
+	}
+	if a := capt.find(addr); a != nil {
+		return a
+	}
+	o := c.allocs.find(addr)
+	if o == nil || o.freed {
+		return nil
+	}
+	a := &capturedAlloc{base: o.base, size: o.size, alloc: capturedAccess{access: o.alloc}}
+	capt.allocate(a)
+	return a
+}
+
+// hold keeps a race found in the capture until it ends.
+func (m *capturedAllocs) hold(rule string, a *capturedAlloc, op, other access) {
+	m.held = append(m.held, heldReport{rule: rule, whole: allocation{base: a.base, size: a.size, alloc: a.alloc.access}, op: op, other: other})
+}
+
+// allocate adds an allocation to the capture's, replacing those it
+// overlaps (freed ones: the graph reuses its memory).
+func (m *capturedAllocs) allocate(n *capturedAlloc) {
+	end := rangeEnd(n.base, n.size)
+	i, _ := slices.BinarySearchFunc(m.allocs, n.base, byCapturedBase)
+	if i > 0 && m.allocs[i-1].size > n.base-m.allocs[i-1].base {
 		i--
 	}
 	j := i
-	for j < len(m.allocs) && m.allocs[j].base < end {
+	for j < len(m.allocs) && (m.allocs[j].base < end || m.allocs[j].base == n.base) {
 		j++
 	}
-	m.allocs = slices.Replace(m.allocs, i, j, &capturedAlloc{base: base, size: size, alloc: alloc})
+	m.allocs = slices.Replace(m.allocs, i, j, n)
 }
 
 func byCapturedBase(a *capturedAlloc, base uint64) int { return cmp.Compare(a.base, base) }
 
-// find returns the captured allocation holding addr, or nil.
+// find returns the allocation holding addr, or nil.
 func (m *capturedAllocs) find(addr uint64) *capturedAlloc {
 	i, found := slices.BinarySearchFunc(m.allocs, addr, byCapturedBase)
 	if found {
@@ -140,10 +182,4 @@ func (m *capturedAllocs) find(addr uint64) *capturedAlloc {
 		return m.allocs[i-1]
 	}
 	return nil
-}
-
-// reportCaptured reports a race between two operations of a capture.
-func (c *Checker) reportCaptured(m *capturedAllocs, rule string, a *capturedAlloc, op access, other *access) {
-	whole := allocation{base: a.base, size: a.size, alloc: a.alloc.access}
-	c.reportIn(m.origin, rule, &whole, op, other)
 }

@@ -268,7 +268,7 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpMallocAsync, model.OpMalloc:
 		c.allocate(ev, st)
 	case model.OpFreeAsync, model.OpFree:
-		c.release(ev, st)
+		c.release(ev, st, ev.Ptr)
 	case model.OpLaunch:
 		if len(ev.Ptrs) > maxScannedPtrs {
 			// A long list (a hand-written trace; the shim's come sorted
@@ -296,9 +296,18 @@ func (c *Checker) Add(ev *model.Event) {
 		c.graphs.Forget(ev.Graph, ev.Exec)
 	case model.OpGraphLaunch:
 		// The graph's work runs in stream order on the launching stream:
-		// each address it uses is a use made there.
-		for _, u := range c.graphs.Launched(ev.Exec) {
-			c.use(ev, st, u.addr)
+		// each address it uses is a use made there, and each allocation
+		// from outside it that it frees is freed there, after the uses.
+		uses := c.graphs.Launched(ev.Exec)
+		for _, u := range uses {
+			if !u.free {
+				c.use(ev, st, u.addr)
+			}
+		}
+		for _, u := range uses {
+			if u.free {
+				c.release(ev, st, u.addr)
+			}
 		}
 	}
 }
@@ -471,6 +480,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
 		c.recycle(o)
 	}
 	c.allocs.insert(a)
+	c.trimGrave() // the rests kept above may have grown it
 }
 
 // rangeEnd returns base+size, or the top of the address space if that
@@ -495,19 +505,21 @@ func rangeEnd(base, size uint64) uint64 {
 // rest as uses after free made false alarms on PyTorch, whose
 // multi_tensor_apply kernels get structs holding stale pointers.
 func (c *Checker) keepRest(o *allocation, base, end uint64) {
-	if oEnd := o.base + o.size; oEnd > end && oEnd > o.base {
-		c.graveRest(o, end, oEnd)
+	// o overlaps [base, end): o.base < end. Sizes, not ends, so that a
+	// range that ends at the top of the address space does not wrap.
+	if past := end - o.base; o.size > past {
+		c.graveRest(o, end, o.size-past)
 	}
 	if o.base < base {
-		c.graveRest(o, o.base, base)
+		c.graveRest(o, o.base, base-o.base)
 	}
 }
 
-// graveRest adds to the grave a record of the part [lo, hi) of the freed
-// allocation o, with o's uses, next to o in the grave's order.
-func (c *Checker) graveRest(o *allocation, lo, hi uint64) {
+// graveRest adds to the grave a record of the part [lo, lo+size) of the
+// freed allocation o, with o's uses, next to o in the grave's order.
+func (c *Checker) graveRest(o *allocation, lo, size uint64) {
 	r := c.newAllocation()
-	r.freed, r.async, r.base, r.size = true, o.async, lo, hi-lo
+	r.freed, r.async, r.base, r.size = true, o.async, lo, size
 	r.alloc, r.free = o.alloc, o.free
 	_, r.wholeSize = o.wholeOf()
 	for _, u := range o.uses() {
@@ -579,14 +591,16 @@ func (c *Checker) rejectedFree(ev *model.Event) {
 	c.reportBadFree(c.accessOf(ev, &st, ev.Ptr))
 }
 
-func (c *Checker) release(ev *model.Event, st *hb.Step) {
-	if ev.Ptr == 0 {
+// release checks the free of ptr that ev makes (a free call, or a graph
+// launch whose graph frees memory allocated outside it).
+func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
+	if ptr == 0 {
 		return // cudaFree(NULL) is a valid no-op.
 	}
 	c.stats.Frees++
-	free := c.accessOf(ev, st, ev.Ptr)
-	a := c.allocs.at(ev.Ptr)
-	if a == nil && c.graphAllocs[ev.Ptr] {
+	free := c.accessOf(ev, st, ptr)
+	a := c.allocs.at(ptr)
+	if a == nil && c.graphAllocs[ptr] {
 		// A graph's allocation, freed by the program. The address stays
 		// a graph's: each launch of the graph allocates it again, and the
 		// program frees it after each.
@@ -615,7 +629,11 @@ func (c *Checker) release(ev *model.Event, st *hb.Step) {
 	a.freed = true
 	c.graveQ.push(a)
 	c.graveLen++
-	// Forget the oldest freed allocations beyond graveLimit.
+	c.trimGrave()
+}
+
+// trimGrave forgets the oldest freed allocations beyond graveLimit.
+func (c *Checker) trimGrave() {
 	for c.graveLen > graveLimit {
 		old := c.graveQ.oldest
 		c.allocs.remove(old)

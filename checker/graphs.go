@@ -19,10 +19,14 @@ type graphMemory struct {
 	hb.GraphWork[graphUse]
 }
 
-// graphUse is an item of a capture: a device address its work uses, or,
-// when allocSize is set, a range the capture allocated itself (graph
-// memory, allocated anew at each launch, whose uses are the graph's own).
-type graphUse struct{ addr, allocSize uint64 }
+// graphUse is an item of a capture: a device address its work uses (or,
+// with free set, frees), or, when allocSize is set, a range the capture
+// allocated itself (graph memory, allocated anew at each launch, whose
+// uses and frees are the graph's own).
+type graphUse struct {
+	addr, allocSize uint64
+	free            bool
+}
 
 // captured records a captured operation's uses into its capture, or
 // starts or ends the capture (a failed end that ended it, too).
@@ -31,32 +35,46 @@ func (g *graphMemory) captured(ev *model.Event, st *hb.Step) {
 	if !st.Captured {
 		return
 	}
-	if ev.Op == model.OpMallocAsync {
+	switch ev.Op {
+	case model.OpMallocAsync:
 		g.Add(st.CaptureOrigin, graphUse{addr: ev.Ptr, allocSize: max(ev.Size, 1)})
+		return
+	case model.OpFreeAsync:
+		g.Add(st.CaptureOrigin, graphUse{addr: ev.Ptr, free: true})
 		return
 	}
 	eachUse(ev, func(p uint64) { g.Add(st.CaptureOrigin, graphUse{addr: p}) })
 }
 
-// launchUses makes a capture's items what a launch of its graph uses: the
-// addresses, sorted and unique, but those in the capture's own
-// allocations.
+// launchUses makes a capture's items what a launch of its graph does: the
+// addresses it uses, then those it frees, each sorted and unique, but
+// those in the capture's own allocations.
 func launchUses(items []graphUse) []graphUse {
-	var addrs []uint64
+	var addrs, frees []uint64
 	var allocs [][2]uint64
 	for _, u := range items {
-		if u.allocSize != 0 {
+		switch {
+		case u.allocSize != 0:
 			allocs = append(allocs, [2]uint64{u.addr, u.addr + u.allocSize})
-		} else if u.addr != 0 {
+		case u.addr == 0:
+		case u.free:
+			frees = append(frees, u.addr)
+		default:
 			addrs = append(addrs, u.addr)
 		}
 	}
+	slices.SortFunc(allocs, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	out := outsideOf(nil, addrs, allocs, false)
+	return outsideOf(out, frees, allocs, true)
+}
+
+// outsideOf appends to out, as uses (or frees), the addresses of addrs,
+// sorted and unique, that are in none of the ranges allocs (sorted).
+func outsideOf(out []graphUse, addrs []uint64, allocs [][2]uint64, free bool) []graphUse {
 	slices.Sort(addrs)
 	addrs = slices.Compact(addrs)
-	slices.SortFunc(allocs, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
 	// Both sorted: one pass. end is the furthest end of the ranges that
 	// start at or below p, so p < end means p is in one of them.
-	out := make([]graphUse, 0, len(addrs))
 	r, end := 0, uint64(0)
 	for _, p := range addrs {
 		for r < len(allocs) && allocs[r][0] <= p {
@@ -64,7 +82,7 @@ func launchUses(items []graphUse) []graphUse {
 			r++
 		}
 		if p >= end {
-			out = append(out, graphUse{addr: p})
+			out = append(out, graphUse{addr: p, free: free})
 		}
 	}
 	return out

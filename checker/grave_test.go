@@ -177,3 +177,28 @@ func TestPartialReuseAgreesWithMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestGraveLimitWithRests: rests of freed blocks kept by allocations in
+// their middles count against the grave's limit at once, not at the next
+// free.
+func TestGraveLimitWithRests(t *testing.T) {
+	c := New("t", model.NewTables())
+	seq := uint64(0)
+	add := func(ev model.Event) {
+		seq++
+		ev.Seq, ev.TID, ev.Stream = seq, 1, 0x1000
+		c.Add(&ev)
+	}
+	add(model.Event{Op: model.OpStreamCreate})
+	addr := func(i int) uint64 { return 0x7f00_0000_0000 + uint64(i)<<16 }
+	for i := range graveLimit {
+		add(model.Event{Op: model.OpMallocAsync, Ptr: addr(i), Size: 1 << 16})
+		add(model.Event{Op: model.OpFreeAsync, Ptr: addr(i)})
+	}
+	for i := range 1000 {
+		add(model.Event{Op: model.OpMallocAsync, Ptr: addr(i) + 1<<12, Size: 1 << 12})
+		if c.graveLen > graveLimit {
+			t.Fatalf("after %d allocations in freed blocks the grave holds %d, limit %d", i+1, c.graveLen, graveLimit)
+		}
+	}
+}

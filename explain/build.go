@@ -35,15 +35,25 @@ type stepCopy struct {
 	skipped bool
 	// captured: a call captured into a graph, which runs at the graph's
 	// launches (skipped is set too: when issued it ordered nothing).
-	captured bool
+	// capture, local and localClock place a captured stream operation
+	// among its capture's work (hb.Step).
+	captured   bool
+	capture    uint64
+	local      hb.Epoch
+	localClock hb.Clock
 }
 
 func copyStep(st *hb.Step) stepCopy {
-	return stepCopy{agent: st.Agent, epoch: st.Epoch, clock: slices.Clone(st.Clock), skipped: st.Skipped, captured: st.Captured}
+	s := stepCopy{agent: st.Agent, epoch: st.Epoch, clock: slices.Clone(st.Clock), skipped: st.Skipped, captured: st.Captured}
+	if st.Local.Clock != 0 {
+		s.capture, s.local, s.localClock = st.Capture, st.Local, slices.Clone(st.LocalClock)
+	}
+	return s
 }
 
 func (s *stepCopy) hbStep() *hb.Step {
-	return &hb.Step{Agent: s.agent, Epoch: s.epoch, Clock: s.clock, Skipped: s.skipped, Captured: s.captured}
+	return &hb.Step{Agent: s.agent, Epoch: s.epoch, Clock: s.clock, Skipped: s.skipped, Captured: s.captured,
+		Capture: s.capture, Local: s.local, LocalClock: s.localClock}
 }
 
 // recorded is one replayed event kept for a graph.
@@ -155,8 +165,11 @@ type replay struct {
 	cols       []*collector
 	fixed      map[uint64]*recorded // The findings' own operations, by seq.
 	lastRecord map[uint64]*recorded // Most recent record of each event handle.
-	eventNames map[uint64]string    // Display names of events, "e1", "e2"... unless the trace names them.
-	stop       uint64               // Events after this seq are read but not replayed.
+	// lastCaptured is the most recent captured record of each event handle:
+	// a wait in the same capture joined it.
+	lastCaptured map[uint64]*recorded
+	eventNames   map[uint64]string // Display names of events, "e1", "e2"... unless the trace names them.
+	stop         uint64            // Events after this seq are read but not replayed.
 }
 
 // ErrTraceChanged is returned by Build when the trace it reads is not the one
@@ -178,6 +191,8 @@ func Build(r model.Reader, res *checker.Result, opts Options) ([]*Graph, error) 
 		fixed:      map[uint64]*recorded{},
 		lastRecord: map[uint64]*recorded{},
 		eventNames: map[uint64]string{},
+
+		lastCaptured: map[uint64]*recorded{},
 	}
 	if len(res.Findings) == 0 {
 		return nil, nil
@@ -253,8 +268,13 @@ func (rp *replay) add(ev *model.Event) {
 			target = record.step.agent
 		}
 	}
+	captured := rp.lastCaptured[ev.Event]
 	rp.chk.Add(ev)
 	st := rp.chk.LastStep()
+	if st.Local.Clock != 0 {
+		rp.addCaptured(ev, st, captured)
+		return
+	}
 	var keep *recorded
 	get := func() *recorded {
 		if keep == nil {
@@ -344,6 +364,44 @@ func (rp *replay) add(ev *model.Event) {
 	}
 }
 
+// addCaptured hands a captured operation to the collectors of races in
+// captures: its event records and waits order the capture's work (the
+// graph's edges), as the capture's own clocks say. record is the event's
+// most recent captured record before it.
+func (rp *replay) addCaptured(ev *model.Event, st *hb.Step, record *recorded) {
+	var keep *recorded
+	get := func() *recorded {
+		if keep == nil {
+			keep = &recorded{ev: ev.Clone(), step: copyStep(st)}
+		}
+		return keep
+	}
+	if _, isFixed := rp.fixed[ev.Seq]; isFixed {
+		rp.fixed[ev.Seq] = get()
+		return
+	}
+	var touched []hb.AgentID
+	switch ev.Op {
+	case model.OpEventRecord:
+		rp.lastCaptured[ev.Event] = get()
+		touched = append(touched, st.Agent)
+	case model.OpStreamWait:
+		touched = append(touched, st.Agent)
+		if record != nil && record.step.capture == st.Capture {
+			r := get()
+			r.record, r.target = record, record.step.agent
+			touched = append(touched, record.step.agent)
+		}
+	default:
+		return
+	}
+	for _, c := range rp.cols {
+		if c.f.Capture != "" && ev.Seq > c.lo && ev.Seq < c.hi && slices.ContainsFunc(touched, c.involves) {
+			c.win.add(get())
+		}
+	}
+}
+
 // nameEvent numbers an event handle on its first use: events the trace
 // does not name are shown as "e<number>".
 func (rp *replay) nameEvent(h uint64) {
@@ -378,7 +436,7 @@ func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
 	v := &Vertex{
 		ID: vertexID(r.ev.Seq), Seq: r.ev.Seq, Op: r.ev.Op.String(), API: op.API, Kernel: op.Kernel,
 		Site: siteOf(&op, r.ev.Seq), TID: r.ev.TID, Lane: rp.lane(r.step.agent), Skipped: r.step.skipped,
-		Captured: r.step.captured, step: r.step, hasStep: !r.step.skipped,
+		Captured: r.step.captured, step: r.step, hasStep: !r.step.skipped || r.step.capture != 0,
 	}
 	rp.annotate(v, r, devices)
 	return v
@@ -474,7 +532,7 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 			Lane: Lane{Agent: o.Agent, Name: cmpOr(o.Stream, "host"), Kind: cmpOr(o.StreamKind, "host")},
 		}
 		if r := rp.fixed[o.Seq]; r != nil {
-			v.step, v.hasStep, v.Skipped, v.Captured = r.step, !r.step.skipped, r.step.skipped, r.step.captured
+			v.step, v.hasStep, v.Skipped, v.Captured = r.step, !r.step.skipped || r.step.capture != 0, r.step.skipped, r.step.captured
 			rp.annotate(v, r, devices)
 		}
 		byID[id] = v
@@ -563,10 +621,16 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// before reports whether u happens before v, as the engine decided it.
+// before reports whether u happens before v, as the engine decided it:
+// among the work of one capture, as the capture's own clocks do; between
+// captured work and other work, never (the graph's work runs at its
+// launches, which the graph shows nothing of).
 func before(u, v *Vertex) bool {
-	if !u.hasStep || !v.hasStep || u.Seq >= v.Seq {
+	if !u.hasStep || !v.hasStep || u.Seq >= v.Seq || u.step.capture != v.step.capture {
 		return false
+	}
+	if u.step.capture != 0 {
+		return v.step.localClock.Covers(u.step.local)
 	}
 	if u.step.epoch.Clock != 0 {
 		return v.step.clock.Covers(u.step.epoch)
@@ -591,7 +655,7 @@ func orderings(vs []*Vertex) []Edge {
 		if !v.hasStep {
 			continue
 		}
-		if u := last[v.Lane.Agent]; u != nil {
+		if u := last[v.Lane.Agent]; u != nil && u.step.capture == v.step.capture {
 			kind := EdgeStream
 			if v.Lane.Host() {
 				kind = EdgeHost

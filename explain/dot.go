@@ -100,7 +100,7 @@ func vertexAttrs(v *Vertex) string {
 	}
 	switch {
 	case v.Captured:
-		lines = append(lines, "(captured into a graph)")
+		lines = append(lines, "(in a graph: runs at its launches)")
 	case v.Skipped:
 		lines = append(lines, "(did not take effect)")
 	}

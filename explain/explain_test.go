@@ -110,12 +110,15 @@ func textOf(b *bytes.Buffer, g *Graph) error { return Text(b, g) }
 
 func checkGolden(t *testing.T, path, got string) { golden.Match(t, path, got, *update) }
 
-// TestGolden compares the DOT and text of the first finding of the reuse
-// example and of a recorded trace with testdata/*.dot and *.txt.
+// TestGolden compares the DOT and text of the first finding of hand-written
+// examples and of a recorded trace with testdata/*.dot and *.txt.
 func TestGolden(t *testing.T) {
 	cases := []struct{ name, path string }{
 		{"reuse_while_in_flight_racy", txtarTrace(t, "../checker/testdata/reuse_while_in_flight_racy.txtar")},
 		{"event_rerecord_racy", txtarTrace(t, "../checker/testdata/event_rerecord_racy.txtar")},
+		// A race inside a captured graph: the capture's own orderings (the
+		// fork's event, stream order) are drawn from its own clocks.
+		{"capture_inner_free_racy", txtarTrace(t, "../checker/testdata/capture_inner_free_racy.txtar")},
 		{"use_before_alloc_racy-static", realTrace(t)},
 	}
 	for _, c := range cases {

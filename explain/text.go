@@ -52,7 +52,7 @@ func Text(w io.Writer, g *Graph) error {
 		}
 		switch {
 		case v.Captured:
-			line += "  [captured into a graph]"
+			line += "  [in a graph: runs at its launches]"
 		case v.Skipped:
 			line += "  [did not take effect]"
 		}

@@ -669,6 +669,9 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	var waited *eventState // The event a wait names, looked up once.
 	switch ev.Op {
 	case model.OpCaptureBegin:
+		// CUDA refuses to begin a capture on a stream in one (a failed call
+		// is skipped before this); a trace that says it did ends the first.
+		e.endCapture(a)
 		a.capturing, a.captureOrigin = true, a.ID
 		e.captureSeq++
 		e.captures[a.ID] = &capture{id: e.captureSeq, slots: map[AgentID]AgentID{a.ID: 0}, clocks: make([]Clock, 1)}

@@ -285,3 +285,24 @@ func TestCaptureLocalOrder(t *testing.T) {
 		t.Fatal("s1's work is captured though s1 is not in the second capture")
 	}
 }
+
+// TestCaptureBegunTwice: a trace that begins a capture on a stream already
+// in one (CUDA refuses; a hand-written trace may say it) ends the first
+// capture for all of its streams, so none is left capturing into nothing.
+func TestCaptureBegunTwice(t *testing.T) {
+	e := hb.New()
+	seq := uint64(0)
+	ev := func(op model.Op, stream, event uint64) hb.Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1})
+	}
+	const s1, s2, fork = 0x1000, 0x2000, 0x10
+	ev(model.OpCaptureBegin, s1, 0)
+	ev(model.OpEventRecord, s1, fork)
+	ev(model.OpStreamWait, s2, fork)
+	ev(model.OpCaptureBegin, s1, 0)
+	ev(model.OpCaptureEnd, s1, 0)
+	if st := ev(model.OpLaunch, s2, 0); st.Captured {
+		t.Fatal("s2 still captured after its capture was ended by a second begin")
+	}
+}
