@@ -342,8 +342,10 @@ func (e *Engine) destroy(a *Agent) {
 // residue serves the device synchronization, which joins every stream of
 // a's device anyway, and, for a blocking stream, the legacy stream, which
 // joins the device's blocking streams anyway: entries of those streams add
-// nothing. Without this, a chain of destroyed streams each waiting for the
-// one before kept residues as long as the chain.
+// nothing. Without this, a chain of destroyed streams of one kind on one
+// device, each waiting for the one before, kept residues as long as the
+// chain (a chain that alternates devices, or blocking and non-blocking
+// streams, still does).
 func (e *Engine) passesOn(a *Agent, s AgentID) bool {
 	if s == a.Slot {
 		return true
@@ -688,13 +690,17 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		// Cross-stream capture: waiting on an event recorded in a capturing
 		// stream makes this stream part of the same capture.
 		waited = e.events[ev.Event]
-		if w := waited; !a.capturing && w != nil && w.captureOrigin != 0 && e.agents[w.captureOrigin].capturing {
-			a.capturing, a.captureOrigin = true, w.captureOrigin
+		// Only the capture that made the record, if it is still open: not
+		// a later one its origin began or joined.
+		if w := waited; !a.capturing && w != nil && w.captureOrigin != 0 {
+			if cp := e.captures[w.captureOrigin]; cp != nil && cp.id == w.capture {
+				a.capturing, a.captureOrigin = true, w.captureOrigin
+			}
 		}
 	}
 	if a.capturing {
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
-		cp := e.captures[a.captureOrigin]
+		cp := e.captures[a.captureOrigin] // never nil: see endCapture
 		s, ok := cp.slots[a.ID]
 		if !ok {
 			s = AgentID(len(cp.clocks))
@@ -862,14 +868,17 @@ func (e *Engine) endCapture(a *Agent) uint64 {
 	if !a.capturing {
 		return 0
 	}
+	// A stream is capturing exactly while its origin's capture is open
+	// and lists it: streams join a capture only through it (the begin, or
+	// a wait on one of its records), and leave only here.
 	origin := a.captureOrigin
-	for id := range e.captures[origin].slots {
+	cp := e.captures[origin]
+	for id := range cp.slots {
 		b := e.agents[id]
 		b.capturing, b.captureOrigin = false, 0
 	}
-	id := e.captures[origin].id
 	delete(e.captures, origin)
-	return id
+	return cp.id
 }
 
 // EpochOf is the epoch of an operation of agent a that was the clock-th

@@ -306,3 +306,30 @@ func TestCaptureBegunTwice(t *testing.T) {
 		t.Fatal("s2 still captured after its capture was ended by a second begin")
 	}
 }
+
+// TestEndedCaptureEventPullsNothing: waiting on an event last recorded in
+// a capture that has ended does not pull the waiting stream into whatever
+// capture the same origin stream is in now.
+func TestEndedCaptureEventPullsNothing(t *testing.T) {
+	e := hb.New()
+	seq := uint64(0)
+	ev := func(op model.Op, stream, event uint64) hb.Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1})
+	}
+	const s1, s3, b, e1, f = 0x1000, 0x3000, 0x4000, 0x10, 0x20
+	ev(model.OpCaptureBegin, s1, 0)
+	ev(model.OpEventRecord, s1, e1)
+	ev(model.OpCaptureEnd, s1, 0)
+	ev(model.OpCaptureBegin, s3, 0)
+	ev(model.OpEventRecord, s3, f)
+	ev(model.OpStreamWait, s1, f) // s1 joins s3's capture
+	ev(model.OpStreamWait, b, e1)
+	if st := ev(model.OpLaunch, b, 0); st.Captured {
+		t.Fatal("a wait on an event of an ended capture pulled the stream into another capture")
+	}
+	ev(model.OpCaptureEnd, s3, 0)
+	if st := ev(model.OpLaunch, s1, 0); st.Captured {
+		t.Fatal("s1 still captured after the capture it joined ended")
+	}
+}
