@@ -132,8 +132,10 @@ func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 
 // capturedOrOutside returns what the capture knows of the allocation
 // holding addr: one of its own, or a live allocation from outside it, which
-// it starts to follow here (a graph may free memory allocated outside it,
-// and must not do so before its own work that uses it).
+// it starts to follow here. CUDA refuses a captured free of memory that no
+// graph allocated (the refused call is skipped, like any failed call), but
+// a trace that says a capture freed such memory gets the same rules as a
+// free node of the graph's own memory.
 func (c *Checker) capturedOrOutside(capt *capturedAllocs, addr uint64) *capturedAlloc {
 	if addr == 0 {
 		return nil
