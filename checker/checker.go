@@ -266,7 +266,7 @@ func (c *Checker) Add(ev *model.Event) {
 		}
 		c.created[st.Agent] = c.accessOf(ev, st, 0)
 	case model.OpMallocAsync, model.OpMalloc:
-		c.allocate(ev, st)
+		c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync)
 	case model.OpFreeAsync, model.OpFree:
 		c.release(ev, st, ev.Ptr)
 	case model.OpLaunch:
@@ -296,11 +296,23 @@ func (c *Checker) Add(ev *model.Event) {
 		c.graphs.Forget(ev.Graph, ev.Exec)
 	case model.OpGraphLaunch:
 		// The graph's work runs in stream order on the launching stream:
-		// each address it uses is a use made there, and each allocation
-		// from outside it that it frees is freed there, after the uses.
+		// the memory it allocates and does not free is allocated there
+		// (live after the launch, for the program to use and free); each
+		// address it uses is a use made there; each allocation from
+		// outside it that it frees is freed there, after the uses.
 		uses := c.graphs.Launched(ev.Exec)
 		for _, u := range uses {
-			if !u.free {
+			switch {
+			case u.allocSize != 0:
+				if a := c.allocs.at(u.addr); a != nil && !a.freed {
+					// Still live from the last launch: CUDA refuses the launch
+					// unless the graph was instantiated to free it first
+					// (cudaGraphInstantiateFlagAutoFreeOnLaunch, as PyTorch
+					// does), and a refused launch is skipped.
+					c.release(ev, st, u.addr)
+				}
+				c.allocate(ev, st, u.addr, u.allocSize, true)
+			case !u.free:
 				c.use(ev, st, u.addr)
 			}
 		}
@@ -428,17 +440,20 @@ func (p *bufPool) put(b []access) {
 	}
 }
 
-func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
+// allocate records the allocation of [base, base+size) that ev makes (an
+// allocation call, or a graph launch allocating memory its graph does not
+// free); async says it is stream-ordered.
+func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, async bool) {
 	c.stats.Allocations++
 	// A range cannot be live twice; a missed free (for instance by a call
 	// the shim does not see) must not leave a stale entry that hides this one.
 	// Uses of freed memory at these addresses stay relevant even when they
 	// are ordered before this allocation: a use of the new memory on another
 	// stream may be ordered after neither.
-	if ev.Ptr == 0 {
+	if base == 0 {
 		return // a zero-byte request answered with NULL allocates nothing
 	}
-	base, size := ev.Ptr, max(ev.Size, 1)
+	size = max(size, 1)
 	o := c.allocs.at(base)
 	var old []*allocation
 	if o == nil || o.size < size {
@@ -464,11 +479,11 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step) {
 		}
 		o.clear(&c.bufs)
 		o.inherited = inherited
-		o.base, o.size, o.async, o.alloc = base, size, ev.Op == model.OpMallocAsync, c.accessOf(ev, st, base)
+		o.base, o.size, o.async, o.alloc = base, size, async, c.accessOf(ev, st, base)
 		return
 	}
 	a := c.newAllocation()
-	a.base, a.size, a.async, a.alloc = base, size, ev.Op == model.OpMallocAsync, c.accessOf(ev, st, base)
+	a.base, a.size, a.async, a.alloc = base, size, async, c.accessOf(ev, st, base)
 	for _, o := range old {
 		c.allocs.remove(o)
 		if o.freed {

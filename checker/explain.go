@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
 )
 
 // explain fills a finding's Message, Why and Fix from its resolved
@@ -47,6 +48,9 @@ func (c *Checker) explain(f *Finding) {
 		} else {
 			f.Why = fmt.Sprintf("The free is ordered on stream %s only; %s is not ordered before it, so the memory can be reused while that work still runs. %s",
 				op.Stream, other.Where(), c.unorderedWhy(other, op))
+			if op.Op == model.OpGraphLaunch.String() {
+				f.Why = "A graph launch frees the memory the graph's last launch allocated and nothing freed since (cudaGraphInstantiateFlagAutoFreeOnLaunch; without it CUDA refuses the launch). " + f.Why
+			}
 			f.Fix = c.handOffFix(other, op)
 		}
 	case RuleFreeBeforeAlloc:

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/hb"
@@ -47,24 +48,35 @@ func (g *graphMemory) captured(ev *model.Event, st *hb.Step) {
 }
 
 // launchUses makes a capture's items what a launch of its graph does: the
-// addresses it uses, then those it frees, each sorted and unique, but
-// those in the capture's own allocations.
+// allocations it makes and does not free (they outlive the launch), then
+// the addresses it uses, then those it frees, each sorted and unique; uses
+// and frees of the capture's own allocations are the graph's own affair.
 func launchUses(items []graphUse) []graphUse {
 	var addrs, frees []uint64
 	var allocs [][2]uint64
+	outlive := map[uint64]uint64{} // Base -> size of the allocations not freed (yet).
 	for _, u := range items {
 		switch {
 		case u.allocSize != 0:
 			allocs = append(allocs, [2]uint64{u.addr, u.addr + u.allocSize})
+			outlive[u.addr] = u.allocSize
 		case u.addr == 0:
 		case u.free:
-			frees = append(frees, u.addr)
+			if _, own := outlive[u.addr]; own {
+				delete(outlive, u.addr)
+			} else {
+				frees = append(frees, u.addr)
+			}
 		default:
 			addrs = append(addrs, u.addr)
 		}
 	}
 	slices.SortFunc(allocs, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
-	out := outsideOf(nil, addrs, allocs, false)
+	var out []graphUse
+	for _, base := range slices.Sorted(maps.Keys(outlive)) {
+		out = append(out, graphUse{addr: base, allocSize: outlive[base]})
+	}
+	out = outsideOf(out, addrs, allocs, false)
 	return outsideOf(out, frees, allocs, true)
 }
 
