@@ -146,8 +146,8 @@ func TestRealTraces(t *testing.T) {
 			}
 		})
 	}
-	if cases < 172 {
-		t.Errorf("only %d recorded cases under testdata/real; the GPU runs record 172", cases)
+	if cases < 176 {
+		t.Errorf("only %d recorded cases under testdata/real; the GPU runs record 176", cases)
 	}
 }
 
