@@ -1,8 +1,6 @@
 package hb
 
 import (
-	"slices"
-
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -56,6 +54,7 @@ type Agent struct {
 	// unjoined: a blocking stream listed in its device's unjoined list.
 	unjoined  bool
 	dev       *device // The agent's device, for default-stream synchronization.
+	devIndex  int     // The agent's place in dev.agents.
 	destroyed bool
 	// A destroyed stream does no more work, so its dense clock is dropped
 	// at once: ops keeps its operation count, and residue the entries of
@@ -361,9 +360,14 @@ func (e *Engine) passesOn(a *Agent, s AgentID) bool {
 // the next stream created.
 func (e *Engine) retire(a *Agent) {
 	a.pruned, a.residue = true, nil
-	if i := slices.Index(a.dev.agents, a.ID); i >= 0 {
-		a.dev.agents = slices.Delete(a.dev.agents, i, i+1)
-	}
+	// Swapped out, not searched for: a device synchronization after
+	// 100,000 unwaited streams retired them all, each search costing the
+	// number of streams.
+	ags := a.dev.agents
+	last := ags[len(ags)-1]
+	ags[a.devIndex] = last
+	e.agents[last].devIndex = a.devIndex
+	a.dev.agents = ags[:len(ags)-1]
 	e.freeSlots = append(e.freeSlots, a.Slot)
 }
 
@@ -465,6 +469,7 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 	a.dev = e.device(device)
 	e.agents = append(e.agents, a)
 	e.register(k, a.ID)
+	a.devIndex = len(a.dev.agents)
 	a.dev.agents = append(a.dev.agents, a.ID)
 	a.markUnjoined() // a reused slot's count may already be ahead of the legacy stream's view
 	return a
@@ -708,7 +713,9 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			cp.clocks = append(cp.clocks, nil)
 		}
 		clock := &cp.clocks[s]
-		if ev.Op == model.OpStreamWait && waited != nil && waited.capture == cp.id {
+		// A wait with the external flag becomes an event wait node of the
+		// graph, not an edge from the record (see graphEvents).
+		if ev.Op == model.OpStreamWait && waited != nil && waited.capture == cp.id && ev.Flags&model.FlagExternal == 0 {
 			clock.join(waited.capSnap)
 		}
 		st.Capture, st.Local = cp.id, clock.tick(s)
