@@ -59,6 +59,9 @@ type heldReport struct {
 // races of a capture that ended.
 func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 	m := &c.captureMem
+	if st.EndedCapture != 0 {
+		delete(m.open, st.EndedCapture) // a begin that ended another capture: no graph from it
+	}
 	if ev.Op == model.OpCaptureEnd {
 		if capt := m.open[st.Capture]; capt != nil && !ev.Failed() {
 			for i := range capt.held {

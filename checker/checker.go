@@ -199,7 +199,10 @@ func New(trace string, tables *model.Tables) *Checker {
 		engine:   hb.New(),
 		allocs:   newAddrIndex(),
 		findings: map[findingKey]*Finding{},
-		threads:  map[uint32]bool{},
+		// A change in place cannot add or remove memory nodes: the memory
+		// a graph allocates at each launch stays known.
+		graphs:  graphMemory{hb.GraphWork[graphUse]{Lasting: func(u graphUse) bool { return u.allocSize != 0 }}},
+		threads: map[uint32]bool{},
 	}
 }
 
@@ -292,8 +295,13 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphForget:
-		// Any change, in place or not, makes what the capture used stale.
-		c.graphs.Forget(ev.Graph, ev.Exec)
+		// Any change, in place or not, makes what the capture used stale;
+		// one in place leaves the memory nodes (graphMemory's Lasting).
+		if ev.Flags&model.FlagLifetime != 0 {
+			c.graphs.Forget(ev.Graph, ev.Exec)
+		} else {
+			c.graphs.Change(ev.Graph, ev.Exec)
+		}
 	case model.OpGraphLaunch:
 		// The graph's work runs in stream order on the launching stream:
 		// the memory it allocates and does not free is allocated there

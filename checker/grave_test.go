@@ -202,3 +202,24 @@ func TestGraveLimitWithRests(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureBeginEndsCapture: a trace that begins captures over and over
+// on one stream without ending them (CUDA refuses all but the first) keeps
+// no state for the captures each begin ended.
+func TestCaptureBeginEndsCapture(t *testing.T) {
+	c := New("t", model.NewTables())
+	seq := uint64(0)
+	add := func(ev model.Event) {
+		seq++
+		ev.Seq, ev.TID, ev.Stream = seq, 1, 0x1000
+		c.Add(&ev)
+	}
+	for i := range 100 {
+		add(model.Event{Op: model.OpCaptureBegin})
+		add(model.Event{Op: model.OpMallocAsync, Ptr: 0x7f00_0000_0000 + uint64(i)<<12, Size: 4096})
+	}
+	add(model.Event{Op: model.OpCaptureEnd})
+	if n := len(c.captureMem.open); n != 0 {
+		t.Fatalf("%d captures' state kept after every capture ended", n)
+	}
+}

@@ -203,6 +203,11 @@ type Step struct {
 	Capture    uint64
 	Local      Epoch
 	LocalClock Clock
+	// EndedCapture and EndedOrigin are set on a capture's begin that ended
+	// another capture its stream was in (CUDA refuses such a begin; a
+	// trace may still say it succeeded): that capture's number and origin.
+	EndedCapture uint64
+	EndedOrigin  AgentID
 }
 
 // Engine advances the happens-before relation one event at a time. Its
@@ -678,11 +683,15 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpCaptureBegin:
 		// CUDA refuses to begin a capture on a stream in one (a failed call
 		// is skipped before this); a trace that says it did ends the first.
-		e.endCapture(a)
+		endedOrigin := a.captureOrigin
+		ended := e.endCapture(a)
 		a.capturing, a.captureOrigin = true, a.ID
 		e.captureSeq++
 		e.captures[a.ID] = &capture{id: e.captureSeq, slots: map[AgentID]AgentID{a.ID: 0}, clocks: make([]Clock, 1)}
 		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.ID, Capture: e.captureSeq}
+		if ended != 0 {
+			st.EndedCapture, st.EndedOrigin = ended, endedOrigin
+		}
 		e.graphEvents.Apply(ev, st, nil)
 		return
 	case model.OpCaptureEnd:

@@ -28,6 +28,11 @@ type GraphWork[T any] struct {
 	captures map[AgentID][]T // Open captures, by origin stream.
 	graphs   map[uint64][]T
 	execs    map[uint64][]T
+	// Lasting says which items survive a change in place (Change) and an
+	// executable graph's update to a graph whose work is unknown; nil:
+	// none. Memory nodes, say: parameters and updates cannot add or remove
+	// them.
+	Lasting func(T) bool
 }
 
 // Apply follows one event with the engine's step for it: a capture's begin
@@ -38,6 +43,9 @@ type GraphWork[T any] struct {
 func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 	switch ev.Op {
 	case model.OpCaptureBegin:
+		if st.EndedOrigin != 0 {
+			delete(g.captures, st.EndedOrigin) // the begin ended a capture
+		}
 		if st.Captured {
 			g.begin(st.CaptureOrigin, ev.Graph)
 		}
@@ -99,7 +107,9 @@ func (g *GraphWork[T]) instantiate(graph, exec uint64) {
 	}
 	items, ok := g.graphs[graph]
 	if !ok {
-		delete(g.execs, exec) // Its work is unknown now.
+		// Its work is unknown now, but what lasts (the executable graph
+		// being updated, or a new one: nothing).
+		g.keep(g.execs, exec)
 		return
 	}
 	if g.execs == nil {
@@ -121,6 +131,41 @@ func (g *GraphWork[T]) Forget(graph, exec uint64) {
 	}
 	if exec != 0 {
 		delete(g.execs, exec)
+	}
+}
+
+// Change keeps, of what is known of graph's work (model.AllGraphs: every
+// graph's) and of exec's, only the Lasting items: a change in place (new
+// node parameters, a node added) leaves them.
+func (g *GraphWork[T]) Change(graph, exec uint64) {
+	switch graph {
+	case 0:
+	case model.AllGraphs:
+		for h := range g.graphs {
+			g.keep(g.graphs, h)
+		}
+	default:
+		g.keep(g.graphs, graph)
+	}
+	if exec != 0 {
+		g.keep(g.execs, exec)
+	}
+}
+
+// keep replaces m[h] by its Lasting items, or deletes it if there are none.
+func (g *GraphWork[T]) keep(m map[uint64][]T, h uint64) {
+	var kept []T
+	if g.Lasting != nil {
+		for _, it := range m[h] {
+			if g.Lasting(it) {
+				kept = append(kept, it)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		delete(m, h)
+	} else {
+		m[h] = kept // A new slice: the old one may be shared (instantiate).
 	}
 }
 
