@@ -100,13 +100,7 @@ func TestPartialReuseAgreesWithMemory(t *testing.T) {
 	}
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		c := New("t", model.NewTables())
-		seq := uint64(0)
-		add := func(ev model.Event) {
-			seq++
-			ev.Seq, ev.TID, ev.Stream = seq, 1, 0x1000
-			c.Add(&ev)
-		}
+		c, add := checkerOnOneStream()
 		add(model.Event{Op: model.OpStreamCreate})
 		const origin = 0x7f00_0000_0000
 		mem := make([]cell, granules)
@@ -182,13 +176,7 @@ func TestPartialReuseAgreesWithMemory(t *testing.T) {
 // their middles count against the grave's limit at once, not at the next
 // free.
 func TestGraveLimitWithRests(t *testing.T) {
-	c := New("t", model.NewTables())
-	seq := uint64(0)
-	add := func(ev model.Event) {
-		seq++
-		ev.Seq, ev.TID, ev.Stream = seq, 1, 0x1000
-		c.Add(&ev)
-	}
+	c, add := checkerOnOneStream()
 	add(model.Event{Op: model.OpStreamCreate})
 	addr := func(i int) uint64 { return 0x7f00_0000_0000 + uint64(i)<<16 }
 	for i := range graveLimit {
@@ -207,13 +195,7 @@ func TestGraveLimitWithRests(t *testing.T) {
 // on one stream without ending them (CUDA refuses all but the first) keeps
 // no state for the captures each begin ended.
 func TestCaptureBeginEndsCapture(t *testing.T) {
-	c := New("t", model.NewTables())
-	seq := uint64(0)
-	add := func(ev model.Event) {
-		seq++
-		ev.Seq, ev.TID, ev.Stream = seq, 1, 0x1000
-		c.Add(&ev)
-	}
+	c, add := checkerOnOneStream()
 	for i := range 100 {
 		add(model.Event{Op: model.OpCaptureBegin})
 		add(model.Event{Op: model.OpMallocAsync, Ptr: 0x7f00_0000_0000 + uint64(i)<<12, Size: 4096})
@@ -221,5 +203,17 @@ func TestCaptureBeginEndsCapture(t *testing.T) {
 	add(model.Event{Op: model.OpCaptureEnd})
 	if n := len(c.captureMem.open); n != 0 {
 		t.Fatalf("%d captures' state kept after every capture ended", n)
+	}
+}
+
+// checkerOnOneStream returns a checker and a function that numbers an
+// event, puts it on stream 0x1000 of host thread 1, and adds it.
+func checkerOnOneStream() (*Checker, func(model.Event)) {
+	c := New("t", model.NewTables())
+	seq := uint64(0)
+	return c, func(ev model.Event) {
+		seq++
+		ev.Seq, ev.TID, ev.Stream = seq, 1, 0x1000
+		c.Add(&ev)
 	}
 }
