@@ -134,12 +134,7 @@ func BenchmarkEngineApply(b *testing.B) {
 // again only once it has done more work, and then does join it, including
 // what the blocking stream learned from an event wait.
 func TestLegacyJoinsBlockingWork(t *testing.T) {
-	e := hb.New()
-	seq := uint64(0)
-	ev := func(op model.Op, stream, event uint64, flags uint32) hb.Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1, Flags: flags})
-	}
+	ev := stepper(hb.New())
 	const s1, s2, nb, e1 = 0x1000, 0x2000, 0x3000, 0x10
 	ev(model.OpStreamCreate, s1, 0, 0)
 	ev(model.OpStreamCreate, s2, 0, 0)
@@ -252,12 +247,8 @@ func BenchmarkStreamPerStepUnwaited(b *testing.B) {
 // will run it, by stream order and the event waits of the capture, and an
 // event recorded in an earlier capture orders nothing in a later one.
 func TestCaptureLocalOrder(t *testing.T) {
-	e := hb.New()
-	seq := uint64(0)
-	ev := func(op model.Op, stream, event uint64) hb.Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1})
-	}
+	ev3 := stepper(hb.New())
+	ev := func(op model.Op, stream, event uint64) hb.Step { return ev3(op, stream, event, 0) }
 	const s1, s2, fork, join = 0x1000, 0x2000, 0x10, 0x20
 	ev(model.OpStreamCreate, s1, 0)
 	ev(model.OpStreamCreate, s2, 0)
@@ -294,12 +285,8 @@ func TestCaptureLocalOrder(t *testing.T) {
 // in one (CUDA refuses; a hand-written trace may say it) ends the first
 // capture for all of its streams, so none is left capturing into nothing.
 func TestCaptureBegunTwice(t *testing.T) {
-	e := hb.New()
-	seq := uint64(0)
-	ev := func(op model.Op, stream, event uint64) hb.Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1})
-	}
+	ev3 := stepper(hb.New())
+	ev := func(op model.Op, stream, event uint64) hb.Step { return ev3(op, stream, event, 0) }
 	const s1, s2, fork = 0x1000, 0x2000, 0x10
 	ev(model.OpCaptureBegin, s1, 0)
 	ev(model.OpEventRecord, s1, fork)
@@ -315,12 +302,8 @@ func TestCaptureBegunTwice(t *testing.T) {
 // a capture that has ended does not pull the waiting stream into whatever
 // capture the same origin stream is in now.
 func TestEndedCaptureEventPullsNothing(t *testing.T) {
-	e := hb.New()
-	seq := uint64(0)
-	ev := func(op model.Op, stream, event uint64) hb.Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1})
-	}
+	ev3 := stepper(hb.New())
+	ev := func(op model.Op, stream, event uint64) hb.Step { return ev3(op, stream, event, 0) }
 	const s1, s3, b, e1, f = 0x1000, 0x3000, 0x4000, 0x10, 0x20
 	ev(model.OpCaptureBegin, s1, 0)
 	ev(model.OpEventRecord, s1, e1)
@@ -343,12 +326,7 @@ func TestEndedCaptureEventPullsNothing(t *testing.T) {
 // does not order the waiting stream's captured work after the recording
 // stream's.
 func TestCaptureExternalWaitIsNoEdge(t *testing.T) {
-	e := hb.New()
-	seq := uint64(0)
-	ev := func(op model.Op, stream, event uint64, flags uint32) hb.Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1, Flags: flags})
-	}
+	ev := stepper(hb.New())
 	const s1, s2, fork, x = 0x1000, 0x2000, 0x10, 0x20
 	ev(model.OpCaptureBegin, s1, 0, 0)
 	ev(model.OpEventRecord, s1, fork, 0)
@@ -358,5 +336,15 @@ func TestCaptureExternalWaitIsNoEdge(t *testing.T) {
 	ev(model.OpStreamWait, s2, x, model.FlagExternal)
 	if st := ev(model.OpLaunch, s2, 0, 0); st.LocalClock.Covers(a) {
 		t.Fatal("an external wait ordered s2's captured work after s1's record")
+	}
+}
+
+// stepper returns a function that numbers an event of host thread 1 and
+// applies it to e.
+func stepper(e *hb.Engine) func(op model.Op, stream, event uint64, flags uint32) hb.Step {
+	seq := uint64(0)
+	return func(op model.Op, stream, event uint64, flags uint32) hb.Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1, Flags: flags})
 	}
 }
