@@ -1,0 +1,50 @@
+# streamcheck-expect: clean
+# streamcheck-allow: leak
+#
+# The twin of torch_graph_output_racy: the side stream waits for the replay
+# stream before reading the graph's output, and the replay stream waits for
+# the side stream before the next replay frees the output.
+import gc
+import os
+import sys
+
+import torch
+
+
+def main() -> int:
+    conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    print(f"STREAMCHECK_NOTE PYTORCH_CUDA_ALLOC_CONF={conf!r}")
+    dev = torch.device("cuda", 0)
+    static_in = torch.randn(2048, 2048, device=dev)
+    side = torch.cuda.Stream(device=dev)
+    torch.cuda.synchronize()
+
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            static_out = static_in @ static_in
+    except Exception as e:
+        print(f"STREAMCHECK_NOTE capture failed: {type(e).__name__}: {e}")
+        return 3
+
+    sums = []
+    for _ in range(3):
+        static_in.copy_(torch.randn(2048, 2048, device=dev))
+        graph.replay()
+        side.wait_stream(torch.cuda.current_stream(dev))
+        with torch.cuda.stream(side):
+            s = static_out.sum()
+        torch.cuda.current_stream(dev).wait_stream(side)
+        sums.append(float(s))
+    print("STREAMCHECK_NOTE sums " + " ".join(f"{v:.1f}" for v in sums))
+
+    torch.cuda.synchronize()
+    del graph, static_out, s
+    gc.collect()
+    torch.cuda.synchronize()
+    print("STREAMCHECK_DONE")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
