@@ -21,6 +21,10 @@ def main() -> int:
     dev = torch.device("cuda", 0)
     static_in = torch.randn(2048, 2048, device=dev)
     side = torch.cuda.Stream(device=dev)
+    # Warm up outside the capture: cuBLAS sets up its handle and workspace
+    # at the first matmul, which a capture does not allow.
+    warm = static_in @ static_in
+    del warm
     torch.cuda.synchronize()
 
     graph = torch.cuda.CUDAGraph()
