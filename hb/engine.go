@@ -1,6 +1,8 @@
 package hb
 
 import (
+	"slices"
+
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -52,10 +54,12 @@ type Agent struct {
 	legacySeen    AgentID
 	legacySeenOps uint64
 	// unjoined: a blocking stream listed in its device's unjoined list.
-	unjoined  bool
-	dev       *device // The agent's device, for default-stream synchronization.
-	devIndex  int     // The agent's place in dev.agents.
-	destroyed bool
+	unjoined bool
+	dev      *device // The agent's device, for default-stream synchronization.
+	devIndex int     // The agent's place in dev.agents.
+	// barrierSeen is dev.barrierVer when the agent last joined the barrier.
+	barrierSeen uint64
+	destroyed   bool
 	// A destroyed stream does no more work, so its dense clock is dropped
 	// at once: ops keeps its operation count, and residue the entries of
 	// its clock that the host clock did not reach at the destroy, all that
@@ -143,6 +147,11 @@ type device struct {
 	// legacy stream last looked, the only ones it may have to join: a
 	// stream's own count changes only with its operations.
 	unjoined []AgentID
+	// barrier is what every stream of the device is ordered after from
+	// its next operation on: the synchronous peer copies (Engine.peerCopy)
+	// that involved the device. barrierVer counts its changes.
+	barrier    Clock
+	barrierVer uint64
 }
 
 type eventState struct {
@@ -639,6 +648,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		*st = Step{Agent: HostAgent, Epoch: ep, Clock: e.host}
 		return
 	case model.OpMemcpy, model.OpMemset:
+		if ev.Flags&model.FlagPeer != 0 && ev.Op == model.OpMemcpy {
+			e.peerCopy(ev, st)
+			return
+		}
 		// A pageable host-to-device copy synchronizes its stream before it
 		// starts: the host is ordered after the work issued there before the
 		// copy, though not after the copy itself.
@@ -657,6 +670,43 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	}
 	*st = Step{Agent: HostAgent, Clock: e.host}
 	return
+}
+
+// peerCopy applies a synchronous peer copy (cudaMemcpyPeer): "serialized
+// with respect to all pending and future asynchronous work in to the
+// current device, srcDevice, and dstDevice" (CUDA runtime API), and
+// asynchronous with respect to the host. It is issued to the current
+// device's default stream after joining every stream of the three devices,
+// and becomes their barrier: each of their streams is ordered after it from
+// its next operation on.
+func (e *Engine) peerCopy(ev *model.Event, st *Step) {
+	a := e.Stream(ev.Stream, ev.Device, ev.TID)
+	devs := []int32{ev.Device, ev.PeerSrc, ev.PeerDst}
+	for i, d := range devs {
+		if slices.Contains(devs[:i], d) {
+			continue
+		}
+		for _, id := range e.device(d).agents {
+			if b := e.agents[id]; b != a {
+				// Joined before a joins the host clock in issue: a residue
+				// is exact once that is done (see Agent.joinTo).
+				b.joinTo(&a.clock)
+			}
+		}
+	}
+	e.issue(ev, st)
+	if st.Skipped {
+		return // captured: it runs at the graph's launches
+	}
+	for i, d := range devs {
+		if slices.Contains(devs[:i], d) {
+			continue
+		}
+		dv := e.device(d)
+		dv.barrier.join(st.Clock)
+		dv.barrierVer++
+	}
+	a.barrierSeen = a.dev.barrierVer // a's own clock holds the barrier
 }
 
 // hostWaitsFor reports whether a synchronous cudaMemcpy or cudaMemset
@@ -744,10 +794,15 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		e.graphEvents.Apply(ev, st, nil) // a child graph's external records and waits join the capture
 		return
 	}
-	// Work issued by the host follows everything the host knows completed.
+	// Work issued by the host follows everything the host knows completed,
+	// and the peer copies of its device.
 	if a.hostSeen != e.hostVer {
 		a.clock.join(e.host)
 		a.hostSeen = e.hostVer
+	}
+	if d := a.dev; a.barrierSeen != d.barrierVer {
+		a.clock.join(d.barrier)
+		a.barrierSeen = d.barrierVer
 	}
 	a.markUnjoined() // the operation below counts on a's slot
 	switch a.Kind {

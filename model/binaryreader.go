@@ -120,7 +120,7 @@ func recordName(k RecordKind) string {
 var (
 	eventFields = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
 	// eventTailFields follow the addresses; a record may end before any.
-	eventTailFields = [...]string{"graph", "exec"}
+	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst"}
 	endFields       = [...]string{"events", "dropped"}
 	stackFields     = [...]string{"id", "frames"}
 	frameFields     = [...]string{"pc", "module", "func", "file", "line"}
@@ -314,8 +314,12 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 			return fieldErr(eventTailFields[n], "corrupt event record: %s malformed", eventTailFields[n])
 		}
 	}
+	if graph[2] > math.MaxUint32 || graph[3] > math.MaxUint32 {
+		return fieldErr("peer_src", "corrupt event record: peer devices %d and %d out of range", graph[2], graph[3])
+	}
 	ev.Ptrs = ptrs
 	ev.Graph, ev.Exec = graph[0], graph[1]
+	ev.PeerSrc, ev.PeerDst = int32(uint32(graph[2])), int32(uint32(graph[3]))
 	ev.Op = Op(op)
 	ev.TID = uint32(v[2])
 	ev.Device = int32(device)

@@ -173,6 +173,11 @@ const (
 	// object. Without it, the call changes the object in place
 	// (cudaGraphExecUpdate, nodes added or given new parameters).
 	FlagLifetime uint32 = 1 << 6
+	// FlagPeer marks an OpMemcpy made by a synchronous peer copy
+	// (cudaMemcpyPeer, cudaMemcpy3DPeer): it is serialized with all pending
+	// and future work of the current device (Device) and of the devices of
+	// its source and destination (PeerSrc, PeerDst).
+	FlagPeer uint32 = 1 << 7
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose
@@ -234,6 +239,9 @@ type Event struct {
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
 	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget); 0 if unknown.
 	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch, OpGraphForget); 0 if unknown.
+	// PeerSrc and PeerDst are, with FlagPeer, the devices of a peer copy's
+	// source and destination.
+	PeerSrc, PeerDst int32
 }
 
 // Clone returns a copy of e that does not share Ptrs.

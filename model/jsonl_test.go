@@ -30,6 +30,8 @@ const everyOp = `# streams and events
 {"op":"memcpy","dst":"0x2000","src":"0x7f0000","size":16,"kind":"d2h"}
 {"op":"memcpy","dst":"0x2000","src":"0x7f0000","size":16,"kind":"d2h","pinned":true}
 {"op":"memcpy","dst":"0x800000","src":"0x7f0000","size":16,"kind":"d2d"}
+{"op":"memcpy","dst":"0x800000","src":"0x7f0000","size":16,"kind":"d2d","peer_src":0,"peer_dst":1}
+{"op":"memcpy","dst":"0x800000","src":"0x7f0000","size":16,"kind":"d2d","peer_src":2,"peer_dst":0}
 {"op":"memset_async","stream":"per_thread","ptr":"0x7f0000","size":8,"tid":3}
 {"op":"memset","ptr":"0x800000","size":8,"result":"cudaErrorInvalidValue"}
 {"op":"event_record","event":"e1","stream":"s1"}
@@ -76,6 +78,8 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpMemcpy, Ptr: 0x2000, Src: 0x7f0000, Size: 16, Kind: CopyD2H, Flags: FlagPageable},
 		{Op: OpMemcpy, Ptr: 0x2000, Src: 0x7f0000, Size: 16, Kind: CopyD2H, Flags: FlagPinned},
 		{Op: OpMemcpy, Ptr: 0x800000, Src: 0x7f0000, Size: 16, Kind: CopyD2D},
+		{Op: OpMemcpy, Ptr: 0x800000, Src: 0x7f0000, Size: 16, Kind: CopyD2D, Flags: FlagPeer, PeerDst: 1},
+		{Op: OpMemcpy, Ptr: 0x800000, Src: 0x7f0000, Size: 16, Kind: CopyD2D, Flags: FlagPeer, PeerSrc: 2},
 		{Op: OpMemsetAsync, Stream: StreamPerThread, Ptr: 0x7f0000, Size: 8, TID: 3},
 		{Op: OpMemset, Ptr: 0x800000, Size: 8, Result: 1},
 		{Op: OpEventRecord, Event: e1, Stream: s1},
@@ -118,7 +122,7 @@ func TestJSONLEveryOp(t *testing.T) {
 		}
 	}
 	apis := map[int]string{0: "cudaStreamCreateWithFlags", 5: "cudaMallocFromPoolAsync", 4: "cudaMallocAsync",
-		9: "cudaMemcpyAsync", 26: "cudaThreadSynchronize", 30: "cudaStreamDestroy", 22: "cudaStreamQuery"}
+		9: "cudaMemcpyAsync", 28: "cudaThreadSynchronize", 32: "cudaStreamDestroy", 24: "cudaStreamQuery"}
 	for i, api := range apis {
 		if got := tb.String(events[i].API); got != api {
 			t.Errorf("event %d: api %q, want %q", i, got, api)
@@ -130,7 +134,7 @@ func TestJSONLEveryOp(t *testing.T) {
 	if got := tb.Stack(events[4].Stack); len(got) != 1 || tb.String(got[0].File) != "app.cu" || got[0].Line != 10 || got[0].Func != 0 {
 		t.Errorf("site frames %+v", got)
 	}
-	frames := tb.Stack(events[30].Stack)
+	frames := tb.Stack(events[32].Stack)
 	if len(frames) != 2 || tb.String(frames[0].Func) != "scale_kernel" || tb.String(frames[1].File) != "main.cu" || frames[1].Line != 7 {
 		t.Errorf("stack frames %+v", frames)
 	}

@@ -45,6 +45,8 @@ type jsonLine struct {
 	Pinned   *bool             `json:"pinned"`
 	Graph    json.RawMessage   `json:"graph"` // true (malloc_async) or a graph's name
 	Exec     *string           `json:"exec"`
+	PeerSrc  *int32            `json:"peer_src"`
+	PeerDst  *int32            `json:"peer_dst"`
 	TID      *uint32           `json:"tid"`
 	Device   *int32            `json:"device"`
 	API      *string           `json:"api"`
@@ -316,6 +318,13 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		}
 	} else if form.required&jExec != 0 {
 		return "exec", missing(op)
+	}
+	if form.has(jPeer) && (l.PeerSrc != nil || l.PeerDst != nil) {
+		if l.PeerSrc == nil || l.PeerDst == nil {
+			return "peer_src", corruptf("a peer copy needs both peer_src and peer_dst")
+		}
+		ev.Flags |= FlagPeer
+		ev.PeerSrc, ev.PeerDst = *l.PeerSrc, *l.PeerDst
 	}
 	if form.has(jHost) {
 		pinned := l.Pinned != nil && *l.Pinned

@@ -29,6 +29,7 @@ const (
 	jExec                             // "exec": the executable graph's name
 	jExternal                         // "external" (event_record, stream_wait_event)
 	jLifetime                         // "lifetime" (graph_instantiate, graph_forget)
+	jPeer                             // "peer_src", "peer_dst" (memcpy): a synchronous peer copy
 )
 
 type opForm struct {
@@ -54,7 +55,7 @@ var opForms = [opCount]opForm{
 	OpFree:          {jPtr, 0, "cudaFree"},
 	OpLaunch:        {jStream, jKernel, "cudaLaunchKernel"},
 	OpMemcpyAsync:   {jStream | jDst | jSrc | jSize | jKind, jHost, "cudaMemcpyAsync"},
-	OpMemcpy:        {jDst | jSrc | jSize | jKind, jHost | jStream, "cudaMemcpy"},
+	OpMemcpy:        {jDst | jSrc | jSize | jKind, jHost | jStream | jPeer, "cudaMemcpy"},
 	OpMemsetAsync:   {jStream | jPtr | jSize, jHost, "cudaMemsetAsync"},
 	OpMemset:        {jPtr | jSize, jHost | jStream, "cudaMemset"},
 	OpHostFunc:      {jStream, 0, "cudaLaunchHostFunc"},

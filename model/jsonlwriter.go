@@ -180,6 +180,10 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jExec) && ev.Exec != 0 {
 		b = appendHex(append(b, `,"exec":`...), ev.Exec)
 	}
+	if form.has(jPeer) && ev.Flags&FlagPeer != 0 {
+		b = strconv.AppendInt(append(b, `,"peer_src":`...), int64(ev.PeerSrc), 10)
+		b = strconv.AppendInt(append(b, `,"peer_dst":`...), int64(ev.PeerDst), 10)
+	}
 	if form.has(jHost) {
 		pinned := ev.Flags&FlagPinned != 0
 		if pageable := ev.Flags&FlagPageable != 0; pageable != defaultPageable(ev.Op, ev.Kind, pinned) {
