@@ -408,6 +408,15 @@ static int32_t device_of(sc_tstate *ts, CUcontext ctx) {
     return d;
 }
 
+/* The device whose memory p is, or fallback if the driver cannot say. */
+static int32_t device_of_ptr(uint64_t p, int32_t fallback) {
+    int d = -1;
+    if (!sc_drv.cuPointerGetAttribute ||
+        sc_drv.cuPointerGetAttribute(&d, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+        return fallback;
+    return d;
+}
+
 /* Host-side flags of a host pointer: pinned if the driver knows it as host
  * memory, pageable if it does not know it at all. */
 static uint32_t host_flags(const void *p) {
@@ -499,10 +508,9 @@ static uint64_t span(uint64_t pitch, uint64_t rows_per_slice, uint64_t width, ui
  * largest single cost of a recorded call in the fake app's loop. */
 static inline void event_clear(sc_event *e) {
     typedef uint64_t u64x2 __attribute__((vector_size(16), may_alias, aligned(8)));
-    _Static_assert(sizeof(sc_event) == 120, "event_clear covers every byte of sc_event");
+    _Static_assert(sizeof(sc_event) == 128, "event_clear covers every byte of sc_event");
     u64x2 *v = (u64x2 *)e, z = {0, 0};
-    v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z, v[6] = z;
-    ((uint64_t *)e)[14] = 0;
+    v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z, v[6] = z, v[7] = z;
 }
 
 static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
@@ -874,6 +882,13 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     if (!ev.op) return;
 
     ev.device = device_of(ts, cb->context);
+    if (!in.async && (in.h == H_CPY_PEER || in.h == H_CPY_3DPEER)) {
+        /* cuMemcpyPeer is serialized with all work of the current device and
+         * of both sides' devices: the analyzer needs to know which. */
+        ev.flags |= FLAG_PEER;
+        ev.peer_src = device_of_ptr(ev.src, ev.device);
+        ev.peer_dst = device_of_ptr(ev.ptr, ev.device);
+    }
     /* API name: the runtime function in progress on this thread, if any. */
     uint32_t sid;
     if (ts->rt_depth > 0 && ts->rt_cbid < MAXCB && rt_disp[ts->rt_cbid]) {

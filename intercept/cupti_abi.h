@@ -52,6 +52,7 @@ typedef struct CUarray_st *CUarray;
 #define CU_MEMORYTYPE_ARRAY 3u
 #define CU_MEMORYTYPE_UNIFIED 4u
 #define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
+#define CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
 
 typedef struct {
     unsigned int gridDimX, gridDimY, gridDimZ;

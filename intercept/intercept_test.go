@@ -271,6 +271,7 @@ type want struct {
 	ptrs               []uint64
 	dev                int32
 	graph, exec        uint64
+	peerSrc, peerDst   int32
 }
 
 func basicWant(l map[string]uint64) []want {
@@ -341,12 +342,13 @@ func got(tab *model.Tables, ev *model.Event) want {
 	}
 	return want{op: ev.Op, api: tab.String(ev.API), res: ev.Result, stream: ev.Stream, event: ev.Event,
 		ptr: ev.Ptr, size: ev.Size, src: ev.Src, kind: ev.Kind, flags: ev.Flags, pool: ev.Pool,
-		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, dev: ev.Device, graph: ev.Graph, exec: ev.Exec}
+		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, dev: ev.Device, graph: ev.Graph, exec: ev.Exec,
+		peerSrc: ev.PeerSrc, peerDst: ev.PeerDst}
 }
 
 func (w want) String() string {
-	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d graph=%#x exec=%#x}",
-		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev, w.graph, w.exec)
+	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d graph=%#x exec=%#x peer=%d->%d}",
+		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev, w.graph, w.exec, w.peerSrc, w.peerDst)
 }
 
 func checkEvents(t *testing.T, tr trace, ws []want) {
@@ -744,6 +746,9 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpLaunch, api: "cuLaunchCooperativeKernel", stream: s, kernel: "_Z6kernelPfS_4pairiPcd", ptrs: []uint64{d + 4096}},
 		{op: model.OpHostFunc, api: "cuStreamAddCallback", stream: s},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyPeerAsync", stream: s, ptr: pd, src: d, size: 64, kind: model.CopyD2D},
+		// The synchronous one runs on the default stream and is serialized
+		// with both devices' work: from device 0's memory to device 1's.
+		{op: model.OpMemcpy, api: "cuMemcpyPeer", ptr: pd, src: d, size: 64, kind: model.CopyD2D, flags: model.FlagPeer, peerDst: 1},
 		{op: model.OpMallocAsync, api: "cuGraphAddMemAllocNode", ptr: r.log["gd"], size: 4096, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd2"], size: 8192, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd3"], size: 2048, flags: model.FlagGraphAlloc},

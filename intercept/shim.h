@@ -68,6 +68,7 @@ enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
 #define FLAG_GRAPH_ALLOC (1u << 4) /* OP_MALLOC_ASYNC by a graph's memory node */
 #define FLAG_EXTERNAL (1u << 5)    /* event record or wait with the external flag */
 #define FLAG_LIFETIME (1u << 6)    /* graph instantiate/forget that creates or destroys its object */
+#define FLAG_PEER (1u << 7)        /* synchronous peer copy: serialized with its devices' work */
 
 /* Record kinds (docs/trace-format.md). */
 enum {
@@ -101,6 +102,7 @@ typedef struct {
     uint32_t nptrs;
     const uint64_t *ptrs;
     uint64_t graph, exec; /* graph and executable graph handles (capture begin and end, graph ops) */
+    int32_t peer_src, peer_dst; /* FLAG_PEER: the devices of the copy's source and destination */
 } sc_event;
 
 /* A launch's parameter words being looked up in the allocation map: they

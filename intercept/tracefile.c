@@ -369,9 +369,16 @@ static size_t encode_tail(uint8_t *p, const sc_event *e) {
     n += sc_put_svarint(p + n, e->prio);
     n += sc_put_uvarint(p + n, e->nptrs);
     for (uint32_t i = 0; i < e->nptrs; i++) n += sc_put_uvarint(p + n, e->ptrs[i]);
-    if (e->graph || e->exec) { /* optional fields: most events leave them out */
+    /* Optional fields: most events leave them out; each is written only
+     * with those after it that are set. */
+    int peer = e->peer_src || e->peer_dst;
+    if (e->graph || e->exec || peer) {
         n += sc_put_uvarint(p + n, e->graph);
         n += sc_put_uvarint(p + n, e->exec);
+    }
+    if (peer) {
+        n += sc_put_uvarint(p + n, (uint32_t)e->peer_src);
+        n += sc_put_uvarint(p + n, (uint32_t)e->peer_dst);
     }
     return n;
 }

@@ -475,6 +475,14 @@ static int more(void) {
         fk_driver_exit("cuMemcpyPeerAsync", &a, 0, NULL);
     }
     {
+        /* A synchronous peer copy, to memory of device 1: the shim asks the
+         * driver for both sides' devices. */
+        fk_set_memory_device(pd, 128 * 10, 1);
+        cuMemcpyPeer_params a = {pd, (CUcontext)0x1001, d, (CUcontext)0x1000, 64};
+        fk_driver_enter("cuMemcpyPeer", &a, NULL);
+        fk_driver_exit("cuMemcpyPeer", &a, 0, NULL);
+    }
+    {
         /* A graph's memory node: the driver fills in dptr. */
         CUgraphNode node;
         CUDA_MEM_ALLOC_NODE_PARAMS np;

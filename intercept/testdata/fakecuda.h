@@ -110,6 +110,7 @@ typedef struct {
 typedef struct { CUdeviceptr dstDevice; size_t dstPitch; unsigned int ui; size_t Width; size_t Height; CUstream hStream; } cuMemsetD2D32Async_params;
 typedef struct { CUstream hStream; void *callback; void *userData; unsigned int flags; } cuStreamAddCallback_params;
 typedef struct { CUdeviceptr dstDevice; CUcontext dstContext; CUdeviceptr srcDevice; CUcontext srcContext; size_t ByteCount; CUstream hStream; } cuMemcpyPeerAsync_params;
+typedef struct { CUdeviceptr dstDevice; CUcontext dstContext; CUdeviceptr srcDevice; CUcontext srcContext; size_t ByteCount; } cuMemcpyPeer_params;
 typedef struct { CUdeviceptr *dptr; size_t *pPitch; size_t WidthInBytes; size_t Height; unsigned int ElementSizeBytes; } cuMemAllocPitch_v2_params;
 typedef struct { CUdeviceptr dstDevice; unsigned char uc; size_t N; } cuMemsetD8_v2_params;
 typedef struct { CUdeviceptr dstDevice; unsigned int ui; size_t N; CUstream hStream; } cuMemsetD32Async_params;
@@ -196,6 +197,7 @@ void fk_register_kernel(void *handle, int is_cufunction, int nparams, const size
 void fk_register_pinned(const void *p, size_t n);
 void fk_set_stream_flags(CUstream s, unsigned int flags, int prio);
 void fk_set_device(int dev);
+void fk_set_memory_device(CUdeviceptr p, size_t n, int dev);
 
 /* Calls that create, change or destroy graphs, laid out as
  * generated_cuda_meta.h lays out their parameters. */

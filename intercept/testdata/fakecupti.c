@@ -92,6 +92,7 @@ static const char *driver_names[] = {
     [71] = "cuGraphExecKernelNodeSetParams_v2",
     [72] = "cuGraphExecUpdate_v2",
     [73] = "cuStreamBeginCaptureToGraph",
+    [74] = "cuMemcpyPeer",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
@@ -334,7 +335,39 @@ void fk_register_pinned(const void *p, size_t n) {
     pthread_mutex_unlock(&mu);
 }
 
+/* Device memory is device 0's, but for ranges the app says are another
+ * device's (fk_set_memory_device), so that a peer copy has two devices. */
+static struct {
+    CUdeviceptr p;
+    size_t n;
+    int dev;
+} devmem[16];
+static int ndevmem;
+
+void fk_set_memory_device(CUdeviceptr p, size_t n, int dev) {
+    pthread_mutex_lock(&mu);
+    devmem[ndevmem].p = p;
+    devmem[ndevmem].n = n;
+    devmem[ndevmem].dev = dev;
+    ndevmem++;
+    pthread_mutex_unlock(&mu);
+}
+
+static int memory_device(CUdeviceptr ptr) {
+    int d = 0;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < ndevmem; i++)
+        if (ptr >= devmem[i].p && ptr - devmem[i].p < devmem[i].n) d = devmem[i].dev;
+    pthread_mutex_unlock(&mu);
+    return d;
+}
+
 CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr) {
+    if (attr == 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */) {
+        if (ptr < DEV_BASE || ptr >= DEV_BASE + DEV_SIZE) return CUDA_ERROR_INVALID_VALUE;
+        *(int *)data = memory_device(ptr);
+        return 0;
+    }
     if (attr != 2 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */) return CUDA_ERROR_INVALID_VALUE;
     if (ptr >= DEV_BASE && ptr < DEV_BASE + DEV_SIZE) {
         *(unsigned int *)data = CU_MEMORYTYPE_DEVICE;

@@ -1,0 +1,47 @@
+// streamcheck-devices: 2
+// streamcheck-expect: clean
+//
+// Two GPUs. A 20 ms kernel on device 0's non-blocking stream s0 writes
+// src; cudaMemcpyPeer copies src to dst on device 1 with no event, and src
+// is freed on s0 right after. cudaMemcpyPeer is serialized with all pending
+// and future work of the current device and of both sides' devices, so the
+// copy follows the kernel and the free follows the copy. The program checks
+// on the GPU that the copy saw the kernel's last writes.
+#include "common.cuh"
+
+int main() {
+    sc::init("multi_device_peer_copy_ok");
+    int devices = 0;
+    SC_CHECK(cudaGetDeviceCount(&devices));
+    if (devices < 2) {
+        sc::note("needs 2 devices");
+        return sc::finish();
+    }
+    SC_CHECK(cudaSetDevice(1));
+    int* dst = nullptr;
+    SC_CHECK(cudaMalloc((void**)&dst, sc::kBytes));
+    SC_CHECK(cudaSetDevice(0));
+    cudaStream_t s0 = sc::make_stream(true);
+    int* src = nullptr;
+    SC_CHECK(cudaMallocAsync((void**)&src, sc::kBytes, s0));
+    SC_CHECK(cudaStreamSynchronize(s0));
+    sc_write_spin<<<sc::kBlocks, sc::kThreads, 0, s0>>>(src, sc::kN, sc::ms(20));
+    SC_CHECK_LAUNCH();
+
+    SC_CHECK(cudaMemcpyPeer(dst, 1, src, 0, sc::kBytes));  // serialized: after the kernel
+    SC_CHECK(cudaFreeAsync(src, s0));                        // serialized: after the copy
+    SC_CHECK(cudaDeviceSynchronize());
+
+    int last = -1;
+    SC_CHECK(cudaSetDevice(1));
+    SC_CHECK(cudaMemcpy(&last, dst + sc::kN - 1, sizeof(int), cudaMemcpyDeviceToHost));
+    std::printf("STREAMCHECK_NOTE the peer copy saw the kernel's last writes: %s\n", last == sc::kN ? "yes" : "no");
+    if (last != sc::kN) {
+        ::sc::hard_errors()++;
+    }
+    SC_CHECK(cudaFree(dst));
+    SC_CHECK(cudaDeviceSynchronize());
+    SC_CHECK(cudaSetDevice(0));
+    SC_CHECK(cudaStreamDestroy(s0));
+    return sc::finish();
+}

@@ -1,0 +1,47 @@
+// streamcheck-devices: 2
+// streamcheck-expect: free-while-in-flight
+// streamcheck-expect-count: 1
+//
+// The twin of multi_device_peer_copy_ok with cudaMemcpyPeerAsync on another
+// non-blocking stream of device 0: an asynchronous peer copy is ordered by
+// its stream only, so the free of src on s0 right after it is not ordered
+// after the copy (and the copy not after the kernel that writes src). The
+// program prints whether the copy saw the kernel's last writes, without
+// failing on it.
+#include "common.cuh"
+
+int main() {
+    sc::init("multi_device_peer_copy_racy");
+    int devices = 0;
+    SC_CHECK(cudaGetDeviceCount(&devices));
+    if (devices < 2) {
+        sc::note("needs 2 devices");
+        return sc::finish();
+    }
+    SC_CHECK(cudaSetDevice(1));
+    int* dst = nullptr;
+    SC_CHECK(cudaMalloc((void**)&dst, sc::kBytes));
+    SC_CHECK(cudaSetDevice(0));
+    cudaStream_t s0 = sc::make_stream(true);
+    int* src = nullptr;
+    SC_CHECK(cudaMallocAsync((void**)&src, sc::kBytes, s0));
+    SC_CHECK(cudaStreamSynchronize(s0));
+    sc_write_spin<<<sc::kBlocks, sc::kThreads, 0, s0>>>(src, sc::kN, sc::ms(20));
+    SC_CHECK_LAUNCH();
+
+    cudaStream_t s2 = sc::make_stream(true);
+    SC_CHECK(cudaMemcpyPeerAsync(dst, 1, src, 0, sc::kBytes, s2));
+    SC_CHECK(cudaFreeAsync(src, s0));  // BUG: not ordered after the copy on s2
+    SC_CHECK(cudaDeviceSynchronize());
+
+    int last = -1;
+    SC_CHECK(cudaSetDevice(1));
+    SC_CHECK(cudaMemcpy(&last, dst + sc::kN - 1, sizeof(int), cudaMemcpyDeviceToHost));
+    std::printf("STREAMCHECK_NOTE the peer copy saw the kernel's last writes: %s\n", last == sc::kN ? "yes" : "no");
+    SC_CHECK(cudaFree(dst));
+    SC_CHECK(cudaDeviceSynchronize());
+    SC_CHECK(cudaSetDevice(0));
+    SC_CHECK(cudaStreamDestroy(s0));
+    SC_CHECK(cudaStreamDestroy(s2));
+    return sc::finish();
+}
