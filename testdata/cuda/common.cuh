@@ -301,6 +301,18 @@ inline void warm_legacy_probe(int* flags) {
     SC_CHECK(cudaDeviceSynchronize());
 }
 
+// Whether the machine has n GPUs; says so when not (the program then
+// only finishes: gpu-run.sh skips it by its streamcheck-devices header).
+inline bool has_devices(int n) {
+    int devices = 0;
+    SC_CHECK(cudaGetDeviceCount(&devices));
+    if (devices < n) {
+        note("needs more devices");
+        return false;
+    }
+    return true;
+}
+
 // Final synchronization and summary; returns the process exit code.
 inline int finish() {
     SC_CHECK(cudaDeviceSynchronize());

@@ -10,10 +10,7 @@
 
 int main() {
     sc::init("multi_device_event_racy");
-    int devices = 0;
-    SC_CHECK(cudaGetDeviceCount(&devices));
-    if (devices < 2) {
-        sc::note("needs 2 devices");
+    if (!sc::has_devices(2)) {
         return sc::finish();
     }
     cudaMemPool_t pool0 = nullptr;
