@@ -147,9 +147,10 @@ type device struct {
 	// legacy stream last looked, the only ones it may have to join: a
 	// stream's own count changes only with its operations.
 	unjoined []AgentID
-	// barrier is what every stream of the device is ordered after from
-	// its next operation on: the synchronous peer copies (Engine.peerCopy)
-	// that involved the device. barrierVer counts its changes.
+	// barrier is what every stream of the device that synchronizes with
+	// the legacy stream is ordered after from its next operation on: the
+	// synchronous peer copies (Engine.peerCopy) that involved the device.
+	// barrierVer counts its changes.
 	barrier    Clock
 	barrierVer uint64
 }
@@ -672,13 +673,16 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	return
 }
 
-// peerCopy applies a synchronous peer copy (cudaMemcpyPeer): "serialized
-// with respect to all pending and future asynchronous work in to the
-// current device, srcDevice, and dstDevice" (CUDA runtime API), and
-// asynchronous with respect to the host. It is issued to the current
-// device's default stream after joining every stream of the three devices,
-// and becomes their barrier: each of their streams is ordered after it from
-// its next operation on.
+// peerCopy applies a synchronous peer copy (cudaMemcpyPeer), asynchronous
+// with respect to the host. The runtime API says it is "serialized with
+// respect to all pending and future asynchronous work in to the current
+// device, srcDevice, and dstDevice"; measured on two H200s (CUDA 13.0,
+// scripts/probe/peer_copy_order.cu), it waits for the legacy and blocking
+// streams of the source and destination devices, not for their
+// non-blocking streams: the legacy stream's rule, on every device of the
+// copy. So it is issued to the current device's default stream after
+// joining those streams of the three devices, and becomes their barrier:
+// each of them is ordered after it from its next operation on.
 func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 	a := e.Stream(ev.Stream, ev.Device, ev.TID)
 	devs := []int32{ev.Device, ev.PeerSrc, ev.PeerDst}
@@ -687,7 +691,7 @@ func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 			continue
 		}
 		for _, id := range e.device(d).agents {
-			if b := e.agents[id]; b != a {
+			if b := e.agents[id]; b != a && b.Kind != KindNonBlocking {
 				// Joined before a joins the host clock in issue: a residue
 				// is exact once that is done (see Agent.joinTo).
 				b.joinTo(&a.clock)
@@ -800,7 +804,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		a.clock.join(e.host)
 		a.hostSeen = e.hostVer
 	}
-	if d := a.dev; a.barrierSeen != d.barrierVer {
+	if d := a.dev; a.barrierSeen != d.barrierVer && a.Kind != KindNonBlocking {
 		a.clock.join(d.barrier)
 		a.barrierSeen = d.barrierVer
 	}

@@ -1,12 +1,14 @@
 // streamcheck-devices: 2
 // streamcheck-expect: clean
 //
-// Two GPUs. A 20 ms kernel on device 0's non-blocking stream s0 writes
-// src; cudaMemcpyPeer copies src to dst on device 1 with no event, and src
-// is freed on s0 right after. cudaMemcpyPeer is serialized with all pending
-// and future work of the current device and of both sides' devices, so the
-// copy follows the kernel and the free follows the copy. The program checks
-// on the GPU that the copy saw the kernel's last writes.
+// Two GPUs. A 20 ms kernel on device 0's blocking stream s0 writes src;
+// cudaMemcpyPeer copies src to dst on device 1 with no event, and src is
+// freed on s0 right after. cudaMemcpyPeer waits for the legacy and blocking
+// streams of both sides' devices, and they wait for it (measured on two
+// H200s, scripts/probe/peer_copy_order.cu; not for non-blocking streams:
+// see multi_device_peer_copy_racy), so the copy follows the kernel and the
+// free follows the copy. The program checks on the GPU that the copy saw
+// the kernel's last writes, and fails if not.
 #include "common.cuh"
 
 int main() {
@@ -18,7 +20,7 @@ int main() {
     int* dst = nullptr;
     SC_CHECK(cudaMalloc((void**)&dst, sc::kBytes));
     SC_CHECK(cudaSetDevice(0));
-    cudaStream_t s0 = sc::make_stream(true);
+    cudaStream_t s0 = sc::make_stream(false);
     int* src = nullptr;
     SC_CHECK(cudaMallocAsync((void**)&src, sc::kBytes, s0));
     SC_CHECK(cudaStreamSynchronize(s0));
