@@ -146,8 +146,8 @@ func TestRealTraces(t *testing.T) {
 			}
 		})
 	}
-	if cases < 178 {
-		t.Errorf("only %d recorded cases under testdata/real; the GPU runs record 178", cases)
+	if cases < 182 {
+		t.Errorf("only %d recorded cases under testdata/real; the GPU runs record 182", cases)
 	}
 }
 
