@@ -685,6 +685,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 // each of them is ordered after it from its next operation on.
 func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 	a := e.Stream(ev.Stream, ev.Device, ev.TID)
+	if a.capturing {
+		e.issue(ev, st) // captured: it runs at the graph's launches
+		return
+	}
 	devs := []int32{ev.Device, ev.PeerSrc, ev.PeerDst}
 	for i, d := range devs {
 		if slices.Contains(devs[:i], d) {
@@ -699,9 +703,6 @@ func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 		}
 	}
 	e.issue(ev, st)
-	if st.Skipped {
-		return // captured: it runs at the graph's launches
-	}
 	for i, d := range devs {
 		if slices.Contains(devs[:i], d) {
 			continue

@@ -314,8 +314,10 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 			return fieldErr(eventTailFields[n], "corrupt event record: %s malformed", eventTailFields[n])
 		}
 	}
-	if graph[2] > math.MaxUint32 || graph[3] > math.MaxUint32 {
-		return fieldErr("peer_src", "corrupt event record: peer devices %d and %d out of range", graph[2], graph[3])
+	for i := 2; i < 4; i++ {
+		if graph[i] > math.MaxUint32 {
+			return fieldErr(eventTailFields[i], "corrupt event record: device %d out of range", graph[i])
+		}
 	}
 	ev.Ptrs = ptrs
 	ev.Graph, ev.Exec = graph[0], graph[1]

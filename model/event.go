@@ -174,9 +174,10 @@ const (
 	// (cudaGraphExecUpdate, nodes added or given new parameters).
 	FlagLifetime uint32 = 1 << 6
 	// FlagPeer marks an OpMemcpy made by a synchronous peer copy
-	// (cudaMemcpyPeer, cudaMemcpy3DPeer): it is serialized with all pending
-	// and future work of the current device (Device) and of the devices of
-	// its source and destination (PeerSrc, PeerDst).
+	// (cudaMemcpyPeer, cudaMemcpy3DPeer): it waits for, and is waited on by,
+	// the streams that synchronize with the legacy stream on the current
+	// device (Device) and on the devices of its source and destination
+	// (PeerSrc, PeerDst).
 	FlagPeer uint32 = 1 << 7
 )
 

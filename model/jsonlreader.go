@@ -320,8 +320,11 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		return "exec", missing(op)
 	}
 	if form.has(jPeer) && (l.PeerSrc != nil || l.PeerDst != nil) {
-		if l.PeerSrc == nil || l.PeerDst == nil {
-			return "peer_src", corruptf("a peer copy needs both peer_src and peer_dst")
+		if l.PeerSrc == nil {
+			return "peer_src", corruptf("missing: a peer copy (peer_dst given) needs both peer_src and peer_dst")
+		}
+		if l.PeerDst == nil {
+			return "peer_dst", corruptf("missing: a peer copy (peer_src given) needs both peer_src and peer_dst")
 		}
 		ev.Flags |= FlagPeer
 		ev.PeerSrc, ev.PeerDst = *l.PeerSrc, *l.PeerDst
