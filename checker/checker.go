@@ -312,7 +312,9 @@ func (c *Checker) Add(ev *model.Event) {
 		for _, u := range uses {
 			switch {
 			case u.allocSize != 0:
-				if a := c.allocs.at(u.addr); a != nil && !a.freed {
+				a := c.allocs.at(u.addr)
+				live := a != nil && !a.freed
+				if live {
 					// Still live from the last launch: CUDA refuses the launch
 					// unless the graph was instantiated to free it first
 					// (cudaGraphInstantiateFlagAutoFreeOnLaunch, as PyTorch
@@ -320,6 +322,9 @@ func (c *Checker) Add(ev *model.Event) {
 					c.release(ev, st, u.addr)
 				}
 				c.allocate(ev, st, u.addr, u.allocSize, true)
+				if !live {
+					c.relaunchAfterFree(ev, st, u.addr)
+				}
 			case !u.free:
 				c.use(ev, st, u.addr)
 			}
@@ -504,6 +509,24 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 	}
 	c.allocs.insert(a)
 	c.trimGrave() // the rests kept above may have grown it
+}
+
+// relaunchAfterFree checks a launch that allocates its graph's memory at
+// addr again after the program freed the last launch's: the address is the
+// graph's, not one a pool picked, so the graph's work on the new memory
+// races with the old memory's uses that the launch is not ordered after
+// (a stream read it, then freed it, and the relaunch did not wait).
+func (c *Checker) relaunchAfterFree(ev *model.Event, st *hb.Step, addr uint64) {
+	a := c.allocs.at(addr)
+	if a == nil {
+		return
+	}
+	for i := range a.inherited {
+		if !st.Clock.Covers(c.epoch(&a.inherited[i])) {
+			c.report(RuleReuseWhileInFlight, a, c.accessOf(ev, st, addr), &a.inherited[i])
+			return
+		}
+	}
 }
 
 // rangeEnd returns base+size, or the top of the address space if that
