@@ -33,6 +33,11 @@ func (c *Checker) explain(f *Finding) {
 		f.Why = fmt.Sprintf("The pool gave these addresses to the allocation made by %s, but %s used them before they were freed and nothing orders that use before %s. %s",
 			f.Alloc.Where(), other.Where(), what(op), c.unorderedWhy(&f.Alloc.Op, op))
 		f.Fix = c.handOffFix(&f.Alloc.Op, op)
+		if f.Alloc.Op.Seq == op.Seq { // a graph launch allocating its own memory again
+			f.Why = fmt.Sprintf("The graph allocates these addresses again at each launch (they are the graph's), and %s used the last launch's memory before it was freed; nothing orders that use before %s. %s",
+				other.Where(), what(op), c.unorderedWhy(other, op))
+			f.Fix = c.handOffFix(other, op)
+		}
 	case RuleUseAfterFree:
 		f.Message = fmt.Sprintf("%s uses %s after it was freed", what(op), size)
 		f.Why = fmt.Sprintf("The memory was freed by %s (call #%d) before %s was issued (call #%d); the pool may already have handed it to another allocation.",

@@ -743,6 +743,12 @@ func missingEdge(f *checker.Finding) *Edge {
 		if f.Alloc == nil {
 			return nil
 		}
+		if f.Alloc.Seq == op.Seq && other != nil {
+			// A graph launch that allocates its memory again: it must wait
+			// for the old memory's use.
+			return &Edge{From: vertexID(other.Seq), To: vertexID(op.Seq), Kind: EdgeMissing,
+				Label: fmt.Sprintf("missing: the %s must wait for #%d", op.Role, other.Seq)}
+		}
 		return &Edge{From: vertexID(f.Alloc.Seq), To: vertexID(op.Seq), Kind: EdgeMissing,
 			Label: fmt.Sprintf("missing: the %s must wait for the allocation #%d", op.Role, f.Alloc.Seq)}
 	}
