@@ -314,6 +314,10 @@ func (c *Checker) Add(ev *model.Event) {
 			case u.allocSize != 0:
 				a := c.allocs.at(u.addr)
 				live := a != nil && !a.freed
+				// A launch ordered after the program's free of the last
+				// output follows that free, which was checked against the
+				// output's uses itself.
+				afterFree := a != nil && a.freed && st.Clock.Covers(c.epoch(&a.free))
 				if live {
 					// Still live from the last launch: CUDA refuses the launch
 					// unless the graph was instantiated to free it first
@@ -322,7 +326,7 @@ func (c *Checker) Add(ev *model.Event) {
 					c.release(ev, st, u.addr)
 				}
 				c.allocate(ev, st, u.addr, u.allocSize, true)
-				if !live {
+				if !live && !afterFree {
 					c.relaunchAfterFree(ev, st, u.addr)
 				}
 			case !u.free:

@@ -79,7 +79,7 @@ func BenchmarkCaptureInner(b *testing.B) {
 		add(model.Event{Op: model.OpMallocAsync, Stream: s1, Ptr: p, Size: 1 << 16})
 		ptrs := []uint64{p}
 		if i%4 == 0 {
-			ptrs = append(ptrs, weight(i%weights))
+			ptrs = append(ptrs, weight((i/4)%weights))
 		}
 		add(model.Event{Op: model.OpLaunch, Stream: s1, Ptrs: ptrs})
 		add(model.Event{Op: model.OpEventRecord, Stream: s1, Event: 0x10})
