@@ -36,8 +36,9 @@
 //     completion only when it sets pinned host memory.
 //   - A synchronous peer copy (cudaMemcpyPeer) waits for the legacy and
 //     blocking streams of the current, source and destination devices, and
-//     they wait for it, as the legacy stream does on one device (measured
-//     on two H200s: not for non-blocking streams).
+//     they wait for it, as the legacy stream does on one device, and a
+//     device synchronization of any of them waits for it (measured on two
+//     H200s; non-blocking streams take part in neither).
 //   - Operations on a stream that is being captured into a graph do not run
 //     when issued and are not ordered with the work outside the capture;
 //     Step.CaptureOrigin and Step.Capture tell which capture they belong to

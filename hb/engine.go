@@ -623,6 +623,12 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 					e.hostVer++
 				}
 			}
+			// It waits for the peer copies to or from the device too, even
+			// one issued on another device (measured on two H200s:
+			// scripts/probe/peer_copy_order.cu).
+			if d.barrierVer != 0 {
+				e.hostJoin(d.barrier)
+			}
 		}
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
@@ -682,7 +688,8 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 // non-blocking streams: the legacy stream's rule, on every device of the
 // copy. So it is issued to the current device's default stream after
 // joining those streams of the three devices, and becomes their barrier:
-// each of them is ordered after it from its next operation on.
+// each of them is ordered after it from its next operation on. A device
+// synchronization of any of the devices waits for it (measured too).
 func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 	a := e.Stream(ev.Stream, ev.Device, ev.TID)
 	if a.capturing {

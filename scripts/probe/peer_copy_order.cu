@@ -5,6 +5,9 @@
 // Then the destination side: a 20 ms kernel on device 1 writes dst (i, then
 // i+1), and the copy of a src of 7s follows at once: the copy waited for it
 // if dst ends as 7, not 8.
+// Last, whether synchronizing the destination device waits for the copy: a
+// 20 ms kernel on device 0's legacy stream, the copy (which waits for it),
+// then cudaDeviceSynchronize on device 1, timed.
 // Build: nvcc -O2 -arch=sm_90 -I testdata/cuda -o peer_copy_order scripts/probe/peer_copy_order.cu
 #include "common.cuh"
 
@@ -43,6 +46,19 @@ static bool dst_waited(cudaStream_t s1, int* src, int* dst) {
     return last == 7;
 }
 
+static double sync_dst_ms(int* src, int* dst) {
+    sc_write_spin<<<sc::kBlocks, sc::kThreads, 0, 0>>>(src, sc::kN, sc::ms(20));
+    SC_CHECK_LAUNCH();
+    SC_CHECK(cudaMemcpyPeer(dst, 1, src, 0, sc::kBytes));
+    SC_CHECK(cudaSetDevice(1));
+    const auto t0 = std::chrono::steady_clock::now();
+    SC_CHECK(cudaDeviceSynchronize());
+    const std::chrono::duration<double, std::milli> d = std::chrono::steady_clock::now() - t0;
+    SC_CHECK(cudaSetDevice(0));
+    SC_CHECK(cudaDeviceSynchronize());
+    return d.count();
+}
+
 int main() {
     sc::init("peer_copy_order");
     if (!sc::has_devices(2)) return sc::finish();
@@ -67,6 +83,11 @@ int main() {
         std::printf("STREAMCHECK_NOTE round %d, destination side: non-blocking %s, blocking %s, legacy %s\n", i,
                     dst_waited(nb1, src, dst) ? "waited" : "did not wait", dst_waited(bl1, src, dst) ? "waited" : "did not wait",
                     dst_waited(0, src, dst) ? "waited" : "did not wait");
+    }
+    sync_dst_ms(src, dst);
+    for (int i = 0; i < 3; ++i) {
+        std::printf("STREAMCHECK_NOTE round %d: cudaDeviceSynchronize on the destination device took %.1f ms\n", i,
+                    sync_dst_ms(src, dst));
     }
     return sc::finish();
 }
