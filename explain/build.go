@@ -351,7 +351,10 @@ func (rp *replay) add(ev *model.Event) {
 					return false // a stream created later in the trace
 				}
 				a := eng.Agent(id)
-				return a.Device == ev.Device && (a.Kind == hb.KindBlocking || a.Kind == hb.KindPerThread)
+				// A synchronous peer copy joins those of its other devices too.
+				onDevice := a.Device == ev.Device ||
+					ev.Flags&model.FlagPeer != 0 && (a.Device == ev.PeerSrc || a.Device == ev.PeerDst)
+				return onDevice && (a.Kind == hb.KindBlocking || a.Kind == hb.KindPerThread)
 			})
 			want = join
 		}
