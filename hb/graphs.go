@@ -109,7 +109,7 @@ func (g *GraphWork[T]) instantiate(graph, exec uint64) {
 	if !ok {
 		// Its work is unknown now, but what lasts (the executable graph
 		// being updated, or a new one: nothing).
-		g.keep(g.execs, exec)
+		keep(g.execs, exec, g.Lasting)
 		return
 	}
 	if g.execs == nil {
@@ -121,43 +121,37 @@ func (g *GraphWork[T]) instantiate(graph, exec uint64) {
 // Forget drops what is known of graph's work (model.AllGraphs: every
 // graph's) and of exec's. Executable graphs keep the work they were
 // instantiated with when their graph changes.
-func (g *GraphWork[T]) Forget(graph, exec uint64) {
-	switch graph {
-	case 0:
-	case model.AllGraphs:
-		clear(g.graphs)
-	default:
-		delete(g.graphs, graph)
-	}
-	if exec != 0 {
-		delete(g.execs, exec)
-	}
-}
+func (g *GraphWork[T]) Forget(graph, exec uint64) { g.drop(graph, exec, nil) }
 
 // Change keeps, of what is known of graph's work (model.AllGraphs: every
 // graph's) and of exec's, only the Lasting items: a change in place (new
 // node parameters, a node added) leaves them.
-func (g *GraphWork[T]) Change(graph, exec uint64) {
+func (g *GraphWork[T]) Change(graph, exec uint64) { g.drop(graph, exec, g.Lasting) }
+
+// drop keeps, of graph's work and exec's, the items lasting says last
+// (nil: none).
+func (g *GraphWork[T]) drop(graph, exec uint64, lasting func(T) bool) {
 	switch graph {
 	case 0:
 	case model.AllGraphs:
 		for h := range g.graphs {
-			g.keep(g.graphs, h)
+			keep(g.graphs, h, lasting)
 		}
 	default:
-		g.keep(g.graphs, graph)
+		keep(g.graphs, graph, lasting)
 	}
 	if exec != 0 {
-		g.keep(g.execs, exec)
+		keep(g.execs, exec, lasting)
 	}
 }
 
-// keep replaces m[h] by its Lasting items, or deletes it if there are none.
-func (g *GraphWork[T]) keep(m map[uint64][]T, h uint64) {
+// keep replaces m[h] by its items lasting says last (nil: none), or deletes
+// it if there are none.
+func keep[T any](m map[uint64][]T, h uint64, lasting func(T) bool) {
 	var kept []T
-	if g.Lasting != nil {
+	if lasting != nil {
 		for _, it := range m[h] {
-			if g.Lasting(it) {
+			if lasting(it) {
 				kept = append(kept, it)
 			}
 		}
