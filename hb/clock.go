@@ -42,9 +42,7 @@ func (c Clock) Get(s AgentID) uint64 {
 // join sets *c to the element-wise maximum of *c and o, and reports whether
 // that changed *c.
 func (c *Clock) join(o Clock) bool {
-	if len(o) > len(*c) {
-		*c = append(*c, make([]uint64, len(o)-len(*c))...)
-	}
+	c.grow(len(o))
 	d := (*c)[:len(o)]
 	// Without branches: which entries grow is unpredictable, and a
 	// mispredicted branch costs more than storing every entry.
@@ -59,11 +57,26 @@ func (c *Clock) join(o Clock) bool {
 
 // tick advances slot s in *c and returns the new epoch (its Agent unset).
 func (c *Clock) tick(s AgentID) Epoch {
-	if int(s) >= len(*c) {
-		*c = append(*c, make([]uint64, int(s)+1-len(*c))...)
-	}
+	c.grow(int(s) + 1)
 	(*c)[s]++
 	return Epoch{Slot: s, Clock: (*c)[s]}
+}
+
+// raise sets slot s of *c to n if it is below, and reports whether it was.
+func (c *Clock) raise(s AgentID, n uint64) bool {
+	if c.Get(s) >= n {
+		return false
+	}
+	c.grow(int(s) + 1)
+	(*c)[s] = n
+	return true
+}
+
+// grow makes *c at least n entries long; entries past the end are zero.
+func (c *Clock) grow(n int) {
+	if n > len(*c) {
+		*c = append(*c, make([]uint64, n-len(*c))...)
+	}
 }
 
 // set copies o into *c, reusing its storage.

@@ -116,13 +116,7 @@ func (a *Agent) joinTo(c *Clock) bool {
 	}
 	grown := false
 	for _, r := range a.residue {
-		if c.Get(r.slot) < r.count {
-			if int(r.slot) >= len(*c) {
-				*c = append(*c, make([]uint64, int(r.slot)+1-len(*c))...)
-			}
-			(*c)[r.slot] = r.count
-			grown = true
-		}
+		grown = c.raise(r.slot, r.count) || grown
 	}
 	return grown
 }
