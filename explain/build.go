@@ -51,6 +51,10 @@ func copyStep(st *hb.Step) stepCopy {
 	return s
 }
 
+// known reports whether the step orders its call among others: it took
+// effect, or it was captured and is ordered among its capture's work.
+func (s *stepCopy) known() bool { return !s.skipped || s.capture != 0 }
+
 func (s *stepCopy) hbStep() *hb.Step {
 	return &hb.Step{Agent: s.agent, Epoch: s.epoch, Clock: s.clock, Skipped: s.skipped, Captured: s.captured,
 		Capture: s.capture, Local: s.local, LocalClock: s.localClock}
@@ -439,7 +443,7 @@ func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
 	v := &Vertex{
 		ID: vertexID(r.ev.Seq), Seq: r.ev.Seq, Op: r.ev.Op.String(), API: op.API, Kernel: op.Kernel,
 		Site: siteOf(&op, r.ev.Seq), TID: r.ev.TID, Lane: rp.lane(r.step.agent), Skipped: r.step.skipped,
-		Captured: r.step.captured, step: r.step, hasStep: !r.step.skipped || r.step.capture != 0,
+		Captured: r.step.captured, step: r.step, hasStep: r.step.known(),
 	}
 	rp.annotate(v, r, devices)
 	return v
@@ -535,7 +539,7 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 			Lane: Lane{Agent: o.Agent, Name: cmpOr(o.Stream, "host"), Kind: cmpOr(o.StreamKind, "host")},
 		}
 		if r := rp.fixed[o.Seq]; r != nil {
-			v.step, v.hasStep, v.Skipped, v.Captured = r.step, !r.step.skipped || r.step.capture != 0, r.step.skipped, r.step.captured
+			v.step, v.hasStep, v.Skipped, v.Captured = r.step, r.step.known(), r.step.skipped, r.step.captured
 			rp.annotate(v, r, devices)
 		}
 		byID[id] = v

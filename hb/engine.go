@@ -691,10 +691,9 @@ func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 		return
 	}
 	devs := []int32{ev.Device, ev.PeerSrc, ev.PeerDst}
-	for i, d := range devs {
-		if slices.Contains(devs[:i], d) {
-			continue
-		}
+	slices.Sort(devs)
+	devs = slices.Compact(devs)
+	for _, d := range devs {
 		for _, id := range e.device(d).agents {
 			if b := e.agents[id]; b != a && b.Kind != KindNonBlocking {
 				// Joined before a joins the host clock in issue: a residue
@@ -704,10 +703,7 @@ func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 		}
 	}
 	e.issue(ev, st)
-	for i, d := range devs {
-		if slices.Contains(devs[:i], d) {
-			continue
-		}
+	for _, d := range devs {
 		dv := e.device(d)
 		dv.barrier.join(st.Clock)
 		dv.barrierVer++
