@@ -525,12 +525,20 @@ func (c *Checker) relaunchAfterFree(ev *model.Event, st *hb.Step, addr uint64) {
 	if a == nil {
 		return
 	}
+	if old := c.unorderedInherited(a, st); old != nil {
+		c.report(RuleReuseWhileInFlight, a, c.accessOf(ev, st, addr), old)
+	}
+}
+
+// unorderedInherited returns a use a inherited from freed memory at its
+// addresses that st is not ordered after, or nil.
+func (c *Checker) unorderedInherited(a *allocation, st *hb.Step) *access {
 	for i := range a.inherited {
 		if !st.Clock.Covers(c.epoch(&a.inherited[i])) {
-			c.report(RuleReuseWhileInFlight, a, c.accessOf(ev, st, addr), &a.inherited[i])
-			return
+			return &a.inherited[i]
 		}
 	}
+	return nil
 }
 
 // rangeEnd returns base+size, or the top of the address space if that
@@ -721,15 +729,9 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	// order puts this one after it.
 	if prior < 0 && !st.Clock.Covers(c.epoch(&a.alloc)) {
 		u := c.accessOf(ev, st, addr)
-		reported := false
-		for i := range a.inherited {
-			if !st.Clock.Covers(c.epoch(&a.inherited[i])) {
-				c.report(RuleReuseWhileInFlight, a, u, &a.inherited[i])
-				reported = true
-				break
-			}
-		}
-		if !reported {
+		if old := c.unorderedInherited(a, st); old != nil {
+			c.report(RuleReuseWhileInFlight, a, u, old)
+		} else {
 			c.report(RuleUseBeforeAlloc, a, u, &a.alloc)
 		}
 	}
