@@ -171,6 +171,10 @@ type Checker struct {
 	graphAllocs map[uint64]bool
 	graphs      graphMemory   // What captured work uses, for graph launches.
 	captureMem  captureMemory // The memory each open capture allocated.
+	// recordNodes holds, by event handle, the latest event record node
+	// added to a graph by hand: a wait on an event that only such a node
+	// records (in executable graphs made after it) names it.
+	recordNodes map[uint64]access
 	// streamRank[id] counts the created streams among agents 0..id: the
 	// number StreamName gives an unnamed stream.
 	streamRank []uint32
@@ -260,7 +264,11 @@ func (c *Checker) Add(ev *model.Event) {
 		return
 	}
 	if st.UnrecordedWait {
-		c.report(RuleWaitUnrecordedEvent, nil, c.accessOf(ev, st, 0), nil)
+		var node *access
+		if n, ok := c.recordNodes[ev.Event]; ok {
+			node = &n
+		}
+		c.report(RuleWaitUnrecordedEvent, nil, c.accessOf(ev, st, 0), node)
 	}
 	switch ev.Op {
 	case model.OpStreamCreate:
@@ -294,6 +302,13 @@ func (c *Checker) Add(ev *model.Event) {
 		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
+	case model.OpGraphEventRecordNode:
+		if c.recordNodes == nil {
+			c.recordNodes = map[uint64]access{}
+		}
+		c.recordNodes[ev.Event] = c.accessOf(ev, st, 0)
+	case model.OpEventDestroy:
+		delete(c.recordNodes, ev.Event) // the handle may name another event later
 	case model.OpGraphForget:
 		// Any change, in place or not, makes what the capture used stale;
 		// one in place leaves the memory nodes (graphMemory's Lasting).
@@ -882,6 +897,8 @@ func otherRoleOf(rule string) string {
 		return "use of the freed allocation"
 	case RuleUseAfterFree, RuleDoubleFree:
 		return "free"
+	case RuleWaitUnrecordedEvent:
+		return "event record node"
 	}
 	return "allocation"
 }

@@ -642,6 +642,12 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 			}
 		}
 		return
+	case model.OpGraphEventRecordNode, model.OpGraphEventWaitNode:
+		// An event node added to a graph after its capture: its launches
+		// record or wait for the event, as a captured external one.
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		e.graphEvents.Put(ev.Graph, ev.Exec, graphEvent{event: ev.Event, record: ev.Op == model.OpGraphEventRecordNode})
+		return
 	case model.OpMalloc, model.OpFree, model.OpPoolCreate:
 		ep := e.host.tick(HostAgent)
 		ep.Agent = HostAgent

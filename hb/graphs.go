@@ -80,6 +80,26 @@ func (g *GraphWork[T]) Add(origin AgentID, items ...T) {
 	}
 }
 
+// Put adds item to the known work of graph (0 and model.AllGraphs: none)
+// and of executable graph exec (0: none): a node added after the capture.
+// Executable graphs made from graph before keep the work they were made
+// with.
+func (g *GraphWork[T]) Put(graph, exec uint64, item T) {
+	if graph != 0 && graph != model.AllGraphs {
+		if g.graphs == nil {
+			g.graphs = map[uint64][]T{}
+		}
+		// Clipped: the old slice may be an executable graph's too.
+		g.graphs[graph] = append(slices.Clip(g.graphs[graph]), item)
+	}
+	if exec != 0 {
+		if g.execs == nil {
+			g.execs = map[uint64][]T{}
+		}
+		g.execs[exec] = append(slices.Clip(g.execs[exec]), item)
+	}
+}
+
 // end ends origin's capture, giving its items, as finish makes them, to
 // graph; a capture that made no graph (graph 0) is dropped.
 func (g *GraphWork[T]) end(origin AgentID, graph uint64, finish func([]T) []T) {

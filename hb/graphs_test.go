@@ -1,6 +1,7 @@
 package hb
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/model"
@@ -36,5 +37,39 @@ func TestFailedCaptureEndClosesGraphWork(t *testing.T) {
 	bad := model.Event{Seq: 5, Op: model.OpCaptureEnd, Stream: s, Result: 1}
 	if st := e.Apply(&bad); st.CaptureOrigin != 0 {
 		t.Errorf("a bad argument's step names origin %d, want 0", st.CaptureOrigin)
+	}
+}
+
+// A node put into a graph after an executable graph was made from it must
+// not show up in that executable graph's work, which shares the graph's
+// slice; nor may one put into the executable graph change the graph's.
+func TestGraphWorkPutKeepsInstantiatedWork(t *testing.T) {
+	var g GraphWork[int]
+	const origin, graph, exec, later, last = 1, 0x10, 0x20, 0x30, 0x38
+	g.Apply(&model.Event{Op: model.OpCaptureBegin}, &Step{Captured: true, CaptureOrigin: origin}, nil)
+	g.Add(origin, 1, 2)
+	g.Apply(&model.Event{Op: model.OpCaptureEnd, Graph: graph}, &Step{Captured: true, CaptureOrigin: origin}, nil)
+	g.Apply(&model.Event{Op: model.OpGraphInstantiate, Graph: graph, Exec: exec}, &Step{}, nil)
+	g.Put(graph, 0, 3)
+	g.Put(0, exec, 4)
+	g.Apply(&model.Event{Op: model.OpGraphInstantiate, Graph: graph, Exec: later}, &Step{}, nil)
+	g.Put(graph, 0, 5)
+	g.Put(0, later, 6)
+	g.Put(model.AllGraphs, 0, 9) // names no one graph: changes none
+	g.Apply(&model.Event{Op: model.OpGraphInstantiate, Graph: graph, Exec: last}, &Step{}, nil)
+	for _, c := range []struct {
+		exec uint64
+		want []int
+	}{{exec, []int{1, 2, 4}}, {later, []int{1, 2, 3, 6}}, {last, []int{1, 2, 3, 5}}} {
+		if got := g.Launched(c.exec); !slices.Equal(got, c.want) {
+			t.Errorf("executable graph %#x launches %v, want %v", c.exec, got, c.want)
+		}
+	}
+	// A graph the trace never saw captured (built node by node) has the
+	// nodes put into it.
+	g.Put(0x40, 0, 7)
+	g.Apply(&model.Event{Op: model.OpGraphInstantiate, Graph: 0x40, Exec: 0x50}, &Step{}, nil)
+	if got, want := g.Launched(0x50), []int{7}; !slices.Equal(got, want) {
+		t.Errorf("a graph built by hand launches %v, want %v", got, want)
 	}
 }

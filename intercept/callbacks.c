@@ -74,9 +74,17 @@ enum {
     H_GRAPH_ALLOC,     /* cuGraphAddMemAllocNode */
     H_GRAPH_NODE,      /* cuGraphAddNode: an allocation if its type says so */
     H_GRAPH_NODE_V2,   /* cuGraphAddNode_v2 (edge data) */
+    H_GRAPH_EVENT_NODE,     /* cuGraphAddEvent{Record,Wait}Node; elem EVNODE_* */
+    H_GRAPH_NODE_SET_EVENT, /* cuGraphEvent{Record,Wait}NodeSetEvent */
+    H_GRAPH_EXEC_SET_EVENT, /* cuGraphExecEvent{Record,Wait}NodeSetEvent */
+    H_GRAPH_NODE_SET_PARAMS, /* cuGraphNodeSetParams: an event node's new event, else FORGET_ALL_GRAPHS */
+    H_GRAPH_EXEC_SET_PARAMS, /* cuGraphExecNodeSetParams: the same on an executable graph, else FORGET_EXEC */
     H_UNLOAD, /* no event: kernel handles may be reused after it (params.c) */
     H_GRAPH_FORGET, /* a graph's or executable graph's work changes; elem says where the handle is */
 };
+
+/* H_GRAPH_*EVENT*: which kind of event node. */
+enum { EVNODE_RECORD = 1, EVNODE_WAIT };
 
 /* H_GRAPH_FORGET: where the call names the graph whose work changes. */
 enum {
@@ -178,7 +186,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphExecMemsetNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecChildGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
-    {"cuGraphExecNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecNodeSetParams", H_GRAPH_EXEC_SET_PARAMS, 0, 0},
     {"cuGraphNodeSetEnabled", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphAddKernelNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
     {"cuGraphAddKernelNode_v2", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
@@ -191,7 +199,13 @@ static const drv_entry drv_table[] = {
     {"cuGraphMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuGraphMemsetNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuGraphBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
-    {"cuGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphNodeSetParams", H_GRAPH_NODE_SET_PARAMS, 0, 0},
+    {"cuGraphAddEventRecordNode", H_GRAPH_EVENT_NODE, 0, EVNODE_RECORD},
+    {"cuGraphAddEventWaitNode", H_GRAPH_EVENT_NODE, 0, EVNODE_WAIT},
+    {"cuGraphEventRecordNodeSetEvent", H_GRAPH_NODE_SET_EVENT, 0, EVNODE_RECORD},
+    {"cuGraphEventWaitNodeSetEvent", H_GRAPH_NODE_SET_EVENT, 0, EVNODE_WAIT},
+    {"cuGraphExecEventRecordNodeSetEvent", H_GRAPH_EXEC_SET_EVENT, 0, EVNODE_RECORD},
+    {"cuGraphExecEventWaitNodeSetEvent", H_GRAPH_EXEC_SET_EVENT, 0, EVNODE_WAIT},
     {"cuGraphDestroyNode", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuModuleUnload", H_UNLOAD, 0, 0},
     {"cuLibraryUnload", H_UNLOAD, 0, 0},
@@ -513,6 +527,44 @@ static inline void event_clear(sc_event *e) {
     v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z, v[6] = z, v[7] = z;
 }
 
+/* Graphs of the event nodes the program added, by node handle: a node
+ * given a new event (cuGraphEventRecordNodeSetEvent) names no graph, and
+ * CUDA 13.0's driver cannot say which holds it. A stale entry (a node
+ * destroyed, its handle reused) can only add an ordering the program does
+ * not have, never take one away. */
+static lfmap event_node_graphs;
+
+static void remember_event_node(CUgraphNode *ph, CUgraph g) {
+    uint64_t node = ph ? (uint64_t)(uintptr_t)*ph : 0;
+    if (!node || !g) return;
+    sc_lock_acquire();
+    lfmap_put_locked(&event_node_graphs, node, (uint64_t)(uintptr_t)g);
+    sc_lock_release();
+}
+
+/* The graph that holds node: as the driver says (CUDA 13.1 and later), else
+ * as the program added it; 0 if neither knows (a node made by a capture). */
+static uint64_t graph_of_node(CUgraphNode node) {
+    CUgraph g = NULL;
+    if (sc_drv.cuGraphNodeGetContainingGraph && sc_drv.cuGraphNodeGetContainingGraph(node, &g) == CUDA_SUCCESS && g)
+        return (uint64_t)(uintptr_t)g;
+    uint64_t v;
+    return lfmap_get(&event_node_graphs, (uint64_t)(uintptr_t)node, &v) ? v : 0;
+}
+
+/* Makes ev the event node that CUgraphNodeParams np of the given type
+ * describes, in graph or exec; 0 if np is no event node. */
+static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t graph, uint64_t exec) {
+    if (type != SC_GRAPH_NODE_TYPE_EVENT_RECORD && type != SC_GRAPH_NODE_TYPE_WAIT_EVENT) return 0;
+    CUevent e;
+    memcpy(&e, np + SC_GRAPH_NODE_PARAMS_UNION, sizeof e);
+    ev->op = type == SC_GRAPH_NODE_TYPE_EVENT_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
+    ev->event = (uint64_t)(uintptr_t)e;
+    ev->graph = graph;
+    ev->exec = exec;
+    return 1;
+}
+
 static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
     drv_info in = drv[cbid];
     const void *pp = cb->functionParams;
@@ -823,21 +875,77 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
                                                           : ((const p_graph_add_node *)pp)->nodeParams;
         if (!ok || !np) return;
         if (in.h != H_GRAPH_ALLOC) {
+            CUgraph g = in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->hGraph
+                                                : ((const p_graph_add_node *)pp)->hGraph;
             int type;
             memcpy(&type, np, sizeof type);
-            if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) { /* other work added to the graph */
-                ev.op = OP_GRAPH_FORGET;
-                ev.graph = (uint64_t)(uintptr_t)(in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->hGraph
-                                                                          : ((const p_graph_add_node *)pp)->hGraph);
+            if (event_node(&ev, type, np, (uint64_t)(uintptr_t)g, 0)) {
+                remember_event_node((CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode, g);
                 break;
             }
-            np += SC_GRAPH_NODE_PARAMS_ALLOC;
+            if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) { /* other work added to the graph */
+                ev.op = OP_GRAPH_FORGET;
+                ev.graph = (uint64_t)(uintptr_t)g;
+                break;
+            }
+            np += SC_GRAPH_NODE_PARAMS_UNION;
         }
         ev.op = OP_MALLOC_ASYNC;
         ev.flags |= FLAG_GRAPH_ALLOC;
         memcpy(&ev.size, np + SC_MEM_ALLOC_NODE_BYTESIZE, sizeof ev.size);
         memcpy(&ev.ptr, np + SC_MEM_ALLOC_NODE_DPTR, sizeof ev.ptr);
         if (ev.ptr) alloc_add = (int64_t)ev.ptr;
+        break;
+    }
+    case H_GRAPH_EVENT_NODE: {
+        if (!ok) return; /* no node */
+        const p_graph_add_event_node *p = pp;
+        ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
+        ev.graph = (uint64_t)(uintptr_t)p->hGraph;
+        ev.event = (uint64_t)(uintptr_t)p->event;
+        remember_event_node(p->phGraphNode, p->hGraph);
+        break;
+    }
+    case H_GRAPH_NODE_SET_EVENT: {
+        if (!ok) return;
+        const p_graph_node_set_event *p = pp;
+        ev.graph = graph_of_node(p->hNode);
+        if (!ev.graph) return; /* a captured node on a driver that cannot say whose */
+        ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
+        ev.event = (uint64_t)(uintptr_t)p->event;
+        break;
+    }
+    case H_GRAPH_EXEC_SET_EVENT: {
+        if (!ok) return;
+        const p_graph_exec_set_event *p = pp;
+        ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
+        ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
+        ev.event = (uint64_t)(uintptr_t)p->event;
+        break;
+    }
+    case H_GRAPH_NODE_SET_PARAMS: case H_GRAPH_EXEC_SET_PARAMS: {
+        if (!ok) return;
+        int exec_level = in.h == H_GRAPH_EXEC_SET_PARAMS;
+        const unsigned char *np = exec_level ? ((const p_graph_exec_set_params *)pp)->nodeParams
+                                             : ((const p_graph_node_set_params *)pp)->nodeParams;
+        int type = -1;
+        if (np) memcpy(&type, np, sizeof type);
+        if (exec_level) {
+            const p_graph_exec_set_params *p = pp;
+            if (event_node(&ev, type, np, 0, (uint64_t)(uintptr_t)p->hGraphExec)) break;
+            ev.op = OP_GRAPH_FORGET;
+            ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
+            if (!ev.exec) return;
+            break;
+        }
+        const p_graph_node_set_params *p = pp;
+        if (type == SC_GRAPH_NODE_TYPE_EVENT_RECORD || type == SC_GRAPH_NODE_TYPE_WAIT_EVENT) {
+            uint64_t g = graph_of_node(p->hNode);
+            if (!g || !event_node(&ev, type, np, g, 0)) return;
+            break;
+        }
+        ev.op = OP_GRAPH_FORGET; /* a node's parameters: its graph is not named */
+        ev.graph = SC_ALL_GRAPHS;
         break;
     }
     case H_GRAPH_FORGET: {

@@ -30,6 +30,7 @@ typedef struct CUkern_st *CUkernel;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUarray_st *CUarray;
 
 #define CUDA_SUCCESS 0
@@ -265,7 +266,28 @@ typedef struct {
 } p_cuGraphAddNode_v2;
 #define SC_MEM_ALLOC_NODE_BYTESIZE 104
 #define SC_MEM_ALLOC_NODE_DPTR 112
-#define SC_GRAPH_NODE_PARAMS_ALLOC 16
+#define SC_GRAPH_NODE_PARAMS_UNION 16 /* where the node type's own parameters start */
 #define SC_GRAPH_NODE_TYPE_MEM_ALLOC 10
+/* Event wait and record nodes: CUgraphNodeParams's union holds a
+ * CUDA_EVENT_WAIT_NODE_PARAMS or CUDA_EVENT_RECORD_NODE_PARAMS, whose one
+ * member is the CUevent. */
+#define SC_GRAPH_NODE_TYPE_WAIT_EVENT 6
+#define SC_GRAPH_NODE_TYPE_EVENT_RECORD 7
+/* cuGraphAddEventRecordNode and cuGraphAddEventWaitNode */
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const void *dependencies;
+    size_t numDependencies;
+    CUevent event;
+} p_graph_add_event_node;
+/* cuGraphEventRecordNodeSetEvent and cuGraphEventWaitNodeSetEvent */
+typedef struct { CUgraphNode hNode; CUevent event; } p_graph_node_set_event;
+/* cuGraphExecEventRecordNodeSetEvent and cuGraphExecEventWaitNodeSetEvent */
+typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUevent event; } p_graph_exec_set_event;
+/* cuGraphNodeSetParams */
+typedef struct { CUgraphNode hNode; const unsigned char *nodeParams; } p_graph_node_set_params;
+/* cuGraphExecNodeSetParams */
+typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; const unsigned char *nodeParams; } p_graph_exec_set_params;
 
 #endif

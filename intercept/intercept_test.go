@@ -765,6 +765,21 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpCaptureBegin, api: "cuStreamBeginCaptureToGraph", stream: s, graph: 0x9100},
 		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9100},
 		{op: model.OpGraphInstantiate, api: "cuGraphExecUpdate", graph: 0x9100, exec: 0x9b00},
+		// Event nodes added to a graph; given new events on it (the shim
+		// knows the first two nodes' graph, the driver the third's, no one
+		// the fourth's: not recorded) and on an executable graph; the
+		// generic calls with an event node's parameters, then a kernel's.
+		{op: model.OpGraphEventRecordNode, api: "cuGraphAddEventRecordNode", graph: 0x9400, event: 0xe9001},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphAddEventWaitNode", graph: 0x9400, event: 0xe9002},
+		{op: model.OpGraphEventRecordNode, api: "cuGraphAddNode", graph: 0x9400, event: 0xe9003},
+		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9002},
+		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9001},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphEventWaitNodeSetEvent", graph: 0x9700, event: 0xe9001},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphExecEventWaitNodeSetEvent", exec: 0x9b00, event: 0xe9003},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphNodeSetParams", graph: 0x9400, event: 0xe9001},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphExecNodeSetParams", exec: 0x9b00, event: 0xe9001},
+		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00},
+		{op: model.OpGraphForget, api: "cuGraphNodeSetParams", graph: model.AllGraphs},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

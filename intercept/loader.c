@@ -200,6 +200,8 @@ static int load_driver(void) {
     sc_drv.cuStreamGetFlags = (CUresult(*)(CUstream, unsigned int *))dlsym(h, "cuStreamGetFlags");
     sc_drv.cuStreamGetPriority = (CUresult(*)(CUstream, int *))dlsym(h, "cuStreamGetPriority");
     sc_drv.cuPointerGetAttribute = (CUresult(*)(void *, int, CUdeviceptr))dlsym(h, "cuPointerGetAttribute");
+    sc_drv.cuGraphNodeGetContainingGraph =
+        (CUresult(*)(CUgraphNode, CUgraph *))dlsym(h, "cuGraphNodeGetContainingGraph");
     return 1;
 }
 

@@ -54,6 +54,8 @@ enum {
     OP_POOL_CREATE,
     OP_GRAPH_INSTANTIATE,
     OP_GRAPH_FORGET,
+    OP_GRAPH_EVENT_RECORD_NODE,
+    OP_GRAPH_EVENT_WAIT_NODE,
 };
 #define SC_ALL_GRAPHS UINT64_MAX /* model.AllGraphs */
 
@@ -250,6 +252,7 @@ typedef struct {
     CUresult (*cuStreamGetFlags)(CUstream, unsigned int *);
     CUresult (*cuStreamGetPriority)(CUstream, int *);
     CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+    CUresult (*cuGraphNodeGetContainingGraph)(CUgraphNode, CUgraph *); /* CUDA 13.1 and later */
 } sc_driver_fns;
 extern sc_driver_fns sc_drv;
 

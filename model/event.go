@@ -46,6 +46,16 @@ const (
 	// graph (a node changed, and the trace does not say in which graph);
 	// executable graphs keep the work they were instantiated with.
 	OpGraphForget
+	// OpGraphEventRecordNode adds a record of Event to the work of Graph
+	// (cudaGraphAddEventRecordNode, cudaGraphEventRecordNodeSetEvent) or
+	// of executable graph Exec (cudaGraphExecEventRecordNodeSetEvent):
+	// each launch records the event. A node given a new event keeps its
+	// old one as far as the trace says, which can only hide a race.
+	OpGraphEventRecordNode
+	// OpGraphEventWaitNode adds a wait for Event to the work of Graph or
+	// Exec (cudaGraphAddEventWaitNode and the wait node's SetEvent calls):
+	// each launch waits for the event's most recent record.
+	OpGraphEventWaitNode
 
 	opCount
 )
@@ -80,6 +90,9 @@ var opNames = [...]string{
 
 	OpGraphInstantiate: "graph_instantiate",
 	OpGraphForget:      "graph_forget",
+
+	OpGraphEventRecordNode: "graph_event_record_node",
+	OpGraphEventWaitNode:   "graph_event_wait_node",
 }
 
 // String returns the JSON Lines name of the op ("malloc_async", ...).
@@ -238,8 +251,8 @@ type Event struct {
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
-	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget); 0 if unknown.
-	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch, OpGraphForget); 0 if unknown.
+	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget, OpGraphEvent*Node); 0 if unknown.
+	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch, OpGraphForget, OpGraphEvent*Node); 0 if unknown.
 	// PeerSrc and PeerDst are, with FlagPeer, the devices of a peer copy's
 	// source and destination.
 	PeerSrc, PeerDst int32

@@ -25,7 +25,7 @@ const (
 	jResult                           // "result" is required
 	jHost                             // "pageable", "pinned"
 	jGraph                            // "graph": true (malloc_async)
-	jGraphName                        // "graph": a graph's name (capture_begin, capture_end, graph_instantiate, graph_forget)
+	jGraphName                        // "graph": a graph's name (capture_begin, capture_end, graph_instantiate, graph_forget, graph_event_*_node)
 	jExec                             // "exec": the executable graph's name
 	jExternal                         // "external" (event_record, stream_wait_event)
 	jLifetime                         // "lifetime" (graph_instantiate, graph_forget)
@@ -66,6 +66,9 @@ var opForms = [opCount]opForm{
 
 	OpGraphInstantiate: {0, jGraphName | jExec | jLifetime, "cudaGraphInstantiate"},
 	OpGraphForget:      {0, jGraphName | jExec | jLifetime, "cudaGraphDestroy"},
+
+	OpGraphEventRecordNode: {jEvent, jGraphName | jExec, "cudaGraphAddEventRecordNode"},
+	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec, "cudaGraphAddEventWaitNode"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

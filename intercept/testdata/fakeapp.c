@@ -543,6 +543,61 @@ static int more(void) {
         fk_driver_enter("cuGraphExecUpdate_v2", &u, NULL);
         fk_driver_exit("cuGraphExecUpdate_v2", &u, 0, NULL);
     }
+    {
+        /* Event nodes: added to a graph (directly and through
+         * cuGraphAddNode), then given new events on the graph and on an
+         * executable graph; a failed add changes nothing. */
+        CUgraph g = (CUgraph)0x9400;
+        CUevent e1 = (CUevent)0xe9001, e2 = (CUevent)0xe9002, e3 = (CUevent)0xe9003;
+        CUgraphNode rec, wait, gn;
+        cuGraphAddEventRecordNode_params a = {&rec, g, NULL, 0, e1};
+        fk_driver_enter("cuGraphAddEventRecordNode", &a, NULL);
+        rec = (CUgraphNode)0x9401;
+        fk_driver_exit("cuGraphAddEventRecordNode", &a, 0, NULL);
+        cuGraphAddEventRecordNode_params b = {&wait, g, NULL, 0, e2};
+        fk_driver_enter("cuGraphAddEventWaitNode", &b, NULL);
+        wait = (CUgraphNode)0x9402;
+        fk_driver_exit("cuGraphAddEventWaitNode", &b, 0, NULL);
+        CUgraphNodeParams gp;
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+        gp.eventRecord.event = e3;
+        cuGraphAddNode_v2_params c = {&gn, g, NULL, NULL, 0, &gp};
+        fk_driver_enter("cuGraphAddNode_v2", &c, NULL);
+        gn = (CUgraphNode)0x9403;
+        fk_driver_exit("cuGraphAddNode_v2", &c, 0, NULL);
+        cuGraphAddEventRecordNode_params bad = {&rec, g, NULL, 0, e3};
+        fk_driver_enter("cuGraphAddEventRecordNode", &bad, NULL);
+        fk_driver_exit("cuGraphAddEventRecordNode", &bad, 1 /* CUDA_ERROR_INVALID_VALUE */, NULL);
+        /* New events on the graph: nodes the shim saw added, one only the
+         * driver knows (0x9600), one nobody knows (not recorded). */
+        cuGraphEventRecordNodeSetEvent_params d[] = {{rec, e2}, {gn, e1}, {(CUgraphNode)0x9600, e1},
+                                                     {(CUgraphNode)0x9999, e1}};
+        const char *dn[] = {"cuGraphEventRecordNodeSetEvent", "cuGraphEventRecordNodeSetEvent",
+                            "cuGraphEventWaitNodeSetEvent", "cuGraphEventRecordNodeSetEvent"};
+        for (int i = 0; i < 4; i++) {
+            fk_driver_enter(dn[i], &d[i], NULL);
+            fk_driver_exit(dn[i], &d[i], 0, NULL);
+        }
+        cuGraphExecEventRecordNodeSetEvent_params x = {(CUgraphExec)0x9b00, wait, e3};
+        fk_driver_enter("cuGraphExecEventWaitNodeSetEvent", &x, NULL);
+        fk_driver_exit("cuGraphExecEventWaitNodeSetEvent", &x, 0, NULL);
+        /* The generic calls: an event node's parameters, then a kernel's. */
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+        gp.eventWait.event = e1;
+        cuGraphNodeSetParams_params y = {wait, &gp};
+        fk_driver_enter("cuGraphNodeSetParams", &y, NULL);
+        fk_driver_exit("cuGraphNodeSetParams", &y, 0, NULL);
+        cuGraphExecNodeSetParams_params z = {(CUgraphExec)0x9b00, wait, &gp};
+        fk_driver_enter("cuGraphExecNodeSetParams", &z, NULL);
+        fk_driver_exit("cuGraphExecNodeSetParams", &z, 0, NULL);
+        gp.type = CU_GRAPH_NODE_TYPE_KERNEL;
+        fk_driver_enter("cuGraphExecNodeSetParams", &z, NULL);
+        fk_driver_exit("cuGraphExecNodeSetParams", &z, 0, NULL);
+        fk_driver_enter("cuGraphNodeSetParams", &y, NULL);
+        fk_driver_exit("cuGraphNodeSetParams", &y, 0, NULL);
+    }
     printf("fakeapp: more done\n");
     return 0;
 }

@@ -141,13 +141,23 @@ typedef struct {
     CUdeviceptr dptr;
 } CUDA_MEM_ALLOC_NODE_PARAMS;
 #define CU_GRAPH_NODE_TYPE_KERNEL 0
+#define CU_GRAPH_NODE_TYPE_WAIT_EVENT 6
+#define CU_GRAPH_NODE_TYPE_EVENT_RECORD 7
 #define CU_GRAPH_NODE_TYPE_MEM_ALLOC 10
+typedef struct {
+    CUevent event;
+} CUDA_EVENT_RECORD_NODE_PARAMS;
+typedef struct {
+    CUevent event;
+} CUDA_EVENT_WAIT_NODE_PARAMS;
 typedef struct {
     int type;
     int reserved0[3];
     union {
         long long reserved1[29];
         CUDA_MEM_ALLOC_NODE_PARAMS alloc;
+        CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
+        CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
     };
     long long reserved2;
 } CUgraphNodeParams;
@@ -213,6 +223,17 @@ typedef struct {
 typedef struct { CUgraphNode hNode; const void *nodeParams; } cuGraphKernelNodeSetParams_v2_params;
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; const void *nodeParams; } cuGraphExecKernelNodeSetParams_v2_params;
 typedef struct { CUgraphExec hGraphExec; CUgraph hGraph; void *resultInfo; } cuGraphExecUpdate_v2_params;
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const CUgraphNode *dependencies;
+    size_t numDependencies;
+    CUevent event;
+} cuGraphAddEventRecordNode_params; /* and cuGraphAddEventWaitNode's */
+typedef struct { CUgraphNode hNode; CUevent event; } cuGraphEventRecordNodeSetEvent_params; /* and Wait */
+typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUevent event; } cuGraphExecEventRecordNodeSetEvent_params;
+typedef struct { CUgraphNode hNode; CUgraphNodeParams *nodeParams; } cuGraphNodeSetParams_params;
+typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUgraphNodeParams *nodeParams; } cuGraphExecNodeSetParams_params;
 typedef struct {
     CUstream hStream;
     CUgraph hGraph;

@@ -93,6 +93,14 @@ static const char *driver_names[] = {
     [72] = "cuGraphExecUpdate_v2",
     [73] = "cuStreamBeginCaptureToGraph",
     [74] = "cuMemcpyPeer",
+    [75] = "cuGraphAddEventRecordNode",
+    [76] = "cuGraphAddEventWaitNode",
+    [77] = "cuGraphEventRecordNodeSetEvent",
+    [78] = "cuGraphEventWaitNodeSetEvent",
+    [79] = "cuGraphExecEventRecordNodeSetEvent",
+    [80] = "cuGraphExecEventWaitNodeSetEvent",
+    [81] = "cuGraphNodeSetParams",
+    [82] = "cuGraphExecNodeSetParams",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
@@ -382,6 +390,14 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr) {
         }
     pthread_mutex_unlock(&mu);
     return r;
+}
+
+/* CUDA 13.1's query: node 0x9600, made by a capture, is graph 0x9700's;
+ * the driver knows no other node (the shim then goes by what it saw). */
+CUresult cuGraphNodeGetContainingGraph(void *node, void **graph) {
+    if ((uintptr_t)node != 0x9600) return CUDA_ERROR_INVALID_VALUE;
+    *graph = (void *)(uintptr_t)0x9700;
+    return 0;
 }
 
 static struct {
