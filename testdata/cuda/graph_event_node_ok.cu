@@ -1,13 +1,16 @@
 // streamcheck-expect: clean
 //
 // Event nodes added by hand: graph A is captured (a 10 ms read of x) and
-// then given an event record node of `done` after its kernel
-// (cudaGraphAddEventRecordNode) before it is instantiated; s2 waits on
+// then given an event record node after its kernel
+// (cudaGraphAddEventRecordNode, of `first`, then pointed at `done` with
+// cudaGraphEventRecordNodeSetEvent) before it is instantiated; s2 waits on
 // `done` after A's launch, then frees x. Graph B is built node by node
-// with one event wait node of `ready` (cudaGraphAddEventWaitNode), which s1
-// records after allocating and writing y; s3 records `fin` after B's
-// launch, and s2 reads y after waiting on `fin`. Both orderings happen at
-// each launch, so nothing in it is wrong.
+// with one event wait node (cudaGraphAddEventWaitNode, of `first`), and
+// its executable graph's node is pointed at `ready`
+// (cudaGraphExecEventWaitNodeSetEvent), which s1 records after allocating
+// and writing y; s3 records `fin` after B's launch, and s2 reads y after
+// waiting on `fin`. Both orderings happen at each launch, so nothing in it
+// is wrong.
 #include "common.cuh"
 
 int main() {
@@ -18,6 +21,7 @@ int main() {
     cudaEvent_t done = sc::make_event();
     cudaEvent_t ready = sc::make_event();
     cudaEvent_t fin = sc::make_event();
+    cudaEvent_t first = sc::make_event();  // never recorded
 
     int* x = nullptr;
     SC_CHECK(cudaMallocAsync((void**)&x, sc::kBytes, s1));
@@ -33,12 +37,14 @@ int main() {
     cudaGraphNode_t kernel = nullptr, record = nullptr, wait = nullptr;
     size_t n = 1;
     SC_CHECK(cudaGraphGetNodes(ga, &kernel, &n));
-    SC_CHECK(cudaGraphAddEventRecordNode(&record, ga, &kernel, 1, done));
+    SC_CHECK(cudaGraphAddEventRecordNode(&record, ga, &kernel, 1, first));
+    SC_CHECK(cudaGraphEventRecordNodeSetEvent(record, done));
     SC_CHECK(cudaGraphInstantiate(&xa, ga, 0));  // after the record node: xa has it
 
     SC_CHECK(cudaGraphCreate(&gb, 0));
-    SC_CHECK(cudaGraphAddEventWaitNode(&wait, gb, nullptr, 0, ready));
+    SC_CHECK(cudaGraphAddEventWaitNode(&wait, gb, nullptr, 0, first));
     SC_CHECK(cudaGraphInstantiate(&xb, gb, 0));
+    SC_CHECK(cudaGraphExecEventWaitNodeSetEvent(xb, wait, ready));
 
     int* y = nullptr;
     SC_CHECK(cudaMallocAsync((void**)&y, sc::kBytes, s1));
@@ -64,6 +70,7 @@ int main() {
     SC_CHECK(cudaEventDestroy(done));
     SC_CHECK(cudaEventDestroy(ready));
     SC_CHECK(cudaEventDestroy(fin));
+    SC_CHECK(cudaEventDestroy(first));
     SC_CHECK(cudaStreamDestroy(s1));
     SC_CHECK(cudaStreamDestroy(s2));
     SC_CHECK(cudaStreamDestroy(s3));
