@@ -261,6 +261,9 @@ func (c *Checker) Add(ev *model.Event) {
 			c.graphs.captured(ev, st)
 			c.captured(ev, st)
 		}
+		if ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() {
+			c.graphs.node(ev)
+		}
 		return
 	}
 	if st.UnrecordedWait {

@@ -47,6 +47,18 @@ func (g *graphMemory) captured(ev *model.Event, st *hb.Step) {
 	eachUse(ev, func(p uint64) { g.Add(st.CaptureOrigin, graphUse{addr: p}) })
 }
 
+// node adds the uses of a node added to a graph by hand (FlagGraphNode) to
+// the graph's work: its launches made after that use them too.
+func (g *graphMemory) node(ev *model.Event) {
+	var uses []graphUse
+	eachUse(ev, func(p uint64) {
+		if p != 0 {
+			uses = append(uses, graphUse{addr: p})
+		}
+	})
+	g.Put(ev.Graph, 0, uses...)
+}
+
 // launchUses makes a capture's items what a launch of its graph does: the
 // allocations it makes and does not free (they outlive the launch), then
 // the addresses it uses, then those it frees, each sorted and unique; uses

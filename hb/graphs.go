@@ -80,23 +80,23 @@ func (g *GraphWork[T]) Add(origin AgentID, items ...T) {
 	}
 }
 
-// Put adds item to the known work of graph (0 and model.AllGraphs: none)
-// and of executable graph exec (0: none): a node added after the capture.
-// Executable graphs made from graph before keep the work they were made
-// with.
-func (g *GraphWork[T]) Put(graph, exec uint64, item T) {
+// Put adds items to the known work of graph (0 and model.AllGraphs: none)
+// and of executable graph exec (0: none): nodes added after the capture, or
+// to a graph built node by node. Executable graphs made from graph before
+// keep the work they were made with.
+func (g *GraphWork[T]) Put(graph, exec uint64, items ...T) {
 	if graph != 0 && graph != model.AllGraphs {
 		if g.graphs == nil {
 			g.graphs = map[uint64][]T{}
 		}
 		// Clipped: the old slice may be an executable graph's too.
-		g.graphs[graph] = append(slices.Clip(g.graphs[graph]), item)
+		g.graphs[graph] = append(slices.Clip(g.graphs[graph]), items...)
 	}
 	if exec != 0 {
 		if g.execs == nil {
 			g.execs = map[uint64][]T{}
 		}
-		g.execs[exec] = append(slices.Clip(g.execs[exec]), item)
+		g.execs[exec] = append(slices.Clip(g.execs[exec]), items...)
 	}
 }
 

@@ -74,6 +74,9 @@ enum {
     H_GRAPH_ALLOC,     /* cuGraphAddMemAllocNode */
     H_GRAPH_NODE,      /* cuGraphAddNode: an allocation if its type says so */
     H_GRAPH_NODE_V2,   /* cuGraphAddNode_v2 (edge data) */
+    H_GRAPH_KERNEL_NODE,    /* cuGraphAddKernelNode; elem 1: v1 parameters (no kern), 2: _v2 */
+    H_GRAPH_MEMCPY_NODE,    /* cuGraphAddMemcpyNode */
+    H_GRAPH_MEMSET_NODE,    /* cuGraphAddMemsetNode */
     H_GRAPH_EVENT_NODE,     /* cuGraphAddEvent{Record,Wait}Node; elem EVNODE_* */
     H_GRAPH_NODE_SET_EVENT, /* cuGraphEvent{Record,Wait}NodeSetEvent */
     H_GRAPH_EXEC_SET_EVENT, /* cuGraphExecEvent{Record,Wait}NodeSetEvent */
@@ -188,10 +191,10 @@ static const drv_entry drv_table[] = {
     {"cuGraphExecBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecNodeSetParams", H_GRAPH_EXEC_SET_PARAMS, 0, 0},
     {"cuGraphNodeSetEnabled", H_GRAPH_FORGET, 0, FORGET_EXEC},
-    {"cuGraphAddKernelNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
-    {"cuGraphAddKernelNode_v2", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
-    {"cuGraphAddMemcpyNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
-    {"cuGraphAddMemsetNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphAddKernelNode", H_GRAPH_KERNEL_NODE, 0, 1},
+    {"cuGraphAddKernelNode_v2", H_GRAPH_KERNEL_NODE, 0, 2},
+    {"cuGraphAddMemcpyNode", H_GRAPH_MEMCPY_NODE, 0, 0},
+    {"cuGraphAddMemsetNode", H_GRAPH_MEMSET_NODE, 0, 0},
     {"cuGraphAddChildGraphNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
     {"cuGraphAddBatchMemOpNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
     {"cuGraphKernelNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
@@ -565,6 +568,48 @@ static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t 
     return 1;
 }
 
+/* The kernel's name, for a node that CUPTI gives no symbol name. */
+static const char *kernel_name(CUfunction f) {
+    const char *name = NULL;
+    if (sc_drv.cuFuncGetName && sc_drv.cuFuncGetName(&name, f) == CUDA_SUCCESS && name) return name;
+    name = NULL;
+    if (sc_drv.cuKernelGetName && sc_drv.cuKernelGetName(&name, (CUkernel)f) == CUDA_SUCCESS && name) return name;
+    return NULL;
+}
+
+/* Makes ev the kernel, copy or set node that the parameters np of a node of
+ * the given type describe (has_kern: a kernel's parameters go on to kern),
+ * added to graph; 0 if it is none of those. */
+static int work_node(sc_tstate *ts, sc_event *ev, int type, const unsigned char *np, int has_kern, CUgraph graph) {
+    if (!np) return 0;
+    switch (type) {
+    case SC_GRAPH_NODE_TYPE_KERNEL: {
+        const sc_kernel_node_params *k = (const sc_kernel_node_params *)np;
+        CUfunction f = k->func;
+        if (!f && has_kern) f = (CUfunction)k->kern;
+        ev->op = OP_LAUNCH;
+        ev->nptrs = sc_launch_scan(ts, f, f ? kernel_name(f) : NULL, k->kernelParams, k->extra, &ev->kernel);
+        break;
+    }
+    case SC_GRAPH_NODE_TYPE_MEMCPY:
+        ev->op = OP_MEMCPY_ASYNC;
+        READ_COPY3D((const sc_CUDA_MEMCPY3D *)np, ev);
+        break;
+    case SC_GRAPH_NODE_TYPE_MEMSET: {
+        const sc_memset_node_params *m = (const sc_memset_node_params *)np;
+        ev->op = OP_MEMSET_ASYNC;
+        ev->ptr = m->dst;
+        ev->size = span(m->pitch, m->height, (uint64_t)m->width * m->elementSize, m->height, 1);
+        break;
+    }
+    default:
+        return 0;
+    }
+    ev->flags |= FLAG_GRAPH_NODE;
+    ev->graph = (uint64_t)(uintptr_t)graph;
+    return 1;
+}
+
 static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
     drv_info in = drv[cbid];
     const void *pp = cb->functionParams;
@@ -879,6 +924,11 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
                                                 : ((const p_graph_add_node *)pp)->hGraph;
             int type;
             memcpy(&type, np, sizeof type);
+            /* A kernel's, copy's or set's own parameters: the copy's
+             * CUDA_MEMCPY3D comes after the copy node's header. */
+            const unsigned char *own = np + SC_GRAPH_NODE_PARAMS_UNION;
+            if (type == SC_GRAPH_NODE_TYPE_MEMCPY) own += SC_MEMCPY_NODE_COPY;
+            if (work_node(ts, &ev, type, own, 1, g)) break;
             if (event_node(&ev, type, np, (uint64_t)(uintptr_t)g, 0)) {
                 remember_event_node((CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode, g);
                 break;
@@ -895,6 +945,15 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         memcpy(&ev.size, np + SC_MEM_ALLOC_NODE_BYTESIZE, sizeof ev.size);
         memcpy(&ev.ptr, np + SC_MEM_ALLOC_NODE_DPTR, sizeof ev.ptr);
         if (ev.ptr) alloc_add = (int64_t)ev.ptr;
+        break;
+    }
+    case H_GRAPH_KERNEL_NODE: case H_GRAPH_MEMCPY_NODE: case H_GRAPH_MEMSET_NODE: {
+        if (!ok) return; /* no node */
+        const p_graph_add_node *p = pp;
+        int type = in.h == H_GRAPH_KERNEL_NODE   ? SC_GRAPH_NODE_TYPE_KERNEL
+                   : in.h == H_GRAPH_MEMCPY_NODE ? SC_GRAPH_NODE_TYPE_MEMCPY
+                                                 : SC_GRAPH_NODE_TYPE_MEMSET;
+        if (!work_node(ts, &ev, type, p->nodeParams, in.elem == 2, p->hGraph)) return;
         break;
     }
     case H_GRAPH_EVENT_NODE: {

@@ -273,6 +273,31 @@ typedef struct {
  * member is the CUevent. */
 #define SC_GRAPH_NODE_TYPE_WAIT_EVENT 6
 #define SC_GRAPH_NODE_TYPE_EVENT_RECORD 7
+/* Kernel, copy and set nodes. cuGraphAddKernelNode (v1 and _v2),
+ * cuGraphAddMemcpyNode and cuGraphAddMemsetNode take (phGraphNode, hGraph,
+ * dependencies, numDependencies, nodeParams, ...), as p_graph_add_node.
+ * CUDA_KERNEL_NODE_PARAMS v1 stops after extra; v2 and v3 (the one in
+ * CUgraphNodeParams) add kern, the kernel when func is NULL. */
+#define SC_GRAPH_NODE_TYPE_KERNEL 0
+#define SC_GRAPH_NODE_TYPE_MEMCPY 1
+#define SC_GRAPH_NODE_TYPE_MEMSET 2
+typedef struct {
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    CUkernel kern; /* v2 and v3 only */
+} sc_kernel_node_params;
+/* CUDA_MEMSET_NODE_PARAMS (v1; v2 adds a context after height) */
+typedef struct {
+    CUdeviceptr dst;
+    size_t pitch;
+    unsigned int value, elementSize;
+    size_t width, height;
+} sc_memset_node_params;
+/* CUDA_MEMCPY_NODE_PARAMS: flags, reserved, copyCtx, then a CUDA_MEMCPY3D. */
+#define SC_MEMCPY_NODE_COPY 16
+
 /* cuGraphAddEventRecordNode and cuGraphAddEventWaitNode */
 typedef struct {
     CUgraphNode *phGraphNode;

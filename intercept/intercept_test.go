@@ -735,6 +735,16 @@ func TestMoreEntryPoints(t *testing.T) {
 	r := runClean(t, b, "more")
 	tr := r.onlyTrace(t)
 	s, d, pd, pinned := uint64(0xc10000), r.log["d"], r.log["pd"], r.log["pinned"]
+	const k1 = "_Z6kernelPfS_4pairiPcd"
+	k1ptrs := []uint64{d, d + 256, pd + 8}
+	slices.Sort(k1ptrs)
+	nodeCopy := func(api string) want {
+		return want{op: model.OpMemcpyAsync, api: api, ptr: d + 512, src: pinned, size: 64, kind: model.CopyH2D,
+			flags: model.FlagPinned | model.FlagGraphNode, graph: 0x9500}
+	}
+	nodeSet := func(api string) want { // 3 rows of 100 bytes, pitch 128
+		return want{op: model.OpMemsetAsync, api: api, ptr: pd, size: 128*2 + 100, flags: model.FlagGraphNode, graph: 0x9500}
+	}
 	checkEvents(t, tr, []want{
 		{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: s},
 		{op: model.OpMalloc, api: "cuMemAllocPitch", ptr: pd, size: 128 * 10},
@@ -758,7 +768,7 @@ func TestMoreEntryPoints(t *testing.T) {
 		// the call does not name: every graph) and on an executable graph.
 		{op: model.OpGraphForget, api: "cuGraphCreate", graph: 0x9100, flags: model.FlagLifetime},
 		{op: model.OpGraphForget, api: "cuGraphClone", graph: 0x9200, flags: model.FlagLifetime},
-		{op: model.OpGraphForget, api: "cuGraphAddKernelNode", graph: 0x9100},
+		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: "k2", flags: model.FlagGraphNode, graph: 0x9100},
 		{op: model.OpGraphForget, api: "cuGraphKernelNodeSetParams", graph: model.AllGraphs},
 		{op: model.OpGraphForget, api: "cuGraphExecKernelNodeSetParams", exec: 0x9b00},
 		// A capture into that graph, and an update to it.
@@ -780,6 +790,15 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpGraphEventWaitNode, api: "cuGraphExecNodeSetParams", exec: 0x9b00, event: 0xe9001},
 		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00},
 		{op: model.OpGraphForget, api: "cuGraphNodeSetParams", graph: model.AllGraphs},
+		// Kernel, copy and set nodes added by hand, each through its own
+		// call and through cuGraphAddNode (a failed one records nothing).
+		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, flags: model.FlagGraphNode, graph: 0x9500},
+		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: "k2", ptrs: []uint64{d, d + 256}, flags: model.FlagGraphNode, graph: 0x9500},
+		nodeCopy("cuGraphAddMemcpyNode"),
+		nodeSet("cuGraphAddMemsetNode"),
+		{op: model.OpLaunch, api: "cuGraphAddNode", kernel: k1, ptrs: k1ptrs, flags: model.FlagGraphNode, graph: 0x9500},
+		nodeCopy("cuGraphAddNode"),
+		nodeSet("cuGraphAddNode"),
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

@@ -202,6 +202,8 @@ static int load_driver(void) {
     sc_drv.cuPointerGetAttribute = (CUresult(*)(void *, int, CUdeviceptr))dlsym(h, "cuPointerGetAttribute");
     sc_drv.cuGraphNodeGetContainingGraph =
         (CUresult(*)(CUgraphNode, CUgraph *))dlsym(h, "cuGraphNodeGetContainingGraph");
+    sc_drv.cuFuncGetName = (CUresult(*)(const char **, CUfunction))dlsym(h, "cuFuncGetName");
+    sc_drv.cuKernelGetName = (CUresult(*)(const char **, CUkernel))dlsym(h, "cuKernelGetName");
     return 1;
 }
 

@@ -82,7 +82,9 @@ static layout *lookup_layout(CUfunction f, const char *symbol) {
     if (key == 0 || key == ~0ull) return NULL;
     if (lfmap_get(&layouts, key, &v)) {
         layout *l = (layout *)(uintptr_t)v;
-        if (symbol == l->symbol_ptr) return l; /* CUPTI hands the same string each time */
+        /* CUPTI hands the same string each time; a graph node's caller
+         * may have no name at all (a driver without cuFuncGetName). */
+        if (symbol == l->symbol_ptr || !symbol) return l;
         const char *a = l->name ? l->name : "", *b = symbol ? symbol : "";
         if (strcmp(a, b) == 0) return l;
         /* The handle now names another kernel (module unloaded, handle reused). */

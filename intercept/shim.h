@@ -71,6 +71,7 @@ enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
 #define FLAG_EXTERNAL (1u << 5)    /* event record or wait with the external flag */
 #define FLAG_LIFETIME (1u << 6)    /* graph instantiate/forget that creates or destroys its object */
 #define FLAG_PEER (1u << 7)        /* synchronous peer copy: serialized with its devices' work */
+#define FLAG_GRAPH_NODE (1u << 8)  /* launch, copy or set added to a graph as a node, not issued to a stream */
 
 /* Record kinds (docs/trace-format.md). */
 enum {
@@ -253,6 +254,8 @@ typedef struct {
     CUresult (*cuStreamGetPriority)(CUstream, int *);
     CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
     CUresult (*cuGraphNodeGetContainingGraph)(CUgraphNode, CUgraph *); /* CUDA 13.1 and later */
+    CUresult (*cuFuncGetName)(const char **, CUfunction);               /* CUDA 12.3 and later */
+    CUresult (*cuKernelGetName)(const char **, CUkernel);
 } sc_driver_fns;
 extern sc_driver_fns sc_drv;
 

@@ -192,6 +192,12 @@ const (
 	// device (Device) and on the devices of its source and destination
 	// (PeerSrc, PeerDst).
 	FlagPeer uint32 = 1 << 7
+	// FlagGraphNode marks an OpLaunch, OpMemcpyAsync or OpMemsetAsync that
+	// is a node added to graph Graph by hand (cudaGraphAddKernelNode,
+	// cudaGraphAddMemcpyNode, cudaGraphAddMemsetNode, cudaGraphAddNode of
+	// those types), not work issued to a stream: each launch of the graph
+	// makes its uses. Stream is unused.
+	FlagGraphNode uint32 = 1 << 8
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose
@@ -251,7 +257,7 @@ type Event struct {
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
-	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget, OpGraphEvent*Node); 0 if unknown.
+	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget, OpGraphEvent*Node; FlagGraphNode: the node's); 0 if unknown.
 	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch, OpGraphForget, OpGraphEvent*Node); 0 if unknown.
 	// PeerSrc and PeerDst are, with FlagPeer, the devices of a peer copy's
 	// source and destination.

@@ -293,6 +293,16 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 			ev.Flags |= FlagGraphAlloc
 		}
 	}
+	if form.has(jGraphNode) && l.Graph != nil {
+		var name string
+		if err := json.Unmarshal(l.Graph, &name); err != nil {
+			return "graph", corruptf("got %s, want the name of the graph the node is in", short(l.Graph))
+		}
+		if ev.Graph, err = r.graphs.resolve(name, true); err != nil {
+			return "graph", err
+		}
+		ev.Flags |= FlagGraphNode
+	}
 	if form.has(jGraphName) && l.Graph != nil {
 		var name string
 		if err := json.Unmarshal(l.Graph, &name); err != nil {
@@ -304,7 +314,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	} else if form.required&jGraphName != 0 {
 		return "graph", missing(op)
 	}
-	if !form.has(jGraph|jGraphName) && l.Graph != nil {
+	if !form.has(jGraph|jGraphName|jGraphNode) && l.Graph != nil {
 		// Ignored here, but of one of its two types, as every field is.
 		var b bool
 		var name string

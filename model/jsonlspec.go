@@ -30,6 +30,7 @@ const (
 	jExternal                         // "external" (event_record, stream_wait_event)
 	jLifetime                         // "lifetime" (graph_instantiate, graph_forget)
 	jPeer                             // "peer_src", "peer_dst" (memcpy): a synchronous peer copy
+	jGraphNode                        // "graph": the name of the graph a launch, copy or set is a node of (FlagGraphNode)
 )
 
 type opForm struct {
@@ -53,10 +54,10 @@ var opForms = [opCount]opForm{
 	OpMalloc:        {jPtr | jSize, 0, "cudaMalloc"},
 	OpFreeAsync:     {jStream | jPtr, 0, "cudaFreeAsync"},
 	OpFree:          {jPtr, 0, "cudaFree"},
-	OpLaunch:        {jStream, jKernel, "cudaLaunchKernel"},
-	OpMemcpyAsync:   {jStream | jDst | jSrc | jSize | jKind, jHost, "cudaMemcpyAsync"},
+	OpLaunch:        {jStream, jKernel | jGraphNode, "cudaLaunchKernel"},
+	OpMemcpyAsync:   {jStream | jDst | jSrc | jSize | jKind, jHost | jGraphNode, "cudaMemcpyAsync"},
 	OpMemcpy:        {jDst | jSrc | jSize | jKind, jHost | jStream | jPeer, "cudaMemcpy"},
-	OpMemsetAsync:   {jStream | jPtr | jSize, jHost, "cudaMemsetAsync"},
+	OpMemsetAsync:   {jStream | jPtr | jSize, jHost | jGraphNode, "cudaMemsetAsync"},
 	OpMemset:        {jPtr | jSize, jHost | jStream, "cudaMemset"},
 	OpHostFunc:      {jStream, 0, "cudaLaunchHostFunc"},
 	OpCaptureBegin:  {jStream, jGraphName, "cudaStreamBeginCapture"},

@@ -174,6 +174,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jGraph) && ev.Flags&FlagGraphAlloc != 0 {
 		b = append(b, `,"graph":true`...)
 	}
+	if form.has(jGraphNode) && ev.Flags&FlagGraphNode != 0 {
+		b = appendHex(append(b, `,"graph":`...), ev.Graph)
+	}
 	if form.has(jGraphName) && ev.Graph != 0 {
 		b = appendHex(append(b, `,"graph":`...), ev.Graph) // the canonical name of the handle
 	}

@@ -131,6 +131,8 @@ static void register_kernels(void) {
     fk_register_kernel(K2, 1, 3, k2);
     static const size_t k5[] = {8, 8, 4};
     fk_register_kernel(K5, 0, 3, k5);
+    fk_set_kernel_name(K1, K1NAME);
+    fk_set_kernel_name(K2, "k2");
 }
 
 /* ---- scenarios ---- */
@@ -505,7 +507,7 @@ static int more(void) {
         cuGraphAddNode_params c = {&node, (CUgraph)0x9000, NULL, 0, &gp};
         add_alloc_node("cuGraphAddNode", &c, &gp.alloc.dptr, 2048, "gd3");
         memset(&gp, 0, sizeof gp);
-        gp.type = CU_GRAPH_NODE_TYPE_KERNEL;
+        gp.type = CU_GRAPH_NODE_TYPE_HOST;
         gp.alloc.dptr = 0x123456; /* not an allocation: another member of the union */
         fk_driver_enter("cuGraphAddNode_v2", &b, NULL);
         fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
@@ -523,7 +525,13 @@ static int more(void) {
         clone = (CUgraph)0x9200;
         fk_driver_exit("cuGraphClone", &b, 0, NULL);
         CUgraphNode node = (CUgraphNode)0x9300;
-        cuGraphAddKernelNode_v2_params c = {&node, g, NULL, 0, NULL};
+        long long n = 1, zero = 0, nothing = 0;
+        void *kargs[] = {&nothing, &n, &zero}; /* no device addresses */
+        CUDA_KERNEL_NODE_PARAMS kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = K2;
+        kp.kernelParams = kargs;
+        cuGraphAddKernelNode_v2_params c = {&node, g, NULL, 0, &kp};
         fk_driver_enter("cuGraphAddKernelNode_v2", &c, NULL);
         fk_driver_exit("cuGraphAddKernelNode_v2", &c, 0, NULL);
         cuGraphKernelNodeSetParams_v2_params d = {node, NULL};
@@ -597,6 +605,70 @@ static int more(void) {
         fk_driver_exit("cuGraphExecNodeSetParams", &z, 0, NULL);
         fk_driver_enter("cuGraphNodeSetParams", &y, NULL);
         fk_driver_exit("cuGraphNodeSetParams", &y, 0, NULL);
+    }
+    {
+        /* Kernel, copy and set nodes added by hand: through the _v2 kernel
+         * call with the kernel in kern (func NULL), the v1 call with a
+         * CUfunction, the copy and set calls, and cuGraphAddNode of each. */
+        CUgraph g = (CUgraph)0x9500;
+        CUgraphNode node;
+        float *a = (float *)(uintptr_t)d, *b = (float *)(uintptr_t)(d + 256);
+        struct pair pr = {3, (void *)(uintptr_t)(pd + 8)};
+        int seven = 7;
+        char *host = pinned;
+        double dv = 3.5;
+        void *args[] = {&a, &b, &pr, &seven, &host, &dv};
+        CUDA_KERNEL_NODE_PARAMS kp;
+        memset(&kp, 0, sizeof kp);
+        kp.kern = K1;
+        kp.kernelParams = args;
+        cuGraphAddKernelNode_v2_params k = {&node, g, NULL, 0, &kp};
+        fk_driver_enter("cuGraphAddKernelNode_v2", &k, NULL);
+        fk_driver_exit("cuGraphAddKernelNode_v2", &k, 0, NULL);
+        void *args2[] = {&b, &seven, &a};
+        CUDA_KERNEL_NODE_PARAMS kp1;
+        memset(&kp1, 0, sizeof kp1);
+        kp1.func = K2;
+        kp1.kernelParams = args2;
+        cuGraphAddKernelNode_v2_params k1 = {&node, g, NULL, 0, &kp1};
+        fk_driver_enter("cuGraphAddKernelNode", &k1, NULL);
+        fk_driver_exit("cuGraphAddKernelNode", &k1, 0, NULL);
+        CUDA_MEMCPY3D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = pinned;
+        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = d + 512;
+        c.WidthInBytes = 64;
+        c.Height = 1;
+        c.Depth = 1;
+        cuGraphAddMemcpyNode_params m = {&node, g, NULL, 0, &c, NULL};
+        fk_driver_enter("cuGraphAddMemcpyNode", &m, NULL);
+        fk_driver_exit("cuGraphAddMemcpyNode", &m, 0, NULL);
+        CUDA_MEMSET_NODE_PARAMS sp = {pd, 128, 0, 4, 25, 3, NULL}; /* 3 rows of 100 bytes */
+        cuGraphAddMemcpyNode_params st = {&node, g, NULL, 0, &sp, NULL};
+        fk_driver_enter("cuGraphAddMemsetNode", &st, NULL);
+        fk_driver_exit("cuGraphAddMemsetNode", &st, 0, NULL);
+        /* The generic call: a failed one, then each type. */
+        CUgraphNodeParams gp;
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_KERNEL;
+        gp.kernel = kp;
+        cuGraphAddNode_v2_params n = {&node, g, NULL, NULL, 0, &gp};
+        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &n, 1 /* CUDA_ERROR_INVALID_VALUE */, NULL);
+        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+        gp.memcpy.copyParams = c;
+        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_MEMSET;
+        gp.memset = sp;
+        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
     }
     printf("fakeapp: more done\n");
     return 0;

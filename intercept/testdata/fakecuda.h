@@ -150,11 +150,40 @@ typedef struct {
 typedef struct {
     CUevent event;
 } CUDA_EVENT_WAIT_NODE_PARAMS;
+/* Kernel, copy and set nodes: CUDA_KERNEL_NODE_PARAMS_v2 (v3 in
+ * CUgraphNodeParams has the same layout; v1 stops after extra),
+ * CUDA_MEMSET_NODE_PARAMS_v2, CUDA_MEMCPY_NODE_PARAMS. */
+typedef struct {
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    void *kern;
+    CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
+typedef struct {
+    CUdeviceptr dst;
+    size_t pitch;
+    unsigned int value, elementSize;
+    size_t width, height;
+    CUcontext ctx;
+} CUDA_MEMSET_NODE_PARAMS;
+typedef struct {
+    int flags, reserved;
+    CUcontext copyCtx;
+    CUDA_MEMCPY3D copyParams;
+} CUDA_MEMCPY_NODE_PARAMS;
+#define CU_GRAPH_NODE_TYPE_MEMCPY 1
+#define CU_GRAPH_NODE_TYPE_MEMSET 2
+#define CU_GRAPH_NODE_TYPE_HOST 3
 typedef struct {
     int type;
     int reserved0[3];
     union {
         long long reserved1[29];
+        CUDA_KERNEL_NODE_PARAMS kernel;
+        CUDA_MEMCPY_NODE_PARAMS memcpy;
+        CUDA_MEMSET_NODE_PARAMS memset;
         CUDA_MEM_ALLOC_NODE_PARAMS alloc;
         CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
         CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
@@ -204,6 +233,8 @@ void fk_driver_exit(const char *name, void *params, CUresult result, const char 
 CUdeviceptr fk_device_alloc(size_t n);
 /* Fake driver knowledge used by the shim's own queries. */
 void fk_register_kernel(void *handle, int is_cufunction, int nparams, const size_t *sizes);
+/* The name cuFuncGetName (a CUfunction) or cuKernelGetName (a CUkernel) gives. */
+void fk_set_kernel_name(void *handle, const char *name);
 void fk_register_pinned(const void *p, size_t n);
 void fk_set_stream_flags(CUstream s, unsigned int flags, int prio);
 void fk_set_device(int dev);
@@ -219,7 +250,15 @@ typedef struct {
     const CUgraphNode *dependencies;
     size_t numDependencies;
     const void *nodeParams;
-} cuGraphAddKernelNode_v2_params;
+} cuGraphAddKernelNode_v2_params; /* and cuGraphAddKernelNode's */
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const CUgraphNode *dependencies;
+    size_t numDependencies;
+    const void *nodeParams; /* CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS */
+    CUcontext ctx;
+} cuGraphAddMemcpyNode_params; /* and cuGraphAddMemsetNode's */
 typedef struct { CUgraphNode hNode; const void *nodeParams; } cuGraphKernelNodeSetParams_v2_params;
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; const void *nodeParams; } cuGraphExecKernelNodeSetParams_v2_params;
 typedef struct { CUgraphExec hGraphExec; CUgraph hGraph; void *resultInfo; } cuGraphExecUpdate_v2_params;

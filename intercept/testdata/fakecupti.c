@@ -101,6 +101,9 @@ static const char *driver_names[] = {
     [80] = "cuGraphExecEventWaitNodeSetEvent",
     [81] = "cuGraphNodeSetParams",
     [82] = "cuGraphExecNodeSetParams",
+    [83] = "cuGraphAddKernelNode",
+    [84] = "cuGraphAddMemcpyNode",
+    [85] = "cuGraphAddMemsetNode",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
@@ -298,6 +301,38 @@ void fk_register_kernel(void *handle, int is_cufunction, int nparams, const size
     }
     pthread_mutex_unlock(&mu);
 }
+
+static struct {
+    void *h;
+    const char *name;
+} knames[16];
+static int nknames;
+
+void fk_set_kernel_name(void *handle, const char *name) {
+    pthread_mutex_lock(&mu);
+    knames[nknames].h = handle;
+    knames[nknames].name = name;
+    nknames++;
+    pthread_mutex_unlock(&mu);
+}
+
+/* The name of a handle of the kind asked about (want_fn: a CUfunction). */
+static CUresult kernel_name(const char **name, void *h, int want_fn) {
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&mu);
+    int fn = -1;
+    for (int k = 0; k < nkernels; k++)
+        if (kernels[k].h == h) fn = kernels[k].fn;
+    for (int k = 0; k < nknames; k++)
+        if (knames[k].h == h && fn == want_fn) {
+            *name = knames[k].name;
+            r = 0;
+        }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+CUresult cuFuncGetName(const char **name, void *func) { return kernel_name(name, func, 1); }
+CUresult cuKernelGetName(const char **name, void *kernel) { return kernel_name(name, kernel, 0); }
 
 static CUresult param_info(void *h, int want_fn, size_t i, size_t *off, size_t *size) {
     CUresult r = CUDA_ERROR_INVALID_HANDLE;

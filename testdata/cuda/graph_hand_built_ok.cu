@@ -1,0 +1,75 @@
+// streamcheck-expect: clean
+//
+// graph_hand_built_racy with the hand-offs: s2 waits for the launch of
+// graph A (its kernel node reads x) before freeing x, and s3 waits for y's
+// allocation on s2 before launching graph B (a set node and a copy node
+// writing y).
+#include "common.cuh"
+
+int main() {
+    sc::init("graph_hand_built_ok");
+    cudaStream_t s1 = sc::make_stream(true);
+    cudaStream_t s2 = sc::make_stream(true);
+    cudaStream_t s3 = sc::make_stream(true);
+    int n = sc::kN;
+    long long cycles = sc::ms(10);
+
+    int* x = nullptr;
+    SC_CHECK(cudaMallocAsync((void**)&x, sc::kBytes, s1));
+    sc_write_spin<<<sc::kBlocks, sc::kThreads, 0, s1>>>(x, sc::kN, sc::ms(0.1));
+    SC_CHECK_LAUNCH();
+
+    cudaGraph_t ga = nullptr, gb = nullptr;
+    cudaGraphExec_t xa = nullptr, xb = nullptr;
+    cudaGraphNode_t read = nullptr, set = nullptr, copy = nullptr;
+    SC_CHECK(cudaGraphCreate(&ga, 0));
+    void* args[] = {&x, &n, &cycles};
+    cudaKernelNodeParams kp = {};
+    kp.func = (void*)sc_read_spin;
+    kp.gridDim = dim3(sc::kBlocks);
+    kp.blockDim = dim3(sc::kThreads);
+    kp.kernelParams = args;
+    SC_CHECK(cudaGraphAddKernelNode(&read, ga, nullptr, 0, &kp));
+    SC_CHECK(cudaGraphInstantiate(&xa, ga, 0));
+    SC_CHECK(cudaGraphLaunch(xa, s1));  // reads x for 10 ms
+    cudaEvent_t read_done = sc::make_event();
+    SC_CHECK(cudaEventRecord(read_done, s1));
+    SC_CHECK(cudaStreamWaitEvent(s2, read_done, 0));
+    SC_CHECK(cudaFreeAsync(x, s2));     // after the graph's read
+
+    sc_spin<<<1, 1, 0, s2>>>(sc::ms(20));
+    SC_CHECK_LAUNCH();
+    int* y = nullptr;
+    SC_CHECK(cudaMallocAsync((void**)&y, sc::kBytes, s2));
+    int* host = nullptr;
+    SC_CHECK(cudaMallocHost((void**)&host, sc::kBytes));
+    SC_CHECK(cudaGraphCreate(&gb, 0));
+    cudaMemsetParams mp = {};
+    mp.dst = y;
+    mp.value = 0;
+    mp.elementSize = sizeof(int);
+    mp.width = sc::kN;
+    mp.height = 1;
+    SC_CHECK(cudaGraphAddMemsetNode(&set, gb, nullptr, 0, &mp));
+    SC_CHECK(cudaGraphAddMemcpyNode1D(&copy, gb, &set, 1, y, host, sc::kBytes, cudaMemcpyHostToDevice));
+    SC_CHECK(cudaGraphInstantiate(&xb, gb, 0));
+    cudaEvent_t allocated = sc::make_event();
+    SC_CHECK(cudaEventRecord(allocated, s2));
+    SC_CHECK(cudaStreamWaitEvent(s3, allocated, 0));
+    SC_CHECK(cudaGraphLaunch(xb, s3));  // after y's allocation on s2
+
+    SC_CHECK(cudaDeviceSynchronize());
+    SC_CHECK(cudaFreeAsync(y, s2));
+    SC_CHECK(cudaStreamSynchronize(s2));
+    SC_CHECK(cudaFreeHost(host));
+    SC_CHECK(cudaGraphExecDestroy(xa));
+    SC_CHECK(cudaGraphExecDestroy(xb));
+    SC_CHECK(cudaGraphDestroy(ga));
+    SC_CHECK(cudaGraphDestroy(gb));
+    SC_CHECK(cudaEventDestroy(read_done));
+    SC_CHECK(cudaEventDestroy(allocated));
+    SC_CHECK(cudaStreamDestroy(s1));
+    SC_CHECK(cudaStreamDestroy(s2));
+    SC_CHECK(cudaStreamDestroy(s3));
+    return sc::finish();
+}
