@@ -85,8 +85,8 @@ func (c *Checker) explain(f *Finding) {
 		f.Why = "A wait on an event with no cudaEventRecord before it returns at once and orders nothing."
 		f.Fix = fmt.Sprintf("Record the event with cudaEventRecord on the producing stream before the wait at %s.", op.Site())
 		if other != nil { // only a graph's event record node records it
-			f.Why = fmt.Sprintf("The event is recorded only by the event record node that %s added to a graph, and no launch recorded it before the wait: an executable graph instantiated before the node was added does not have it (cudaGraphInstantiate copies the graph), so its launches never record the event, and the wait orders nothing.", other.Where())
-			f.Fix = fmt.Sprintf("Add the event record node before cudaGraphInstantiate, or instantiate again (or cudaGraphExecUpdate) after %s, so that the launch before the wait at %s records the event.", other.Site(), op.Site())
+			f.Why = fmt.Sprintf("The event is recorded only by a graph's event record node (%s), and no launch recorded it before the wait: an executable graph instantiated before that call does not have it (cudaGraphInstantiate copies the graph), so its launches never record the event, and the wait orders nothing.", other.Where())
+			f.Fix = fmt.Sprintf("Make the event record node before cudaGraphInstantiate, or instantiate again (or cudaGraphExecUpdate) after %s, so that the launch before the wait at %s records the event.", other.Site(), op.Site())
 		}
 	}
 }

@@ -649,10 +649,16 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		}
 		return
 	case model.OpGraphEventRecordNode, model.OpGraphEventWaitNode:
-		// An event node added to a graph after its capture: its launches
-		// record or wait for the event, as a captured external one.
+		// An event node added to a graph by hand, or given another event:
+		// its launches record or wait for the event, as for a captured
+		// external one.
 		*st = Step{Agent: HostAgent, Clock: e.host}
-		e.graphEvents.Put(ev.Graph, ev.Exec, graphEvent{event: ev.Event, record: ev.Op == model.OpGraphEventRecordNode})
+		item := graphEvent{event: ev.Event, node: ev.Node, record: ev.Op == model.OpGraphEventRecordNode}
+		if ev.Flags&model.FlagLifetime != 0 {
+			e.graphEvents.Put(ev.Graph, ev.Exec, item)
+		} else {
+			e.graphEvents.Update(ev.Graph, ev.Exec, func(items []graphEvent) []graphEvent { return setEvent(items, item) })
+		}
 		return
 	case model.OpMalloc, model.OpFree, model.OpPoolCreate:
 		ep := e.host.tick(HostAgent)
@@ -890,7 +896,10 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			recordOn(e.execs, ev.Exec, a)
 		}
 		for _, g := range graphWork {
-			if g.record {
+			switch {
+			case g.record && g.stale:
+				joinRecordOn(e.events, g.event, a)
+			case g.record:
 				recordOn(e.events, g.event, a)
 			}
 		}
@@ -907,6 +916,16 @@ func recordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
 	}
 	es.recorded, es.agent, es.captureOrigin, es.capture = true, a.ID, 0, 0
 	es.snap.set(a.clock)
+}
+
+// joinRecordOn joins a's clock into the last record of event handle in m
+// (a record that may or may not be made: a wait then follows both).
+func joinRecordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
+	if es := m[handle]; es != nil && es.recorded {
+		es.snap.join(a.clock)
+		return
+	}
+	recordOn(m, handle, a)
 }
 
 // EventRecordedOn returns the stream agent of the most recent record of an

@@ -10,7 +10,35 @@ import (
 // each launch of its graph makes it.
 type graphEvent struct {
 	event  uint64
-	record bool // else a wait
+	node   uint64 // The graph node, where the trace named it (a node added by hand).
+	record bool   // Else a wait.
+	// stale marks a record that may no longer be made: a node whose
+	// event changed could not be told apart from it. A launch joins it into
+	// the event's last record rather than replacing that.
+	stale bool
+}
+
+// setEvent is items with node item.node's event set to item.event. A node
+// the items do not name (one a capture made, whose handle the trace never
+// saw) is added; adding a record is not enough then, since one of the
+// records without a node may be the node whose event changed, still
+// recorded as before: those and the new one become stale.
+func setEvent(items []graphEvent, item graphEvent) []graphEvent {
+	for i := range items {
+		if item.node != 0 && items[i].node == item.node && items[i].record == item.record {
+			items[i].event = item.event
+			return items
+		}
+	}
+	if item.record {
+		for i := range items {
+			if items[i].record && items[i].node == 0 {
+				items[i].stale = true
+			}
+		}
+		item.stale = true
+	}
+	return append(items, item)
 }
 
 // GraphWork follows, for one kind of item T, what the work captured into
@@ -97,6 +125,24 @@ func (g *GraphWork[T]) Put(graph, exec uint64, items ...T) {
 			g.execs = map[uint64][]T{}
 		}
 		g.execs[exec] = append(slices.Clip(g.execs[exec]), items...)
+	}
+}
+
+// Update replaces the known work of graph (0 and model.AllGraphs: none)
+// and of executable graph exec (0: none) by what change makes of a copy of
+// it: a node changed after the capture.
+func (g *GraphWork[T]) Update(graph, exec uint64, change func([]T) []T) {
+	if graph != 0 && graph != model.AllGraphs {
+		if g.graphs == nil {
+			g.graphs = map[uint64][]T{}
+		}
+		g.graphs[graph] = change(slices.Clone(g.graphs[graph]))
+	}
+	if exec != 0 {
+		if g.execs == nil {
+			g.execs = map[uint64][]T{}
+		}
+		g.execs[exec] = change(slices.Clone(g.execs[exec]))
 	}
 }
 

@@ -73,3 +73,22 @@ func TestGraphWorkPutKeepsInstantiatedWork(t *testing.T) {
 		t.Errorf("a graph built by hand launches %v, want %v", got, want)
 	}
 }
+
+// A node given another event changes the graph it names, not the
+// executable graphs already made from it, which share its items.
+func TestSetEventCopiesSharedWork(t *testing.T) {
+	var g GraphWork[graphEvent]
+	const graph, exec = 0x10, 0x20
+	g.Put(graph, 0, graphEvent{event: 1, node: 7, record: true})
+	g.Apply(&model.Event{Op: model.OpGraphInstantiate, Graph: graph, Exec: exec}, &Step{}, nil)
+	g.Update(graph, 0, func(items []graphEvent) []graphEvent {
+		return setEvent(items, graphEvent{event: 2, node: 7, record: true})
+	})
+	g.Apply(&model.Event{Op: model.OpGraphInstantiate, Graph: graph, Exec: exec + 1}, &Step{}, nil)
+	if got := g.Launched(exec); len(got) != 1 || got[0].event != 1 {
+		t.Errorf("the executable graph made before launches %+v, want the record of event 1", got)
+	}
+	if got := g.Launched(exec + 1); len(got) != 1 || got[0].event != 2 || got[0].stale {
+		t.Errorf("the one made after launches %+v, want the record of event 2 alone", got)
+	}
+}

@@ -525,16 +525,18 @@ static uint64_t span(uint64_t pitch, uint64_t rows_per_slice, uint64_t width, ui
  * largest single cost of a recorded call in the fake app's loop. */
 static inline void event_clear(sc_event *e) {
     typedef uint64_t u64x2 __attribute__((vector_size(16), may_alias, aligned(8)));
-    _Static_assert(sizeof(sc_event) == 128, "event_clear covers every byte of sc_event");
+    _Static_assert(sizeof(sc_event) == 144, "event_clear covers every byte of sc_event");
     u64x2 *v = (u64x2 *)e, z = {0, 0};
-    v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z, v[6] = z, v[7] = z;
+    v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z, v[6] = z, v[7] = z, v[8] = z;
 }
 
 /* Graphs of the event nodes the program added, by node handle: a node
  * given a new event (cuGraphEventRecordNodeSetEvent) names no graph, and
- * CUDA 13.0's driver cannot say which holds it. A stale entry (a node
- * destroyed, its handle reused) can only add an ordering the program does
- * not have, never take one away. */
+ * CUDA 13.0's driver cannot say which holds it. A destroyed node's entry
+ * goes (cuGraphDestroyNode); one left by a destroyed graph can credit a
+ * reused handle's new event to that graph, whose launches the analyzer
+ * then takes to make the record or not (it cannot find the node there):
+ * that can hide a race, never make one up. */
 static lfmap event_node_graphs;
 
 static void remember_event_node(CUgraphNode *ph, CUgraph g) {
@@ -542,6 +544,14 @@ static void remember_event_node(CUgraphNode *ph, CUgraph g) {
     if (!node || !g) return;
     sc_lock_acquire();
     lfmap_put_locked(&event_node_graphs, node, (uint64_t)(uintptr_t)g);
+    sc_lock_release();
+}
+
+static void forget_event_node(CUgraphNode node) {
+    uint64_t v;
+    if (!node || !lfmap_get(&event_node_graphs, (uint64_t)(uintptr_t)node, &v)) return;
+    sc_lock_acquire();
+    lfmap_del_locked(&event_node_graphs, (uint64_t)(uintptr_t)node);
     sc_lock_release();
 }
 
@@ -556,8 +566,9 @@ static uint64_t graph_of_node(CUgraphNode node) {
 }
 
 /* Makes ev the event node that CUgraphNodeParams np of the given type
- * describes, in graph or exec; 0 if np is no event node. */
-static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t graph, uint64_t exec) {
+ * describes: node, in graph or exec, added (ev->flags has FLAG_LIFETIME)
+ * or given this event; 0 if np is no event node. */
+static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t graph, uint64_t exec, uint64_t node) {
     if (type != SC_GRAPH_NODE_TYPE_EVENT_RECORD && type != SC_GRAPH_NODE_TYPE_WAIT_EVENT) return 0;
     CUevent e;
     memcpy(&e, np + SC_GRAPH_NODE_PARAMS_UNION, sizeof e);
@@ -565,6 +576,7 @@ static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t 
     ev->event = (uint64_t)(uintptr_t)e;
     ev->graph = graph;
     ev->exec = exec;
+    ev->node = node;
     return 1;
 }
 
@@ -929,8 +941,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             const unsigned char *own = np + SC_GRAPH_NODE_PARAMS_UNION;
             if (type == SC_GRAPH_NODE_TYPE_MEMCPY) own += SC_MEMCPY_NODE_COPY;
             if (work_node(ts, &ev, type, own, 1, g)) break;
-            if (event_node(&ev, type, np, (uint64_t)(uintptr_t)g, 0)) {
-                remember_event_node((CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode, g);
+            CUgraphNode *ph = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
+            if (event_node(&ev, type, np, (uint64_t)(uintptr_t)g, 0, ph ? (uint64_t)(uintptr_t)*ph : 0)) {
+                ev.flags |= FLAG_LIFETIME; /* a new node */
+                remember_event_node(ph, g);
                 break;
             }
             if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) { /* other work added to the graph */
@@ -962,6 +976,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
         ev.graph = (uint64_t)(uintptr_t)p->hGraph;
         ev.event = (uint64_t)(uintptr_t)p->event;
+        ev.flags |= FLAG_LIFETIME; /* a new node */
+        if (p->phGraphNode) ev.node = (uint64_t)(uintptr_t)*p->phGraphNode;
         remember_event_node(p->phGraphNode, p->hGraph);
         break;
     }
@@ -972,6 +988,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (!ev.graph) return; /* a captured node on a driver that cannot say whose */
         ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
         ev.event = (uint64_t)(uintptr_t)p->event;
+        ev.node = (uint64_t)(uintptr_t)p->hNode;
         break;
     }
     case H_GRAPH_EXEC_SET_EVENT: {
@@ -980,6 +997,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
         ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
         ev.event = (uint64_t)(uintptr_t)p->event;
+        ev.node = (uint64_t)(uintptr_t)p->hNode; /* the graph's node: the executable graph's counterpart */
         break;
     }
     case H_GRAPH_NODE_SET_PARAMS: case H_GRAPH_EXEC_SET_PARAMS: {
@@ -991,7 +1009,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (np) memcpy(&type, np, sizeof type);
         if (exec_level) {
             const p_graph_exec_set_params *p = pp;
-            if (event_node(&ev, type, np, 0, (uint64_t)(uintptr_t)p->hGraphExec)) break;
+            if (event_node(&ev, type, np, 0, (uint64_t)(uintptr_t)p->hGraphExec, (uint64_t)(uintptr_t)p->hNode)) break;
             ev.op = OP_GRAPH_FORGET;
             ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
             if (!ev.exec) return;
@@ -1000,7 +1018,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         const p_graph_node_set_params *p = pp;
         if (type == SC_GRAPH_NODE_TYPE_EVENT_RECORD || type == SC_GRAPH_NODE_TYPE_WAIT_EVENT) {
             uint64_t g = graph_of_node(p->hNode);
-            if (!g || !event_node(&ev, type, np, g, 0)) return;
+            if (!g || !event_node(&ev, type, np, g, 0, (uint64_t)(uintptr_t)p->hNode)) return;
             break;
         }
         ev.op = OP_GRAPH_FORGET; /* a node's parameters: its graph is not named */
@@ -1026,7 +1044,9 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             ev.flags |= FLAG_LIFETIME;
             break;
         case FORGET_GRAPH_SECOND: ev.graph = (uint64_t)(uintptr_t)p->second; break;
-        default: ev.graph = SC_ALL_GRAPHS;
+        default: /* a node changed or destroyed (cuGraphDestroyNode): not ours to map any more */
+            forget_event_node((CUgraphNode)p->first);
+            ev.graph = SC_ALL_GRAPHS;
         }
         if (!ev.graph && !ev.exec) return;
         break;

@@ -272,6 +272,7 @@ type want struct {
 	dev                int32
 	graph, exec        uint64
 	peerSrc, peerDst   int32
+	node               uint64
 }
 
 func basicWant(l map[string]uint64) []want {
@@ -343,12 +344,12 @@ func got(tab *model.Tables, ev *model.Event) want {
 	return want{op: ev.Op, api: tab.String(ev.API), res: ev.Result, stream: ev.Stream, event: ev.Event,
 		ptr: ev.Ptr, size: ev.Size, src: ev.Src, kind: ev.Kind, flags: ev.Flags, pool: ev.Pool,
 		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, dev: ev.Device, graph: ev.Graph, exec: ev.Exec,
-		peerSrc: ev.PeerSrc, peerDst: ev.PeerDst}
+		peerSrc: ev.PeerSrc, peerDst: ev.PeerDst, node: ev.Node}
 }
 
 func (w want) String() string {
-	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d graph=%#x exec=%#x peer=%d->%d}",
-		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev, w.graph, w.exec, w.peerSrc, w.peerDst)
+	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d graph=%#x exec=%#x peer=%d->%d node=%#x}",
+		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev, w.graph, w.exec, w.peerSrc, w.peerDst, w.node)
 }
 
 func checkEvents(t *testing.T, tr trace, ws []want) {
@@ -779,17 +780,18 @@ func TestMoreEntryPoints(t *testing.T) {
 		// knows the first two nodes' graph, the driver the third's, no one
 		// the fourth's: not recorded) and on an executable graph; the
 		// generic calls with an event node's parameters, then a kernel's.
-		{op: model.OpGraphEventRecordNode, api: "cuGraphAddEventRecordNode", graph: 0x9400, event: 0xe9001},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphAddEventWaitNode", graph: 0x9400, event: 0xe9002},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphAddNode", graph: 0x9400, event: 0xe9003},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9002},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9001},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphEventWaitNodeSetEvent", graph: 0x9700, event: 0xe9001},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphExecEventWaitNodeSetEvent", exec: 0x9b00, event: 0xe9003},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphNodeSetParams", graph: 0x9400, event: 0xe9001},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphExecNodeSetParams", exec: 0x9b00, event: 0xe9001},
+		{op: model.OpGraphEventRecordNode, api: "cuGraphAddEventRecordNode", graph: 0x9400, event: 0xe9001, node: 0x9401, flags: model.FlagLifetime},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphAddEventWaitNode", graph: 0x9400, event: 0xe9002, node: 0x9402, flags: model.FlagLifetime},
+		{op: model.OpGraphEventRecordNode, api: "cuGraphAddNode", graph: 0x9400, event: 0xe9003, node: 0x9403, flags: model.FlagLifetime},
+		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9002, node: 0x9401},
+		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9001, node: 0x9403},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphEventWaitNodeSetEvent", graph: 0x9700, event: 0xe9001, node: 0x9600},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphExecEventWaitNodeSetEvent", exec: 0x9b00, event: 0xe9003, node: 0x9402},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphNodeSetParams", graph: 0x9400, event: 0xe9001, node: 0x9402},
+		{op: model.OpGraphEventWaitNode, api: "cuGraphExecNodeSetParams", exec: 0x9b00, event: 0xe9001, node: 0x9402},
 		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00},
 		{op: model.OpGraphForget, api: "cuGraphNodeSetParams", graph: model.AllGraphs},
+		{op: model.OpGraphForget, api: "cuGraphDestroyNode", graph: model.AllGraphs},
 		// Kernel, copy and set nodes added by hand, each through its own
 		// call and through cuGraphAddNode (a failed one records nothing).
 		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, flags: model.FlagGraphNode, graph: 0x9500},

@@ -106,6 +106,8 @@ typedef struct {
     const uint64_t *ptrs;
     uint64_t graph, exec; /* graph and executable graph handles (capture begin and end, graph ops) */
     int32_t peer_src, peer_dst; /* FLAG_PEER: the devices of the copy's source and destination */
+    uint64_t node;              /* OP_GRAPH_EVENT_*_NODE: the graph node */
+    uint64_t unused;            /* keeps the size a multiple of 16 (event_clear) */
 } sc_event;
 
 /* A launch's parameter words being looked up in the allocation map: they

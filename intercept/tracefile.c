@@ -351,7 +351,7 @@ static size_t encode_head(uint8_t *p, uint32_t op, uint64_t seq, uint32_t tid, i
     return n;
 }
 
-/* Fields 6..20 (api .. ptrs). */
+/* Fields 6..25 (api .. ptrs, then the optional ones). */
 static size_t encode_tail(uint8_t *p, const sc_event *e) {
     size_t n = 0;
     n += sc_put_uvarint(p + n, e->api);
@@ -372,14 +372,15 @@ static size_t encode_tail(uint8_t *p, const sc_event *e) {
     /* Optional fields: most events leave them out; each is written only
      * with those after it that are set. */
     int peer = e->peer_src || e->peer_dst;
-    if (e->graph || e->exec || peer) {
+    if (e->graph || e->exec || peer || e->node) {
         n += sc_put_uvarint(p + n, e->graph);
         n += sc_put_uvarint(p + n, e->exec);
     }
-    if (peer) {
+    if (peer || e->node) {
         n += sc_put_uvarint(p + n, (uint32_t)e->peer_src);
         n += sc_put_uvarint(p + n, (uint32_t)e->peer_dst);
     }
+    if (e->node) n += sc_put_uvarint(p + n, e->node);
     return n;
 }
 

@@ -120,7 +120,7 @@ func recordName(k RecordKind) string {
 var (
 	eventFields = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
 	// eventTailFields follow the addresses; a record may end before any.
-	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst"}
+	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node"}
 	endFields       = [...]string{"events", "dropped"}
 	stackFields     = [...]string{"id", "frames"}
 	frameFields     = [...]string{"pc", "module", "func", "file", "line"}
@@ -322,6 +322,7 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	ev.Ptrs = ptrs
 	ev.Graph, ev.Exec = graph[0], graph[1]
 	ev.PeerSrc, ev.PeerDst = int32(uint32(graph[2])), int32(uint32(graph[3]))
+	ev.Node = graph[4]
 	ev.Op = Op(op)
 	ev.TID = uint32(v[2])
 	ev.Device = int32(device)

@@ -129,13 +129,17 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	}
 	// Optional fields: most events leave them out, and each is written
 	// only with those after it that are set.
-	if ev.Graph != 0 || ev.Exec != 0 || ev.PeerSrc != 0 || ev.PeerDst != 0 {
+	peer := ev.PeerSrc != 0 || ev.PeerDst != 0
+	if ev.Graph != 0 || ev.Exec != 0 || peer || ev.Node != 0 {
 		p = binary.AppendUvarint(p, ev.Graph)
 		p = binary.AppendUvarint(p, ev.Exec)
 	}
-	if ev.PeerSrc != 0 || ev.PeerDst != 0 {
+	if peer || ev.Node != 0 {
 		p = binary.AppendUvarint(p, uint64(uint32(ev.PeerSrc)))
 		p = binary.AppendUvarint(p, uint64(uint32(ev.PeerDst)))
+	}
+	if ev.Node != 0 {
+		p = binary.AppendUvarint(p, ev.Node)
 	}
 	w.payload = p
 	if err := w.record(RecordEvent, p); err != nil {

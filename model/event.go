@@ -46,15 +46,15 @@ const (
 	// graph (a node changed, and the trace does not say in which graph);
 	// executable graphs keep the work they were instantiated with.
 	OpGraphForget
-	// OpGraphEventRecordNode adds a record of Event to the work of Graph
-	// (cudaGraphAddEventRecordNode, cudaGraphEventRecordNodeSetEvent) or
-	// of executable graph Exec (cudaGraphExecEventRecordNodeSetEvent):
-	// each launch records the event. A node given a new event keeps its
-	// old one as far as the trace says, which can only hide a race.
+	// OpGraphEventRecordNode says that graph node Node of Graph records
+	// Event at each launch: a node added (cudaGraphAddEventRecordNode;
+	// FlagLifetime set) or given another event, in Graph
+	// (cudaGraphEventRecordNodeSetEvent) or in executable graph Exec
+	// (cudaGraphExecEventRecordNodeSetEvent).
 	OpGraphEventRecordNode
-	// OpGraphEventWaitNode adds a wait for Event to the work of Graph or
-	// Exec (cudaGraphAddEventWaitNode and the wait node's SetEvent calls):
-	// each launch waits for the event's most recent record.
+	// OpGraphEventWaitNode is the same for a node that waits for Event's
+	// most recent record (cudaGraphAddEventWaitNode and the SetEvent calls
+	// of wait nodes).
 	OpGraphEventWaitNode
 
 	opCount
@@ -183,7 +183,7 @@ const (
 	// creates or destroys the object its handle names (cudaGraphInstantiate,
 	// cudaGraphCreate, cudaGraphClone, cudaGraphDestroy,
 	// cudaGraphExecDestroy), so that a handle used again names another
-	// object. Without it, the call changes the object in place
+	// object, and an OpGraphEvent*Node that adds its node. Without it, the call changes the object in place
 	// (cudaGraphExecUpdate, nodes added or given new parameters).
 	FlagLifetime uint32 = 1 << 6
 	// FlagPeer marks an OpMemcpy made by a synchronous peer copy
@@ -262,6 +262,9 @@ type Event struct {
 	// PeerSrc and PeerDst are, with FlagPeer, the devices of a peer copy's
 	// source and destination.
 	PeerSrc, PeerDst int32
+	// Node is the graph node an OpGraphEvent*Node adds (with FlagLifetime)
+	// or gives another event; 0 if unknown.
+	Node uint64
 }
 
 // Clone returns a copy of e that does not share Ptrs.

@@ -56,8 +56,8 @@ const everyOp = `# streams and events
 {"op":"graph_instantiate","graph":"g1","exec":"0x5000"}
 {"op":"graph_instantiate","graph":"0x2000","exec":"x1"}
 {"op":"graph_launch","stream":"s2","exec":"0x5000"}
-{"op":"graph_event_record_node","graph":"g1","event":"e1"}
-{"op":"graph_event_wait_node","exec":"0x5000","event":"e2"}
+{"op":"graph_event_record_node","graph":"g1","event":"e1","node":"n1","lifetime":true}
+{"op":"graph_event_wait_node","exec":"0x5000","event":"e2","node":"0x77"}
 `
 
 func TestJSONLEveryOp(t *testing.T) {
@@ -107,8 +107,8 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpGraphInstantiate, Graph: 0x1000, Exec: 0x5000},
 		{Op: OpGraphInstantiate, Graph: 0x2000, Exec: 0x1000},
 		{Op: OpGraphLaunch, Stream: s2, Exec: 0x5000},
-		{Op: OpGraphEventRecordNode, Graph: 0x1000, Event: e1},
-		{Op: OpGraphEventWaitNode, Exec: 0x5000, Event: e2},
+		{Op: OpGraphEventRecordNode, Graph: 0x1000, Event: e1, Node: 0x1000, Flags: FlagLifetime},
+		{Op: OpGraphEventWaitNode, Exec: 0x5000, Event: e2, Node: 0x77},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("got %d events, want %d", len(events), len(want))

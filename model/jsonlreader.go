@@ -45,6 +45,7 @@ type jsonLine struct {
 	Pinned   *bool             `json:"pinned"`
 	Graph    json.RawMessage   `json:"graph"` // true (malloc_async) or a graph's name
 	Exec     *string           `json:"exec"`
+	Node     *string           `json:"node"`
 	PeerSrc  *int32            `json:"peer_src"`
 	PeerDst  *int32            `json:"peer_dst"`
 	TID      *uint32           `json:"tid"`
@@ -68,6 +69,7 @@ type JSONLReader struct {
 	pools    nameSpace
 	graphs   nameSpace // Graphs and executable graphs: never reported by
 	execs    nameSpace // name, so their names make no Name records.
+	nodes    nameSpace // Graph nodes, likewise.
 	stackIDs map[string]StackID
 	key      []byte // Scratch for stack keys.
 	frames   []Frame
@@ -90,6 +92,7 @@ func NewJSONLReader(r io.Reader, file string) *JSONLReader {
 		pools:    newNameSpace(t, ObjectPool),
 		graphs:   newNameSpace(t, objectUnnamed),
 		execs:    newNameSpace(t, objectUnnamed),
+		nodes:    newNameSpace(t, objectUnnamed),
 		stackIDs: map[string]StackID{},
 	}
 }
@@ -328,6 +331,11 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		}
 	} else if form.required&jExec != 0 {
 		return "exec", missing(op)
+	}
+	if form.has(jNode) && l.Node != nil {
+		if ev.Node, err = r.nodes.resolve(*l.Node, true); err != nil {
+			return "node", err
+		}
 	}
 	if form.has(jPeer) && (l.PeerSrc != nil || l.PeerDst != nil) {
 		if l.PeerSrc == nil {

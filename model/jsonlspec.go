@@ -31,6 +31,7 @@ const (
 	jLifetime                         // "lifetime" (graph_instantiate, graph_forget)
 	jPeer                             // "peer_src", "peer_dst" (memcpy): a synchronous peer copy
 	jGraphNode                        // "graph": the name of the graph a launch, copy or set is a node of (FlagGraphNode)
+	jNode                             // "node": a graph node's name (graph_event_*_node)
 )
 
 type opForm struct {
@@ -68,8 +69,8 @@ var opForms = [opCount]opForm{
 	OpGraphInstantiate: {0, jGraphName | jExec | jLifetime, "cudaGraphInstantiate"},
 	OpGraphForget:      {0, jGraphName | jExec | jLifetime, "cudaGraphDestroy"},
 
-	OpGraphEventRecordNode: {jEvent, jGraphName | jExec, "cudaGraphAddEventRecordNode"},
-	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec, "cudaGraphAddEventWaitNode"},
+	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
+	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

@@ -183,6 +183,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jExec) && ev.Exec != 0 {
 		b = appendHex(append(b, `,"exec":`...), ev.Exec)
 	}
+	if form.has(jNode) && ev.Node != 0 {
+		b = appendHex(append(b, `,"node":`...), ev.Node)
+	}
 	if form.has(jPeer) && ev.Flags&FlagPeer != 0 {
 		b = strconv.AppendInt(append(b, `,"peer_src":`...), int64(ev.PeerSrc), 10)
 		b = strconv.AppendInt(append(b, `,"peer_dst":`...), int64(ev.PeerDst), 10)

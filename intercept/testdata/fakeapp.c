@@ -605,6 +605,13 @@ static int more(void) {
         fk_driver_exit("cuGraphExecNodeSetParams", &z, 0, NULL);
         fk_driver_enter("cuGraphNodeSetParams", &y, NULL);
         fk_driver_exit("cuGraphNodeSetParams", &y, 0, NULL);
+        /* A destroyed node's graph is forgotten: its handle's next event
+         * names no graph the shim knows (not recorded). */
+        cuGraphEventRecordNodeSetEvent_params destroy = {rec, NULL};
+        fk_driver_enter("cuGraphDestroyNode", &destroy, NULL);
+        fk_driver_exit("cuGraphDestroyNode", &destroy, 0, NULL);
+        fk_driver_enter("cuGraphEventRecordNodeSetEvent", &d[0], NULL);
+        fk_driver_exit("cuGraphEventRecordNodeSetEvent", &d[0], 0, NULL);
     }
     {
         /* Kernel, copy and set nodes added by hand: through the _v2 kernel

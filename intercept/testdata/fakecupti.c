@@ -104,6 +104,7 @@ static const char *driver_names[] = {
     [83] = "cuGraphAddKernelNode",
     [84] = "cuGraphAddMemcpyNode",
     [85] = "cuGraphAddMemsetNode",
+    [86] = "cuGraphDestroyNode",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
