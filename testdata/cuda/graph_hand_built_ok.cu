@@ -19,6 +19,14 @@ int main() {
     sc_write_spin<<<sc::kBlocks, sc::kThreads, 0, s1>>>(x, sc::kN, sc::ms(0.1));
     SC_CHECK_LAUNCH();
 
+    // y is allocated late on s2, while x is live: it cannot take x's memory.
+    sc_spin<<<1, 1, 0, s2>>>(sc::ms(20));
+    SC_CHECK_LAUNCH();
+    int* y = nullptr;
+    SC_CHECK(cudaMallocAsync((void**)&y, sc::kBytes, s2));
+    cudaEvent_t allocated = sc::make_event();
+    SC_CHECK(cudaEventRecord(allocated, s2));
+
     cudaGraph_t ga = nullptr, gb = nullptr;
     cudaGraphExec_t xa = nullptr, xb = nullptr;
     cudaGraphNode_t read = nullptr, set = nullptr, copy = nullptr;
@@ -37,10 +45,6 @@ int main() {
     SC_CHECK(cudaStreamWaitEvent(s2, read_done, 0));
     SC_CHECK(cudaFreeAsync(x, s2));     // after the graph's read
 
-    sc_spin<<<1, 1, 0, s2>>>(sc::ms(20));
-    SC_CHECK_LAUNCH();
-    int* y = nullptr;
-    SC_CHECK(cudaMallocAsync((void**)&y, sc::kBytes, s2));
     int* host = nullptr;
     SC_CHECK(cudaMallocHost((void**)&host, sc::kBytes));
     SC_CHECK(cudaGraphCreate(&gb, 0));
@@ -53,8 +57,6 @@ int main() {
     SC_CHECK(cudaGraphAddMemsetNode(&set, gb, nullptr, 0, &mp));
     SC_CHECK(cudaGraphAddMemcpyNode1D(&copy, gb, &set, 1, y, host, sc::kBytes, cudaMemcpyHostToDevice));
     SC_CHECK(cudaGraphInstantiate(&xb, gb, 0));
-    cudaEvent_t allocated = sc::make_event();
-    SC_CHECK(cudaEventRecord(allocated, s2));
     SC_CHECK(cudaStreamWaitEvent(s3, allocated, 0));
     SC_CHECK(cudaGraphLaunch(xb, s3));  // after y's allocation on s2
 

@@ -23,6 +23,12 @@ int main() {
     sc_write_spin<<<sc::kBlocks, sc::kThreads, 0, s1>>>(x, sc::kN, sc::ms(0.1));
     SC_CHECK_LAUNCH();
 
+    // y is allocated late on s2, while x is live: it cannot take x's memory.
+    sc_spin<<<1, 1, 0, s2>>>(sc::ms(20));
+    SC_CHECK_LAUNCH();
+    int* y = nullptr;
+    SC_CHECK(cudaMallocAsync((void**)&y, sc::kBytes, s2));
+
     cudaGraph_t ga = nullptr, gb = nullptr;
     cudaGraphExec_t xa = nullptr, xb = nullptr;
     cudaGraphNode_t read = nullptr, set = nullptr, copy = nullptr;
@@ -38,10 +44,6 @@ int main() {
     SC_CHECK(cudaGraphLaunch(xa, s1));  // reads x for 10 ms
     SC_CHECK(cudaFreeAsync(x, s2));     // races the graph's read
 
-    sc_spin<<<1, 1, 0, s2>>>(sc::ms(20));
-    SC_CHECK_LAUNCH();
-    int* y = nullptr;
-    SC_CHECK(cudaMallocAsync((void**)&y, sc::kBytes, s2));
     int* host = nullptr;
     SC_CHECK(cudaMallocHost((void**)&host, sc::kBytes));
     SC_CHECK(cudaGraphCreate(&gb, 0));
