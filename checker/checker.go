@@ -164,11 +164,12 @@ type Checker struct {
 	threads  map[uint32]bool
 	pending  []pendingFinding      // Findings whose operations Finish resolves.
 	created  map[hb.AgentID]access // Stream creations, for naming streams in reports.
-	// graphAllocs are addresses a graph allocates (a captured
-	// cudaMallocAsync, or a memory node: FlagGraphAlloc), which the program
-	// may free itself after each launch (graph memory is not analyzed yet,
-	// but such a free is no invalid free).
-	graphAllocs map[uint64]bool
+	// graphAllocs are the ranges a graph allocates, base -> end (a
+	// captured cudaMallocAsync, or a memory node: FlagGraphAlloc), which the
+	// program may free itself after each launch (graph memory is not
+	// analyzed yet, but such a free is no invalid free), and which nodes
+	// added by hand may use (not memory from outside the graph).
+	graphAllocs map[uint64]uint64
 	graphs      graphMemory   // What captured work uses, for graph launches.
 	captureMem  captureMemory // The memory each open capture allocated.
 	// recordNodes holds, by event handle, the latest event record node
@@ -253,16 +254,16 @@ func (c *Checker) Add(ev *model.Event) {
 		}
 		if st.Captured && ev.Op == model.OpMallocAsync && ev.Ptr != 0 {
 			if c.graphAllocs == nil {
-				c.graphAllocs = map[uint64]bool{}
+				c.graphAllocs = map[uint64]uint64{}
 			}
-			c.graphAllocs[ev.Ptr] = true
+			c.graphAllocs[ev.Ptr] = rangeEnd(ev.Ptr, ev.Size)
 		}
 		if st.Captured || ev.Op == model.OpCaptureEnd {
 			c.graphs.captured(ev, st)
 			c.captured(ev, st)
 		}
 		if ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() {
-			c.graphs.node(ev)
+			c.graphNode(ev)
 		}
 		return
 	}
@@ -657,7 +658,7 @@ func (c *Checker) rejectedFree(ev *model.Event) {
 	if a != nil && !a.freed {
 		return // The free failed for another reason (a bad stream, say).
 	}
-	if a == nil && c.graphAllocs[ev.Ptr] && ev.Result == model.ResultCaptureInvalidated {
+	if _, graphs := c.graphAllocs[ev.Ptr]; a == nil && graphs && ev.Result == model.ResultCaptureInvalidated {
 		return // A graph's allocation, freed in a capture an illegal call invalidated: CUDA says so.
 	}
 	var st hb.Step
@@ -676,7 +677,7 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 	c.stats.Frees++
 	free := c.accessOf(ev, st, ptr)
 	a := c.allocs.at(ptr)
-	if a == nil && c.graphAllocs[ptr] {
+	if _, graphs := c.graphAllocs[ptr]; a == nil && graphs {
 		// A graph's allocation, freed by the program. The address stays
 		// a graph's: each launch of the graph allocates it again, and the
 		// program frees it after each.

@@ -47,16 +47,29 @@ func (g *graphMemory) captured(ev *model.Event, st *hb.Step) {
 	eachUse(ev, func(p uint64) { g.Add(st.CaptureOrigin, graphUse{addr: p}) })
 }
 
-// node adds the uses of a node added to a graph by hand (FlagGraphNode) to
-// the graph's work: its launches made after that use them too.
-func (g *graphMemory) node(ev *model.Event) {
+// graphNode adds the uses of a node added to a graph by hand
+// (FlagGraphNode) to the graph's work: its launches made after that use
+// them too. Addresses a graph allocates itself are left out: the graph's
+// own memory, not memory from outside it whose uses its launches make.
+func (c *Checker) graphNode(ev *model.Event) {
 	var uses []graphUse
 	eachUse(ev, func(p uint64) {
-		if p != 0 {
+		if p != 0 && !c.inGraphAlloc(p) {
 			uses = append(uses, graphUse{addr: p})
 		}
 	})
-	g.Put(ev.Graph, 0, uses...)
+	c.graphs.Put(ev.Graph, 0, uses...)
+}
+
+// inGraphAlloc reports whether p is in a range some graph allocates. A
+// scan: only nodes added by hand ask.
+func (c *Checker) inGraphAlloc(p uint64) bool {
+	for base, end := range c.graphAllocs {
+		if p >= base && p < end {
+			return true
+		}
+	}
+	return false
 }
 
 // launchUses makes a capture's items what a launch of its graph does: the

@@ -647,6 +647,11 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 				delete(e.execs, ev.Exec)
 			}
 		}
+		if ev.Op == model.OpGraphForget && ev.Node != 0 {
+			// A node destroyed (cudaGraphDestroyNode): its event record
+			// or wait goes from its graph; executable graphs keep theirs.
+			e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) })
+		}
 		return
 	case model.OpGraphEventRecordNode, model.OpGraphEventWaitNode:
 		// An event node added to a graph by hand, or given another event:

@@ -18,13 +18,27 @@ type graphEvent struct {
 	stale bool
 }
 
+// withoutNode is items without node's. If they do not name it, it may be
+// one a capture made: their records without a node become stale.
+func withoutNode(items []graphEvent, node uint64) []graphEvent {
+	if slices.ContainsFunc(items, func(it graphEvent) bool { return it.node == node }) {
+		return slices.DeleteFunc(items, func(it graphEvent) bool { return it.node == node })
+	}
+	for i := range items {
+		if items[i].record && items[i].node == 0 {
+			items[i].stale = true
+		}
+	}
+	return items
+}
+
 // setEvent is items with node item.node's event set to item.event. A node
 // the items do not name (one a capture made, whose handle the trace never
 // saw) is added; adding a record is not enough then, since one of the
 // records without a node may be the node whose event changed, still
 // recorded as before: those and the new one become stale.
 func setEvent(items []graphEvent, item graphEvent) []graphEvent {
-	for i := range items {
+	for i := len(items) - 1; i >= 0; i-- { // The newest node with the handle.
 		if item.node != 0 && items[i].node == item.node && items[i].record == item.record {
 			items[i].event = item.event
 			return items
@@ -143,6 +157,14 @@ func (g *GraphWork[T]) Update(graph, exec uint64, change func([]T) []T) {
 			g.execs = map[uint64][]T{}
 		}
 		g.execs[exec] = change(slices.Clone(g.execs[exec]))
+	}
+}
+
+// UpdateGraphs is Update on every graph's known work, not executable
+// graphs': a node destroyed in a graph that the trace does not name.
+func (g *GraphWork[T]) UpdateGraphs(change func([]T) []T) {
+	for h, items := range g.graphs {
+		g.graphs[h] = change(slices.Clone(items))
 	}
 }
 

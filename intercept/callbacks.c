@@ -97,6 +97,7 @@ enum {
     FORGET_NEW_GRAPH,     /* first parameter, a CUgraph * the call fills in */
     FORGET_GRAPH_SECOND,  /* second parameter, a CUgraph (cuGraphAdd*Node) */
     FORGET_ALL_GRAPHS,    /* a node's parameters: its graph is not named */
+    FORGET_NODE,          /* cuGraphDestroyNode: the same, and the node goes */
 };
 
 typedef struct {
@@ -209,7 +210,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphEventWaitNodeSetEvent", H_GRAPH_NODE_SET_EVENT, 0, EVNODE_WAIT},
     {"cuGraphExecEventRecordNodeSetEvent", H_GRAPH_EXEC_SET_EVENT, 0, EVNODE_RECORD},
     {"cuGraphExecEventWaitNodeSetEvent", H_GRAPH_EXEC_SET_EVENT, 0, EVNODE_WAIT},
-    {"cuGraphDestroyNode", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphDestroyNode", H_GRAPH_FORGET, 0, FORGET_NODE},
     {"cuModuleUnload", H_UNLOAD, 0, 0},
     {"cuLibraryUnload", H_UNLOAD, 0, 0},
     {"cuCtxDestroy", H_UNLOAD, 0, 0},
@@ -1044,9 +1045,12 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             ev.flags |= FLAG_LIFETIME;
             break;
         case FORGET_GRAPH_SECOND: ev.graph = (uint64_t)(uintptr_t)p->second; break;
-        default: /* a node changed or destroyed (cuGraphDestroyNode): not ours to map any more */
-            forget_event_node((CUgraphNode)p->first);
+        case FORGET_NODE:
+            forget_event_node((CUgraphNode)p->first); /* its handle may come back as another node */
+            ev.node = (uint64_t)(uintptr_t)p->first;
             ev.graph = SC_ALL_GRAPHS;
+            break;
+        default: ev.graph = SC_ALL_GRAPHS;
         }
         if (!ev.graph && !ev.exec) return;
         break;

@@ -198,6 +198,8 @@ func TestBinaryCorrupt(t *testing.T) {
 		{"ptrs cut", newEnc().event(rawEvent{op: 16, seq: 1, nptrs: 2, ptrs: []uint64{1, 300}, cut: 1}), "ptrs", "malformed"},
 		{"graph malformed", newEnc().event(rawEvent{op: 23, seq: 1, tail: []byte{0x80}}), "graph", "graph malformed"},
 		{"exec malformed", newEnc().event(rawEvent{op: 24, seq: 1, tail: []byte{0x01, 0xff}}), "exec", "exec malformed"},
+		{"node malformed", newEnc().event(rawEvent{op: 28, seq: 1, tail: []byte{0, 0, 0, 0, 0x80}}), "node", "node malformed"},
+		{"unknown flag", newEnc().event(rawEvent{op: 16, seq: 1, flags: 1 << 9}), "flags", "unknown flag bits 0x200"},
 		{"event payload short", newEnc().event(rawEvent{op: 1, seq: 1, cut: 1}), "nptrs", "corrupt event record"},
 		{"empty event payload", newEnc().record(RecordEvent, nil), "op", "corrupt event record"},
 		{"varint overflow", newEnc().record(RecordEvent, bytes.Repeat([]byte{0xff}, 11)), "op", "malformed"},

@@ -292,6 +292,11 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	if v[2] > math.MaxUint32 || v[14] > math.MaxUint32 || !fitsInt32(device) || !fitsInt32(result) || !fitsInt32(prio) {
 		return eventRangeErr(v[:])
 	}
+	// A flag changes what an event means: one this reader does not know
+	// (from a newer recorder) must stop it, not be read past.
+	if unknown := v[14] &^ uint64(knownFlags); unknown != 0 {
+		return fieldErr("flags", "corrupt event record: unknown flag bits %#x (recorded by a newer streamcheck?)", unknown)
+	}
 	// Each address takes at least one byte, which bounds the allocation.
 	if nptrs > MaxLaunchPtrs || nptrs > uint64(len(rest)) {
 		return fieldErr("nptrs", "corrupt event record: %d addresses do not fit (limit %d, %d bytes left)", nptrs, MaxLaunchPtrs, len(rest))

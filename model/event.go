@@ -198,6 +198,9 @@ const (
 	// those types), not work issued to a stream: each launch of the graph
 	// makes its uses. Stream is unused.
 	FlagGraphNode uint32 = 1 << 8
+
+	knownFlags = FlagNonBlocking | FlagPageable | FlagImplicit | FlagPinned | FlagGraphAlloc | FlagExternal |
+		FlagLifetime | FlagPeer | FlagGraphNode
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose
@@ -263,7 +266,8 @@ type Event struct {
 	// source and destination.
 	PeerSrc, PeerDst int32
 	// Node is the graph node an OpGraphEvent*Node adds (with FlagLifetime)
-	// or gives another event; 0 if unknown.
+	// or gives another event, or the node an OpGraphForget destroyed
+	// (cudaGraphDestroyNode); 0 if unknown.
 	Node uint64
 }
 

@@ -354,7 +354,7 @@ func TestJSONLDefaults(t *testing.T) {
 {"op":"memcpy","dst":1,"src":2,"size":3,"kind":"default"}
 {"op":"memcpy_async","stream":"legacy","dst":1,"src":2,"size":3,"kind":"h2d"}
 {"op":"memset","ptr":1,"size":3,"pageable":true}
-{"op":"launch","stream":"per_thread","tid":9,"device":2,"time":-4,"api":"cuLaunchKernel","unknown":{"x":[1]}}
+{"op":"launch","stream":"per_thread","tid":9,"device":2,"time":-4,"api":"cuLaunchKernel","unknown":{"x":[1]},"graph":null}
 {"op":"device_sync","api":""}
 `)
 	if err != nil {
@@ -367,7 +367,9 @@ func TestJSONLDefaults(t *testing.T) {
 		}
 	}
 	l := events[4]
-	if l.TID != 9 || l.Device != 2 || l.Time != -4 || tb.String(l.API) != "cuLaunchKernel" || l.Stream != StreamPerThread {
+	if l.TID != 9 || l.Device != 2 || l.Time != -4 || tb.String(l.API) != "cuLaunchKernel" || l.Stream != StreamPerThread ||
+		l.Flags != 0 || l.Graph != 0 { // "graph": null is no graph node
+
 		t.Errorf("launch %+v", l)
 	}
 	if events[5].API != 0 {

@@ -296,7 +296,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 			ev.Flags |= FlagGraphAlloc
 		}
 	}
-	if form.has(jGraphNode) && l.Graph != nil {
+	if form.has(jGraphNode) && l.Graph != nil && string(l.Graph) != "null" {
 		var name string
 		if err := json.Unmarshal(l.Graph, &name); err != nil {
 			return "graph", corruptf("got %s, want the name of the graph the node is in", short(l.Graph))

@@ -67,7 +67,7 @@ var opForms = [opCount]opForm{
 	OpPoolCreate:    {jPool, 0, "cudaMemPoolCreate"},
 
 	OpGraphInstantiate: {0, jGraphName | jExec | jLifetime, "cudaGraphInstantiate"},
-	OpGraphForget:      {0, jGraphName | jExec | jLifetime, "cudaGraphDestroy"},
+	OpGraphForget:      {0, jGraphName | jExec | jLifetime | jNode, "cudaGraphDestroy"},
 
 	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
 	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
