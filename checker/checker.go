@@ -306,6 +306,20 @@ func (c *Checker) Add(ev *model.Event) {
 		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
+	case model.OpGraphClone:
+		// The copy uses what the original uses; the memory it allocates
+		// (outputs) is left out, as a copy cannot be told apart from the
+		// original's. A copy of unknown work is unknown work.
+		replace := ev.Flags&model.FlagLifetime != 0
+		if !c.graphs.Copy(ev.Src, ev.Graph, replace, func(u graphUse) (graphUse, bool) {
+			return u, u.allocSize == 0 && !u.free
+		}) {
+			if replace {
+				c.graphs.Forget(ev.Graph, 0)
+			} else {
+				c.graphs.Change(ev.Graph, 0)
+			}
+		}
 	case model.OpGraphEventRecordNode:
 		if c.recordNodes == nil {
 			c.recordNodes = map[uint64]access{}

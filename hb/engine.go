@@ -653,6 +653,18 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 			e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) })
 		}
 		return
+	case model.OpGraphClone:
+		// A clone, or a child graph node: the copy's event nodes are new
+		// nodes, whose handles the trace never saw.
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		replace := ev.Flags&model.FlagLifetime != 0
+		if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, func(it graphEvent) (graphEvent, bool) {
+			it.node = 0
+			return it, true
+		}) && replace {
+			e.graphEvents.Forget(ev.Graph, 0)
+		}
+		return
 	case model.OpGraphEventRecordNode, model.OpGraphEventWaitNode:
 		// An event node added to a graph by hand, or given another event:
 		// its launches record or wait for the event, as for a captured

@@ -160,6 +160,28 @@ func (g *GraphWork[T]) Update(graph, exec uint64, change func([]T) []T) {
 	}
 }
 
+// Copy gives graph to a copy of graph from's known work, each item as
+// convert makes it (false: left out): in place of its own (replace: a
+// clone) or after it (a child graph node embedding from). It reports
+// whether from's work is known; if not, nothing changes.
+func (g *GraphWork[T]) Copy(from, to uint64, replace bool, convert func(T) (T, bool)) bool {
+	items, known := g.graphs[from]
+	if !known || to == 0 || to == model.AllGraphs {
+		return known
+	}
+	var out []T
+	if !replace {
+		out = slices.Clone(g.graphs[to])
+	}
+	for _, it := range items {
+		if c, ok := convert(it); ok {
+			out = append(out, c)
+		}
+	}
+	g.graphs[to] = out
+	return true
+}
+
 // UpdateGraphs is Update on every graph's known work, not executable
 // graphs': a node destroyed in a graph that the trace does not name.
 func (g *GraphWork[T]) UpdateGraphs(change func([]T) []T) {

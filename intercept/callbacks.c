@@ -77,6 +77,8 @@ enum {
     H_GRAPH_KERNEL_NODE,    /* cuGraphAddKernelNode; elem 1: v1 parameters (no kern), 2: _v2 */
     H_GRAPH_MEMCPY_NODE,    /* cuGraphAddMemcpyNode */
     H_GRAPH_MEMSET_NODE,    /* cuGraphAddMemsetNode */
+    H_GRAPH_CLONE,          /* cuGraphClone */
+    H_GRAPH_CHILD,          /* cuGraphAddChildGraphNode */
     H_GRAPH_EVENT_NODE,     /* cuGraphAddEvent{Record,Wait}Node; elem EVNODE_* */
     H_GRAPH_NODE_SET_EVENT, /* cuGraphEvent{Record,Wait}NodeSetEvent */
     H_GRAPH_EXEC_SET_EVENT, /* cuGraphExecEvent{Record,Wait}NodeSetEvent */
@@ -181,7 +183,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphAddNode", H_GRAPH_NODE, 0, 0},
     {"cuGraphAddNode_v2", H_GRAPH_NODE_V2, 0, 0},
     {"cuGraphCreate", H_GRAPH_FORGET, 0, FORGET_NEW_GRAPH},
-    {"cuGraphClone", H_GRAPH_FORGET, 0, FORGET_NEW_GRAPH},
+    {"cuGraphClone", H_GRAPH_CLONE, 0, 0},
     {"cuGraphDestroy", H_GRAPH_FORGET, 0, FORGET_GRAPH},
     {"cuGraphExecDestroy", H_GRAPH_FORGET, 0, FORGET_EXEC_DESTROY},
     {"cuGraphExecKernelNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
@@ -196,7 +198,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphAddKernelNode_v2", H_GRAPH_KERNEL_NODE, 0, 2},
     {"cuGraphAddMemcpyNode", H_GRAPH_MEMCPY_NODE, 0, 0},
     {"cuGraphAddMemsetNode", H_GRAPH_MEMSET_NODE, 0, 0},
-    {"cuGraphAddChildGraphNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphAddChildGraphNode", H_GRAPH_CHILD, 0, 0},
     {"cuGraphAddBatchMemOpNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
     {"cuGraphKernelNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuGraphKernelNodeSetParams_v2", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
@@ -942,6 +944,14 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             const unsigned char *own = np + SC_GRAPH_NODE_PARAMS_UNION;
             if (type == SC_GRAPH_NODE_TYPE_MEMCPY) own += SC_MEMCPY_NODE_COPY;
             if (work_node(ts, &ev, type, own, 1, g)) break;
+            if (type == SC_GRAPH_NODE_TYPE_GRAPH) { /* a child graph node: a copy of the child's work */
+                CUgraph child;
+                memcpy(&child, own, sizeof child);
+                ev.op = OP_GRAPH_CLONE;
+                ev.graph = (uint64_t)(uintptr_t)g;
+                ev.src = (uint64_t)(uintptr_t)child;
+                break;
+            }
             CUgraphNode *ph = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
             if (event_node(&ev, type, np, (uint64_t)(uintptr_t)g, 0, ph ? (uint64_t)(uintptr_t)*ph : 0)) {
                 ev.flags |= FLAG_LIFETIME; /* a new node */
@@ -969,6 +979,24 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
                    : in.h == H_GRAPH_MEMCPY_NODE ? SC_GRAPH_NODE_TYPE_MEMCPY
                                                  : SC_GRAPH_NODE_TYPE_MEMSET;
         if (!work_node(ts, &ev, type, p->nodeParams, in.elem == 2, p->hGraph)) return;
+        break;
+    }
+    case H_GRAPH_CLONE: {
+        if (!ok) return; /* no clone */
+        const p_graph_clone *p = pp;
+        ev.op = OP_GRAPH_CLONE;
+        ev.flags |= FLAG_LIFETIME; /* a new graph */
+        ev.graph = p->phGraphClone ? (uint64_t)(uintptr_t)*p->phGraphClone : 0;
+        ev.src = (uint64_t)(uintptr_t)p->originalGraph;
+        if (!ev.graph) return;
+        break;
+    }
+    case H_GRAPH_CHILD: {
+        if (!ok) return;
+        const p_graph_add_child *p = pp;
+        ev.op = OP_GRAPH_CLONE;
+        ev.graph = (uint64_t)(uintptr_t)p->hGraph;
+        ev.src = (uint64_t)(uintptr_t)p->childGraph;
         break;
     }
     case H_GRAPH_EVENT_NODE: {

@@ -298,6 +298,19 @@ typedef struct {
 /* CUDA_MEMCPY_NODE_PARAMS: flags, reserved, copyCtx, then a CUDA_MEMCPY3D. */
 #define SC_MEMCPY_NODE_COPY 16
 
+/* cuGraphClone */
+typedef struct { CUgraph *phGraphClone; CUgraph originalGraph; } p_graph_clone;
+/* cuGraphAddChildGraphNode */
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const void *dependencies;
+    size_t numDependencies;
+    CUgraph childGraph;
+} p_graph_add_child;
+/* cuGraphAddNode of a child graph: CUDA_CHILD_GRAPH_NODE_PARAMS starts with the graph. */
+#define SC_GRAPH_NODE_TYPE_GRAPH 4
+
 /* cuGraphAddEventRecordNode and cuGraphAddEventWaitNode */
 typedef struct {
     CUgraphNode *phGraphNode;

@@ -768,7 +768,7 @@ func TestMoreEntryPoints(t *testing.T) {
 		// New graphs; a node added; new node parameters, on a graph (which
 		// the call does not name: every graph) and on an executable graph.
 		{op: model.OpGraphForget, api: "cuGraphCreate", graph: 0x9100, flags: model.FlagLifetime},
-		{op: model.OpGraphForget, api: "cuGraphClone", graph: 0x9200, flags: model.FlagLifetime},
+		{op: model.OpGraphClone, api: "cuGraphClone", graph: 0x9200, src: 0x9100, flags: model.FlagLifetime},
 		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: "k2", flags: model.FlagGraphNode, graph: 0x9100},
 		{op: model.OpGraphForget, api: "cuGraphKernelNodeSetParams", graph: model.AllGraphs},
 		{op: model.OpGraphForget, api: "cuGraphExecKernelNodeSetParams", exec: 0x9b00},
@@ -801,6 +801,8 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpLaunch, api: "cuGraphAddNode", kernel: k1, ptrs: k1ptrs, flags: model.FlagGraphNode, graph: 0x9500},
 		nodeCopy("cuGraphAddNode"),
 		nodeSet("cuGraphAddNode"),
+		{op: model.OpGraphClone, api: "cuGraphAddChildGraphNode", graph: 0x9500, src: 0x9100},
+		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9500, src: 0x9400},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

@@ -56,6 +56,7 @@ enum {
     OP_GRAPH_FORGET,
     OP_GRAPH_EVENT_RECORD_NODE,
     OP_GRAPH_EVENT_WAIT_NODE,
+    OP_GRAPH_CLONE,
 };
 #define SC_ALL_GRAPHS UINT64_MAX /* model.AllGraphs */
 

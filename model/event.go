@@ -56,6 +56,10 @@ const (
 	// most recent record (cudaGraphAddEventWaitNode and the SetEvent calls
 	// of wait nodes).
 	OpGraphEventWaitNode
+	// OpGraphClone copies the work of graph Src into Graph: a new graph
+	// (cudaGraphClone; FlagLifetime set) or a child graph node added to
+	// Graph (cudaGraphAddChildGraphNode, which embeds a copy of Src).
+	OpGraphClone
 
 	opCount
 )
@@ -93,6 +97,7 @@ var opNames = [...]string{
 
 	OpGraphEventRecordNode: "graph_event_record_node",
 	OpGraphEventWaitNode:   "graph_event_wait_node",
+	OpGraphClone:           "graph_clone",
 }
 
 // String returns the JSON Lines name of the op ("malloc_async", ...).
@@ -179,11 +184,11 @@ const (
 	// a capture it changes nothing; captured, the record or wait becomes
 	// part of the graph, and takes effect at each launch of it.
 	FlagExternal uint32 = 1 << 5
-	// FlagLifetime marks an OpGraphInstantiate or OpGraphForget that
-	// creates or destroys the object its handle names (cudaGraphInstantiate,
-	// cudaGraphCreate, cudaGraphClone, cudaGraphDestroy,
-	// cudaGraphExecDestroy), so that a handle used again names another
-	// object, and an OpGraphEvent*Node that adds its node. Without it, the call changes the object in place
+	// FlagLifetime marks an OpGraphInstantiate, OpGraphForget or
+	// OpGraphClone that creates or destroys the object its handle names
+	// (cudaGraphInstantiate, cudaGraphCreate, cudaGraphClone,
+	// cudaGraphDestroy, cudaGraphExecDestroy), so that a handle used again
+	// names another object, and an OpGraphEvent*Node that adds its node. Without it, the call changes the object in place
 	// (cudaGraphExecUpdate, nodes added or given new parameters).
 	FlagLifetime uint32 = 1 << 6
 	// FlagPeer marks an OpMemcpy made by a synchronous peer copy
@@ -253,7 +258,7 @@ type Event struct {
 	Event  uint64     // Event handle for event ops and OpStreamWait.
 	Ptr    uint64     // Allocation address, free address, or copy/set destination.
 	Size   uint64     // Bytes allocated, copied or set.
-	Src    uint64     // Copy source.
+	Src    uint64     // Copy source; the graph an OpGraphClone copies.
 	Kind   MemcpyKind // Copy direction.
 	Flags  uint32     // Flag* bits.
 	Pool   uint64     // Memory pool handle (OpMallocAsync from a pool, OpPoolCreate); 0 is the device's default pool.

@@ -46,6 +46,7 @@ type jsonLine struct {
 	Graph    json.RawMessage   `json:"graph"` // true (malloc_async) or a graph's name
 	Exec     *string           `json:"exec"`
 	Node     *string           `json:"node"`
+	From     *string           `json:"from"`
 	PeerSrc  *int32            `json:"peer_src"`
 	PeerDst  *int32            `json:"peer_dst"`
 	TID      *uint32           `json:"tid"`
@@ -331,6 +332,13 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		}
 	} else if form.required&jExec != 0 {
 		return "exec", missing(op)
+	}
+	if form.has(jFrom) && l.From != nil {
+		if ev.Src, err = r.graphs.resolve(*l.From, true); err != nil {
+			return "from", err
+		}
+	} else if form.required&jFrom != 0 {
+		return "from", missing(op)
 	}
 	if form.has(jNode) && l.Node != nil {
 		if ev.Node, err = r.nodes.resolve(*l.Node, true); err != nil {

@@ -32,6 +32,7 @@ const (
 	jPeer                             // "peer_src", "peer_dst" (memcpy): a synchronous peer copy
 	jGraphNode                        // "graph": the name of the graph a launch, copy or set is a node of (FlagGraphNode)
 	jNode                             // "node": a graph node's name (graph_event_*_node)
+	jFrom                             // "from": the name of the graph a graph_clone copies (Event.Src)
 )
 
 type opForm struct {
@@ -71,6 +72,7 @@ var opForms = [opCount]opForm{
 
 	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
 	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
+	OpGraphClone:           {jGraphName | jFrom, jLifetime, "cudaGraphClone"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

@@ -183,6 +183,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jExec) && ev.Exec != 0 {
 		b = appendHex(append(b, `,"exec":`...), ev.Exec)
 	}
+	if form.has(jFrom) {
+		b = appendHex(append(b, `,"from":`...), ev.Src)
+	}
 	if form.has(jNode) && ev.Node != 0 {
 		b = appendHex(append(b, `,"node":`...), ev.Node)
 	}

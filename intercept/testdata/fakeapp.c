@@ -676,6 +676,15 @@ static int more(void) {
         gp.memset = sp;
         fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
         fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
+        /* Child graph nodes: copies of other graphs' work. */
+        cuGraphAddChildGraphNode_params ch = {&node, g, NULL, 0, (CUgraph)0x9100};
+        fk_driver_enter("cuGraphAddChildGraphNode", &ch, NULL);
+        fk_driver_exit("cuGraphAddChildGraphNode", &ch, 0, NULL);
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_GRAPH;
+        gp.graph.graph = (CUgraph)0x9400;
+        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
     }
     printf("fakeapp: more done\n");
     return 0;

@@ -176,6 +176,7 @@ typedef struct {
 #define CU_GRAPH_NODE_TYPE_MEMCPY 1
 #define CU_GRAPH_NODE_TYPE_MEMSET 2
 #define CU_GRAPH_NODE_TYPE_HOST 3
+#define CU_GRAPH_NODE_TYPE_GRAPH 4
 typedef struct {
     int type;
     int reserved0[3];
@@ -184,6 +185,10 @@ typedef struct {
         CUDA_KERNEL_NODE_PARAMS kernel;
         CUDA_MEMCPY_NODE_PARAMS memcpy;
         CUDA_MEMSET_NODE_PARAMS memset;
+        struct {
+            CUgraph graph;
+            int ownership;
+        } graph; /* CUDA_CHILD_GRAPH_NODE_PARAMS */
         CUDA_MEM_ALLOC_NODE_PARAMS alloc;
         CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
         CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
@@ -191,6 +196,13 @@ typedef struct {
     long long reserved2;
 } CUgraphNodeParams;
 typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct {
+    CUgraphNode *phGraphNode;
+    CUgraph hGraph;
+    const CUgraphNode *dependencies;
+    size_t numDependencies;
+    CUgraph childGraph;
+} cuGraphAddChildGraphNode_params;
 typedef struct {
     CUgraphNode *phGraphNode;
     CUgraph hGraph;

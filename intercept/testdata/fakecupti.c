@@ -105,6 +105,7 @@ static const char *driver_names[] = {
     [84] = "cuGraphAddMemcpyNode",
     [85] = "cuGraphAddMemsetNode",
     [86] = "cuGraphDestroyNode",
+    [87] = "cuGraphAddChildGraphNode",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
