@@ -31,8 +31,11 @@
 // memsets, host functions, graph capture (with the graph each capture
 // made or added to), instantiation, update and launch (with the executable
 // graph), the calls that create, destroy or change a graph or executable
-// graph (graph_forget), event records and waits with the external flags,
-// and pool creation. A runtime call and the driver call inside it are one
+// graph (graph_forget), nodes added to a graph by hand (kernel, copy and
+// set nodes as launches, copies and sets marked as graph nodes; event
+// record and wait nodes, and their new events, with the node's handle;
+// clones and child graph nodes as graph_clone), event records and waits
+// with the external flags, and pool creation. A runtime call and the driver call inside it are one
 // event: the shim records
 // the driver call, and the analyzer names it after the runtime function found
 // in its stack. Every event carries a host stack (deduplicated) and the
