@@ -647,7 +647,14 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 				delete(e.execs, ev.Exec)
 			}
 		}
-		if ev.Op == model.OpGraphForget && ev.Node != 0 {
+		switch {
+		case ev.Op != model.OpGraphForget || ev.Node == 0:
+		case ev.Exec != 0:
+			// A node of an executable graph changed (enabled or
+			// disabled, a child graph replaced): whether its records are
+			// still made is unknown.
+			e.graphEvents.Update(0, ev.Exec, func(items []graphEvent) []graphEvent { return staleNode(items, ev.Node) })
+		default:
 			// A node destroyed (cudaGraphDestroyNode): its event record
 			// or wait goes from its graph; executable graphs keep theirs.
 			e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) })

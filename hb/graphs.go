@@ -18,6 +18,18 @@ type graphEvent struct {
 	stale bool
 }
 
+// staleNode is items with node's records stale, or, if they do not name
+// it, their records without a node (it may be one of them, or hold them).
+func staleNode(items []graphEvent, node uint64) []graphEvent {
+	named := slices.ContainsFunc(items, func(it graphEvent) bool { return it.node == node })
+	for i := range items {
+		if items[i].record && (items[i].node == node || !named && items[i].node == 0) {
+			items[i].stale = true
+		}
+	}
+	return items
+}
+
 // withoutNode is items without node's. If they do not name it, it may be
 // one a capture made: their records without a node become stale.
 func withoutNode(items []graphEvent, node uint64) []graphEvent {

@@ -94,6 +94,7 @@ enum { EVNODE_RECORD = 1, EVNODE_WAIT };
 /* H_GRAPH_FORGET: where the call names the graph whose work changes. */
 enum {
     FORGET_EXEC = 1,      /* first parameter, a CUgraphExec */
+    FORGET_EXEC_NODE,     /* the same, and the node it changes is the second */
     FORGET_EXEC_DESTROY,  /* the same, destroyed */
     FORGET_GRAPH,         /* first parameter, a CUgraph */
     FORGET_NEW_GRAPH,     /* first parameter, a CUgraph * the call fills in */
@@ -190,10 +191,10 @@ static const drv_entry drv_table[] = {
     {"cuGraphExecKernelNodeSetParams_v2", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecMemsetNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
-    {"cuGraphExecChildGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecChildGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC_NODE},
     {"cuGraphExecBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecNodeSetParams", H_GRAPH_EXEC_SET_PARAMS, 0, 0},
-    {"cuGraphNodeSetEnabled", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphNodeSetEnabled", H_GRAPH_FORGET, 0, FORGET_EXEC_NODE},
     {"cuGraphAddKernelNode", H_GRAPH_KERNEL_NODE, 0, 1},
     {"cuGraphAddKernelNode_v2", H_GRAPH_KERNEL_NODE, 0, 2},
     {"cuGraphAddMemcpyNode", H_GRAPH_MEMCPY_NODE, 0, 0},
@@ -1041,6 +1042,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             if (event_node(&ev, type, np, 0, (uint64_t)(uintptr_t)p->hGraphExec, (uint64_t)(uintptr_t)p->hNode)) break;
             ev.op = OP_GRAPH_FORGET;
             ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
+            ev.node = (uint64_t)(uintptr_t)p->hNode;
             if (!ev.exec) return;
             break;
         }
@@ -1060,6 +1062,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = OP_GRAPH_FORGET;
         switch (in.elem) {
         case FORGET_EXEC: ev.exec = (uint64_t)(uintptr_t)p->first; break;
+        case FORGET_EXEC_NODE: /* a node enabled or disabled, a child graph replaced: its event nodes may change */
+            ev.exec = (uint64_t)(uintptr_t)p->first;
+            ev.node = (uint64_t)(uintptr_t)p->second;
+            break;
         case FORGET_EXEC_DESTROY:
             ev.exec = (uint64_t)(uintptr_t)p->first;
             ev.flags |= FLAG_LIFETIME;

@@ -789,9 +789,10 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpGraphEventWaitNode, api: "cuGraphExecEventWaitNodeSetEvent", exec: 0x9b00, event: 0xe9003, node: 0x9402},
 		{op: model.OpGraphEventWaitNode, api: "cuGraphNodeSetParams", graph: 0x9400, event: 0xe9001, node: 0x9402},
 		{op: model.OpGraphEventWaitNode, api: "cuGraphExecNodeSetParams", exec: 0x9b00, event: 0xe9001, node: 0x9402},
-		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00},
+		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00, node: 0x9402},
 		{op: model.OpGraphForget, api: "cuGraphNodeSetParams", graph: model.AllGraphs},
 		{op: model.OpGraphForget, api: "cuGraphDestroyNode", graph: model.AllGraphs, node: 0x9401},
+		{op: model.OpGraphForget, api: "cuGraphNodeSetEnabled", exec: 0x9b00, node: 0x9402},
 		// Kernel, copy and set nodes added by hand, each through its own
 		// call and through cuGraphAddNode (a failed one records nothing).
 		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, flags: model.FlagGraphNode, graph: 0x9500},

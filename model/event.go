@@ -272,7 +272,9 @@ type Event struct {
 	PeerSrc, PeerDst int32
 	// Node is the graph node an OpGraphEvent*Node adds (with FlagLifetime)
 	// or gives another event, or the node an OpGraphForget destroyed
-	// (cudaGraphDestroyNode); 0 if unknown.
+	// (cudaGraphDestroyNode; Graph is AllGraphs) or changed in executable
+	// graph Exec (cudaGraphNodeSetEnabled, a child graph's new
+	// parameters); 0 if unknown.
 	Node uint64
 }
 

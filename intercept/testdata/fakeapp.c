@@ -610,6 +610,13 @@ static int more(void) {
         cuGraphEventRecordNodeSetEvent_params destroy = {rec, NULL};
         fk_driver_enter("cuGraphDestroyNode", &destroy, NULL);
         fk_driver_exit("cuGraphDestroyNode", &destroy, 0, NULL);
+        struct {
+            CUgraphExec exec;
+            CUgraphNode node;
+            unsigned int enabled;
+        } en = {(CUgraphExec)0x9b00, wait, 0}; /* cuGraphNodeSetEnabled's */
+        fk_driver_enter("cuGraphNodeSetEnabled", &en, NULL);
+        fk_driver_exit("cuGraphNodeSetEnabled", &en, 0, NULL);
         fk_driver_enter("cuGraphEventRecordNodeSetEvent", &d[0], NULL);
         fk_driver_exit("cuGraphEventRecordNodeSetEvent", &d[0], 0, NULL);
     }

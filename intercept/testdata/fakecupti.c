@@ -106,6 +106,7 @@ static const char *driver_names[] = {
     [85] = "cuGraphAddMemsetNode",
     [86] = "cuGraphDestroyNode",
     [87] = "cuGraphAddChildGraphNode",
+    [88] = "cuGraphNodeSetEnabled",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
