@@ -62,6 +62,7 @@ enum {
     H_CPY_2D,
     H_CPY_3D,
     H_CPY_3DPEER,
+    H_CPY_BATCH,  /* cuMemcpyBatchAsync; elem 1: with failIdx (CUDA 12.8), 2: _v2 */
     H_SET,
     H_SET2D,
     H_HOST_FUNC,
@@ -154,6 +155,8 @@ static const drv_entry drv_table[] = {
     {"cuMemcpy3DAsync_v2", H_CPY_3D, 1, 0},
     {"cuMemcpy3DPeer", H_CPY_3DPEER, 0, 0},
     {"cuMemcpy3DPeerAsync", H_CPY_3DPEER, 1, 0},
+    {"cuMemcpyBatchAsync", H_CPY_BATCH, 1, 1},
+    {"cuMemcpyBatchAsync_v2", H_CPY_BATCH, 1, 2},
     {"cuMemsetD8_v2", H_SET, 0, 1},
     {"cuMemsetD16_v2", H_SET, 0, 2},
     {"cuMemsetD32_v2", H_SET, 0, 4},
@@ -584,6 +587,17 @@ static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t 
     return 1;
 }
 
+/* Makes ev copy i of a batch (cuMemcpyBatchAsync): its sides and sizes,
+ * classified as a cuMemcpyAsync's. */
+static void batch_copy(sc_event *ev, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes, size_t i) {
+    ev->flags = 0;
+    ev->ptr = dsts[i];
+    ev->src = srcs[i];
+    ev->size = sizes[i];
+    int d = classify(ev->ptr, &ev->flags), s = classify(ev->src, &ev->flags);
+    ev->kind = kind_of(d, s);
+}
+
 /* The kernel's name, for a node that CUPTI gives no symbol name. */
 static const char *kernel_name(CUfunction f) {
     const char *name = NULL;
@@ -637,6 +651,9 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     int pt = in.pt;
     int64_t alloc_add = -1; /* ptr to add to the allocation map after recording */
     uint64_t alloc_free = 0;
+    const CUdeviceptr *batch_dsts = NULL, *batch_srcs = NULL; /* H_CPY_BATCH */
+    const size_t *batch_sizes = NULL;
+    size_t batch_n = 0;
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
@@ -876,6 +893,22 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (in.async) ev.stream = norm_stream(p->hStream, pt);
         break;
     }
+    case H_CPY_BATCH: {
+        /* One event a copy, all on the batch's stream; this one is the
+         * first, the others are written after it (below). */
+        if (in.elem == 1) {
+            const p_cuMemcpyBatchAsync *p = pp;
+            batch_dsts = p->dsts, batch_srcs = p->srcs, batch_sizes = p->sizes, batch_n = p->count;
+            ev.stream = norm_stream(p->hStream, pt);
+        } else {
+            const p_cuMemcpyBatchAsync_v2 *p = pp;
+            batch_dsts = p->dsts, batch_srcs = p->srcs, batch_sizes = p->sizes, batch_n = p->count;
+            ev.stream = norm_stream(p->hStream, pt);
+        }
+        if (!batch_dsts || !batch_srcs || !batch_sizes || batch_n == 0) return;
+        batch_copy(&ev, batch_dsts, batch_srcs, batch_sizes, 0);
+        break;
+    }
     case H_CPY_3DPEER: {
         const p_cuMemcpy3DPeer *p = pp;
         if (!p->pCopy) break;
@@ -1095,7 +1128,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     }
     switch (in.h) { /* ops that depend on sync/async */
     case H_CPY_UNIFIED: case H_CPY_HTOD: case H_CPY_DTOH: case H_CPY_DTOD: case H_CPY_PEER:
-    case H_CPY_2D: case H_CPY_3D: case H_CPY_3DPEER:
+    case H_CPY_2D: case H_CPY_3D: case H_CPY_3DPEER: case H_CPY_BATCH:
         ev.op = in.async ? OP_MEMCPY_ASYNC : OP_MEMCPY;
         if (!in.async) ev.stream = pt ? 2 : 0; /* the stream a synchronous copy runs on */
         break;
@@ -1137,6 +1170,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     else if (ok && ev.op == OP_EVENT_CREATE && ev.event)
         sc_release_wait(ts, SC_REL_EVENT, ev.event, ev.event + 1);
     sc_emit(ts, &ev);
+    for (size_t i = 1; i < batch_n; i++) { /* a batch's other copies */
+        batch_copy(&ev, batch_dsts, batch_srcs, batch_sizes, i);
+        sc_emit(ts, &ev);
+    }
     phase_done(SC_PHASE_EMIT, &t);
     if (alloc_add >= 0) sc_alloc_add((uint64_t)alloc_add, ev.size);
     if (alloc_free) sc_alloc_free(alloc_free);

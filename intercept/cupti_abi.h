@@ -201,6 +201,27 @@ typedef struct {
 } p_cuLaunchCooperativeKernel;
 /* cuLaunchKernelEx */
 typedef struct { const sc_CUlaunchConfig *config; CUfunction f; void **kernelParams; void **extra; } p_cuLaunchKernelEx;
+/* cuMemcpyBatchAsync (CUDA 12.8: failIdx before the stream) and _v2 (CUDA
+ * 13: without it): count copies, dsts[i] <- srcs[i], sizes[i] bytes. */
+typedef struct {
+    const CUdeviceptr *dsts, *srcs;
+    const size_t *sizes;
+    size_t count;
+    const void *attrs;
+    const size_t *attrsIdxs;
+    size_t numAttrs;
+    size_t *failIdx;
+    CUstream hStream;
+} p_cuMemcpyBatchAsync;
+typedef struct {
+    const CUdeviceptr *dsts, *srcs;
+    const size_t *sizes;
+    size_t count;
+    const void *attrs;
+    const size_t *attrsIdxs;
+    size_t numAttrs;
+    CUstream hStream;
+} p_cuMemcpyBatchAsync_v2;
 /* cuMemcpy, cuMemcpyDtoD_v2 (dst, src, n); + hStream for the Async forms */
 typedef struct { CUdeviceptr dst; CUdeviceptr src; size_t ByteCount; CUstream hStream; } p_cuMemcpy;
 /* cuMemcpyHtoD_v2(+Async) */

@@ -804,6 +804,10 @@ func TestMoreEntryPoints(t *testing.T) {
 		nodeSet("cuGraphAddNode"),
 		{op: model.OpGraphClone, api: "cuGraphAddChildGraphNode", graph: 0x9500, src: 0x9100},
 		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9500, src: 0x9400},
+		// Batched copies: one event a copy.
+		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
+		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, src: d + 2048, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
+		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

@@ -693,6 +693,36 @@ static int more(void) {
         fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
         fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
     }
+    {
+        /* Batched copies, CUDA 12.8's call (failIdx before the stream) and
+         * CUDA 13's _v2: one event a copy, each classified on its own. */
+        CUdeviceptr dsts[2] = {d + 1024, (CUdeviceptr)(uintptr_t)pinned + 64};
+        CUdeviceptr srcs[2] = {(CUdeviceptr)(uintptr_t)pinned, d + 2048};
+        size_t sizes[2] = {128, 256}, fail = 0;
+        struct {
+            const CUdeviceptr *dsts, *srcs;
+            const size_t *sizes;
+            size_t count;
+            const void *attrs;
+            const size_t *attrsIdxs;
+            size_t numAttrs;
+            size_t *failIdx;
+            CUstream hStream;
+        } b1 = {dsts, srcs, sizes, 2, NULL, NULL, 0, &fail, s};
+        fk_driver_enter("cuMemcpyBatchAsync", &b1, NULL);
+        fk_driver_exit("cuMemcpyBatchAsync", &b1, 0, NULL);
+        struct {
+            const CUdeviceptr *dsts, *srcs;
+            const size_t *sizes;
+            size_t count;
+            const void *attrs;
+            const size_t *attrsIdxs;
+            size_t numAttrs;
+            CUstream hStream;
+        } b2 = {dsts, srcs, sizes, 1, NULL, NULL, 0, s};
+        fk_driver_enter("cuMemcpyBatchAsync_v2", &b2, NULL);
+        fk_driver_exit("cuMemcpyBatchAsync_v2", &b2, 0, NULL);
+    }
     printf("fakeapp: more done\n");
     return 0;
 }

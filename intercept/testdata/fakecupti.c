@@ -107,6 +107,8 @@ static const char *driver_names[] = {
     [86] = "cuGraphDestroyNode",
     [87] = "cuGraphAddChildGraphNode",
     [88] = "cuGraphNodeSetEnabled",
+    [89] = "cuMemcpyBatchAsync",
+    [90] = "cuMemcpyBatchAsync_v2",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
