@@ -662,11 +662,14 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		return
 	case model.OpGraphClone:
 		// A clone, or a child graph node: the copy's event nodes are new
-		// nodes, whose handles the trace never saw.
+		// nodes, whose handles the trace never saw, so their events can
+		// change unseen (cudaGraphNodeFindInClone,
+		// cudaGraphChildGraphNodeGetGraph): the copied records are stale.
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		replace := ev.Flags&model.FlagLifetime != 0
 		if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, func(it graphEvent) (graphEvent, bool) {
 			it.node = 0
+			it.stale = it.stale || it.record
 			return it, true
 		}) && replace {
 			e.graphEvents.Forget(ev.Graph, 0)
