@@ -146,8 +146,8 @@ func TestRealTraces(t *testing.T) {
 			}
 		})
 	}
-	if cases < 194 {
-		t.Errorf("only %d recorded cases under testdata/real; the GPU runs record 194", cases)
+	if cases < 198 {
+		t.Errorf("only %d recorded cases under testdata/real; the GPU runs record 198", cases)
 	}
 }
 
