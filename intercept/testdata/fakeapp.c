@@ -610,11 +610,7 @@ static int more(void) {
         cuGraphEventRecordNodeSetEvent_params destroy = {rec, NULL};
         fk_driver_enter("cuGraphDestroyNode", &destroy, NULL);
         fk_driver_exit("cuGraphDestroyNode", &destroy, 0, NULL);
-        struct {
-            CUgraphExec exec;
-            CUgraphNode node;
-            unsigned int enabled;
-        } en = {(CUgraphExec)0x9b00, wait, 0}; /* cuGraphNodeSetEnabled's */
+        cuGraphNodeSetEnabled_params en = {(CUgraphExec)0x9b00, wait, 0};
         fk_driver_enter("cuGraphNodeSetEnabled", &en, NULL);
         fk_driver_exit("cuGraphNodeSetEnabled", &en, 0, NULL);
         fk_driver_enter("cuGraphEventRecordNodeSetEvent", &d[0], NULL);
@@ -699,27 +695,10 @@ static int more(void) {
         CUdeviceptr dsts[2] = {d + 1024, (CUdeviceptr)(uintptr_t)pinned + 64};
         CUdeviceptr srcs[2] = {(CUdeviceptr)(uintptr_t)pinned, d + 2048};
         size_t sizes[2] = {128, 256}, fail = 0;
-        struct {
-            const CUdeviceptr *dsts, *srcs;
-            const size_t *sizes;
-            size_t count;
-            const void *attrs;
-            const size_t *attrsIdxs;
-            size_t numAttrs;
-            size_t *failIdx;
-            CUstream hStream;
-        } b1 = {dsts, srcs, sizes, 2, NULL, NULL, 0, &fail, s};
+        cuMemcpyBatchAsync_params b1 = {dsts, srcs, sizes, 2, NULL, NULL, 0, &fail, s};
         fk_driver_enter("cuMemcpyBatchAsync", &b1, NULL);
         fk_driver_exit("cuMemcpyBatchAsync", &b1, 0, NULL);
-        struct {
-            const CUdeviceptr *dsts, *srcs;
-            const size_t *sizes;
-            size_t count;
-            const void *attrs;
-            const size_t *attrsIdxs;
-            size_t numAttrs;
-            CUstream hStream;
-        } b2 = {dsts, srcs, sizes, 1, NULL, NULL, 0, s};
+        cuMemcpyBatchAsync_v2_params b2 = {dsts, srcs, sizes, 1, NULL, NULL, 0, s};
         fk_driver_enter("cuMemcpyBatchAsync_v2", &b2, NULL);
         fk_driver_exit("cuMemcpyBatchAsync_v2", &b2, 0, NULL);
     }

@@ -284,6 +284,27 @@ typedef struct {
 typedef struct { CUgraphNode hNode; CUevent event; } cuGraphEventRecordNodeSetEvent_params; /* and Wait */
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUevent event; } cuGraphExecEventRecordNodeSetEvent_params;
 typedef struct { CUgraphNode hNode; CUgraphNodeParams *nodeParams; } cuGraphNodeSetParams_params;
+typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; unsigned int isEnabled; } cuGraphNodeSetEnabled_params;
+/* CUDA 12.8's batch copy, with failIdx; CUDA 13's _v2 drops it. */
+typedef struct {
+    const CUdeviceptr *dsts, *srcs;
+    const size_t *sizes;
+    size_t count;
+    const void *attrs;
+    const size_t *attrsIdxs;
+    size_t numAttrs;
+    size_t *failIdx;
+    CUstream hStream;
+} cuMemcpyBatchAsync_params;
+typedef struct {
+    const CUdeviceptr *dsts, *srcs;
+    const size_t *sizes;
+    size_t count;
+    const void *attrs;
+    const size_t *attrsIdxs;
+    size_t numAttrs;
+    CUstream hStream;
+} cuMemcpyBatchAsync_v2_params;
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUgraphNodeParams *nodeParams; } cuGraphExecNodeSetParams_params;
 typedef struct {
     CUstream hStream;
