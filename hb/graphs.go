@@ -18,29 +18,39 @@ type graphEvent struct {
 	stale bool
 }
 
-// staleNode is items with node's records stale, or, if they do not name
-// it, their records without a node (it may be one of them, or hold them).
-func staleNode(items []graphEvent, node uint64) []graphEvent {
-	named := slices.ContainsFunc(items, func(it graphEvent) bool { return it.node == node })
+// staleRecords makes stale the records of node, or with node 0, those
+// without a node (made by a capture or copied: any of them may be the
+// node a change the trace cannot place was about).
+func staleRecords(items []graphEvent, node uint64) {
 	for i := range items {
-		if items[i].record && (items[i].node == node || !named && items[i].node == 0) {
+		if items[i].record && items[i].node == node {
 			items[i].stale = true
 		}
 	}
+}
+
+// names reports whether items hold node's record or wait.
+func names(items []graphEvent, node uint64) bool {
+	return slices.ContainsFunc(items, func(it graphEvent) bool { return it.node == node })
+}
+
+// staleNode is items with node's records stale; if they do not name it,
+// their records without a node (it may be one of them, or hold them).
+func staleNode(items []graphEvent, node uint64) []graphEvent {
+	if !names(items, node) {
+		node = 0
+	}
+	staleRecords(items, node)
 	return items
 }
 
 // withoutNode is items without node's. If they do not name it, it may be
 // one a capture made: their records without a node become stale.
 func withoutNode(items []graphEvent, node uint64) []graphEvent {
-	if slices.ContainsFunc(items, func(it graphEvent) bool { return it.node == node }) {
+	if names(items, node) {
 		return slices.DeleteFunc(items, func(it graphEvent) bool { return it.node == node })
 	}
-	for i := range items {
-		if items[i].record && items[i].node == 0 {
-			items[i].stale = true
-		}
-	}
+	staleRecords(items, 0)
 	return items
 }
 
@@ -57,11 +67,7 @@ func setEvent(items []graphEvent, item graphEvent) []graphEvent {
 		}
 	}
 	if item.record {
-		for i := range items {
-			if items[i].record && items[i].node == 0 {
-				items[i].stale = true
-			}
-		}
+		staleRecords(items, 0)
 		item.stale = true
 	}
 	return append(items, item)
@@ -172,9 +178,9 @@ func (g *GraphWork[T]) Update(graph, exec uint64, change func([]T) []T) {
 	}
 }
 
-// Copy gives graph to a copy of graph from's known work, each item as
-// convert makes it (false: left out): in place of its own (replace: a
-// clone) or after it (a child graph node embedding from). It reports
+// Copy gives graph to the items of graph from's known work, each as
+// convert makes it (false: left out), in place of its own (replace: a
+// clone) or after them (a child graph node embedding from). It reports
 // whether from's work is known; if not, nothing changes.
 func (g *GraphWork[T]) Copy(from, to uint64, replace bool, convert func(T) (T, bool)) bool {
 	items, known := g.graphs[from]
