@@ -172,6 +172,12 @@ type Checker struct {
 	graphAllocs map[uint64]uint64
 	graphs      graphMemory   // What captured work uses, for graph launches.
 	captureMem  captureMemory // The memory each open capture allocated.
+	// graphOps holds the captured operations and nodes added by hand that
+	// graphs' items name (graphUse.by - 1), and launched each graph
+	// launch's items (by its seq): a report of a graph launch names the
+	// node that made the use.
+	graphOps graphOps
+	launched map[uint64][]graphUse
 	// recordNodes holds, by event handle, the latest event record node
 	// added to a graph by hand: a wait on an event that only such a node
 	// records (in executable graphs made after it) names it.
@@ -259,11 +265,15 @@ func (c *Checker) Add(ev *model.Event) {
 			c.graphAllocs[ev.Ptr] = rangeEnd(ev.Ptr, ev.Size)
 		}
 		if st.Captured || ev.Op == model.OpCaptureEnd {
-			c.graphs.captured(ev, st)
+			by := uint32(0)
+			if st.Captured && capturedUse(ev) {
+				by = c.noteGraphOp(ev, st)
+			}
+			c.graphs.captured(ev, st, by)
 			c.captured(ev, st)
 		}
 		if ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() {
-			c.graphNode(ev)
+			c.graphNode(ev, st)
 		}
 		return
 	}
@@ -342,6 +352,12 @@ func (c *Checker) Add(ev *model.Event) {
 		// address it uses is a use made there; each allocation from
 		// outside it that it frees is freed there, after the uses.
 		uses := c.graphs.Launched(ev.Exec)
+		if len(uses) > 0 {
+			if c.launched == nil {
+				c.launched = map[uint64][]graphUse{}
+			}
+			c.launched[ev.Seq] = uses // Never changed once made (hb.GraphWork).
+		}
 		for _, u := range uses {
 			switch {
 			case u.allocSize != 0:
@@ -966,6 +982,12 @@ func (c *Checker) resolve(role string, a *access) Op {
 	}
 	o.Stack, o.FoldedFrames = userFrames(o.Stack)
 	o.Stack, o.FoldedFrames = dropLaunchStub(o.Stack, o.Kernel, o.FoldedFrames)
+	if a.op == model.OpGraphLaunch && role != "" {
+		if n, ok := c.graphNodeOf(a); ok {
+			node := c.resolve("", &n)
+			o.GraphNode = &node
+		}
+	}
 	return o
 }
 

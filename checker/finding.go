@@ -64,6 +64,10 @@ type Op struct {
 	FoldedFrames int           `json:"folded_frames,omitempty"`
 	StackID      model.StackID `json:"-"`
 	Agent        hb.AgentID    `json:"-"`
+	// GraphNode is, for a graph launch, the operation captured into the
+	// graph (or the node added to it by hand) that makes this use, free
+	// or allocation at each launch.
+	GraphNode *Op `json:"graph_node,omitempty"`
 }
 
 // Site returns the operation's innermost Python function of the program's

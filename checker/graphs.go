@@ -3,6 +3,7 @@ package checker
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/streamcheck/streamcheck/hb"
@@ -27,38 +28,113 @@ type graphMemory struct {
 type graphUse struct {
 	addr, allocSize uint64
 	free            bool
+	by              uint32 // The captured operation, or node added by hand, that makes it (Checker.graphOps); 0 unknown.
 }
 
 // captured records a captured operation's uses into its capture, or
 // starts or ends the capture (a failed end that ended it, too).
-func (g *graphMemory) captured(ev *model.Event, st *hb.Step) {
+func (g *graphMemory) captured(ev *model.Event, st *hb.Step, by uint32) {
 	g.Apply(ev, st, launchUses)
 	if !st.Captured {
 		return
 	}
 	switch ev.Op {
 	case model.OpMallocAsync:
-		g.Add(st.CaptureOrigin, graphUse{addr: ev.Ptr, allocSize: max(ev.Size, 1)})
+		g.Add(st.CaptureOrigin, graphUse{addr: ev.Ptr, allocSize: max(ev.Size, 1), by: by})
 		return
 	case model.OpFreeAsync:
-		g.Add(st.CaptureOrigin, graphUse{addr: ev.Ptr, free: true})
+		g.Add(st.CaptureOrigin, graphUse{addr: ev.Ptr, free: true, by: by})
 		return
 	}
-	eachUse(ev, func(p uint64) { g.Add(st.CaptureOrigin, graphUse{addr: p}) })
+	eachUse(ev, func(p uint64) { g.Add(st.CaptureOrigin, graphUse{addr: p, by: by}) })
 }
 
 // graphNode adds the uses of a node added to a graph by hand
 // (FlagGraphNode) to the graph's work: its launches made after that use
 // them too. Addresses a graph allocates itself are left out: the graph's
 // own memory, not memory from outside it whose uses its launches make.
-func (c *Checker) graphNode(ev *model.Event) {
+func (c *Checker) graphNode(ev *model.Event, st *hb.Step) {
 	var uses []graphUse
 	eachUse(ev, func(p uint64) {
 		if p != 0 && !c.inGraphAlloc(p) {
 			uses = append(uses, graphUse{addr: p})
 		}
 	})
+	if len(uses) > 0 {
+		by := c.noteGraphOp(ev, st)
+		for i := range uses {
+			uses[i].by = by
+		}
+	}
 	c.graphs.Put(ev.Graph, 0, uses...)
+}
+
+// capturedUse reports whether a captured operation gives its capture an
+// item (graphMemory.captured).
+func capturedUse(ev *model.Event) bool {
+	switch ev.Op {
+	case model.OpMallocAsync, model.OpFreeAsync, model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync,
+		model.OpMemset, model.OpMemsetAsync:
+		return true
+	}
+	return false
+}
+
+// noteGraphOp keeps a captured operation, or a node added by hand, for
+// reports that name the node through which a graph launch made a use.
+// It returns the reference items keep (graphUse.by).
+func (c *Checker) noteGraphOp(ev *model.Event, st *hb.Step) uint32 {
+	return c.graphOps.add(graphOp{seq: ev.Seq, agent: st.Agent, tid: ev.TID, api: ev.API, kernel: ev.Kernel, stack: ev.Stack, op: ev.Op})
+}
+
+// graphOp is what a report says of a captured operation or a node added
+// by hand: an access without the clock and address it no longer needs.
+type graphOp struct {
+	seq         uint64
+	agent       hb.AgentID
+	tid         uint32
+	api, kernel model.StringID
+	stack       model.StackID
+	op          model.Op
+}
+
+// graphOps holds graphOp records in chunks that never move, so that a
+// capture of many operations does not copy them over as it grows.
+type graphOps struct{ chunks [][]graphOp }
+
+const graphOpsChunk = 4096
+
+// add keeps o and returns its reference: its index plus one (0 once there
+// are more than fit, which names none).
+func (g *graphOps) add(o graphOp) uint32 {
+	if len(g.chunks) >= math.MaxUint32/graphOpsChunk {
+		return 0
+	}
+	n := len(g.chunks)
+	if n == 0 || len(g.chunks[n-1]) == graphOpsChunk {
+		g.chunks = append(g.chunks, make([]graphOp, 0, graphOpsChunk))
+		n++
+	}
+	g.chunks[n-1] = append(g.chunks[n-1], o)
+	return uint32((n-1)*graphOpsChunk + len(g.chunks[n-1]))
+}
+
+// at returns the record whose reference is ref.
+func (g *graphOps) at(ref uint32) access {
+	o := g.chunks[(ref-1)/graphOpsChunk][(ref-1)%graphOpsChunk]
+	return access{seq: o.seq, agent: o.agent, tid: o.tid, api: o.api, kernel: o.kernel, stack: o.stack, op: o.op}
+}
+
+// graphNodeOf returns the captured operation or node added by hand
+// through which graph launch a (a use, free or allocation at a.ptr)
+// touched that address, if the launch's work is known.
+func (c *Checker) graphNodeOf(a *access) (access, bool) {
+	for _, u := range c.launched[a.seq] {
+		if u.addr == a.ptr && u.by != 0 {
+			return c.graphOps.at(u.by), true
+		}
+	}
+	return access{}, false
 }
 
 // inGraphAlloc reports whether p is in a range some graph allocates. A
@@ -77,49 +153,50 @@ func (c *Checker) inGraphAlloc(p uint64) bool {
 // the addresses it uses, then those it frees, each sorted and unique; uses
 // and frees of the capture's own allocations are the graph's own affair.
 func launchUses(items []graphUse) []graphUse {
-	var addrs, frees []uint64
+	var uses, frees []graphUse
 	var allocs [][2]uint64
-	outlive := map[uint64]uint64{} // Base -> size of the allocations not freed (yet).
+	outlive := map[uint64]graphUse{} // Base -> the allocations not freed (yet).
 	for _, u := range items {
 		switch {
 		case u.allocSize != 0:
 			allocs = append(allocs, [2]uint64{u.addr, u.addr + u.allocSize})
-			outlive[u.addr] = u.allocSize
+			outlive[u.addr] = u
 		case u.addr == 0:
 		case u.free:
 			if _, own := outlive[u.addr]; own {
 				delete(outlive, u.addr)
 			} else {
-				frees = append(frees, u.addr)
+				frees = append(frees, u)
 			}
 		default:
-			addrs = append(addrs, u.addr)
+			uses = append(uses, u)
 		}
 	}
 	slices.SortFunc(allocs, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
 	var out []graphUse
 	for _, base := range slices.Sorted(maps.Keys(outlive)) {
-		out = append(out, graphUse{addr: base, allocSize: outlive[base]})
+		out = append(out, outlive[base])
 	}
-	out = outsideOf(out, addrs, allocs, false)
-	return outsideOf(out, frees, allocs, true)
+	out = outsideOf(out, uses, allocs)
+	return outsideOf(out, frees, allocs)
 }
 
-// outsideOf appends to out, as uses (or frees), the addresses of addrs,
-// sorted and unique, that are in none of the ranges allocs (sorted).
-func outsideOf(out []graphUse, addrs []uint64, allocs [][2]uint64, free bool) []graphUse {
-	slices.Sort(addrs)
-	addrs = slices.Compact(addrs)
+// outsideOf appends to out the items of us, sorted by address and one an
+// address (the first made), whose addresses are in none of the ranges
+// allocs (sorted).
+func outsideOf(out, us []graphUse, allocs [][2]uint64) []graphUse {
+	slices.SortStableFunc(us, func(a, b graphUse) int { return cmp.Compare(a.addr, b.addr) })
+	us = slices.CompactFunc(us, func(a, b graphUse) bool { return a.addr == b.addr })
 	// Both sorted: one pass. end is the furthest end of the ranges that
 	// start at or below p, so p < end means p is in one of them.
 	r, end := 0, uint64(0)
-	for _, p := range addrs {
-		for r < len(allocs) && allocs[r][0] <= p {
+	for _, u := range us {
+		for r < len(allocs) && allocs[r][0] <= u.addr {
 			end = max(end, allocs[r][1])
 			r++
 		}
-		if p >= end {
-			out = append(out, graphUse{addr: p, free: free})
+		if u.addr >= end {
+			out = append(out, u)
 		}
 	}
 	return out

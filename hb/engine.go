@@ -652,8 +652,12 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		case ev.Exec != 0:
 			// A node of an executable graph changed (enabled or
 			// disabled, a child graph replaced): whether its records are
-			// still made is unknown.
+			// still made is unknown, and so is whether the new child
+			// graph's (Src) are.
 			e.graphEvents.Update(0, ev.Exec, func(items []graphEvent) []graphEvent { return staleNode(items, ev.Node) })
+			if ev.Src != 0 {
+				e.graphEvents.CopyToExec(ev.Src, ev.Exec, copiedEvent)
+			}
 		default:
 			// A node destroyed (cudaGraphDestroyNode): its event record
 			// or wait goes from its graph; executable graphs keep theirs.
@@ -661,16 +665,11 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		}
 		return
 	case model.OpGraphClone:
-		// A clone, or a child graph node: the copy's event nodes are new
-		// nodes, whose handles the trace never saw, so their events can
-		// change unseen (cudaGraphNodeFindInClone,
-		// cudaGraphChildGraphNodeGetGraph): the copied records are stale.
+		// A clone, or a child graph node (see copiedEvent).
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		replace := ev.Flags&model.FlagLifetime != 0
 		if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, func(it graphEvent) (graphEvent, bool) {
-			it.node = 0
-			it.stale = it.stale || it.record
-			return it, true
+			return copiedEvent(it), true
 		}) && replace {
 			e.graphEvents.Forget(ev.Graph, 0)
 		}

@@ -18,6 +18,16 @@ type graphEvent struct {
 	stale bool
 }
 
+// copiedEvent is it copied into another graph (a clone, a child graph
+// node): a new node, whose handle the trace never saw, so its event can
+// change unseen (cudaGraphNodeFindInClone, cudaGraphChildGraphNodeGetGraph):
+// a copied record is stale.
+func copiedEvent(it graphEvent) graphEvent {
+	it.node = 0
+	it.stale = it.stale || it.record
+	return it
+}
+
 // staleRecords makes stale the records of node, or with node 0, those
 // without a node (made by a capture or copied: any of them may be the
 // node a change the trace cannot place was about).
@@ -198,6 +208,24 @@ func (g *GraphWork[T]) Copy(from, to uint64, replace bool, convert func(T) (T, b
 	}
 	g.graphs[to] = out
 	return true
+}
+
+// CopyToExec adds to executable graph exec's known work the items of graph
+// from's, each as convert makes it: a child graph node given a new graph
+// in place. Nothing changes if from's work is unknown.
+func (g *GraphWork[T]) CopyToExec(from, exec uint64, convert func(T) T) {
+	items, known := g.graphs[from]
+	if !known || exec == 0 {
+		return
+	}
+	out := slices.Clone(g.execs[exec])
+	for _, it := range items {
+		out = append(out, convert(it))
+	}
+	if g.execs == nil {
+		g.execs = map[uint64][]T{}
+	}
+	g.execs[exec] = out
 }
 
 // UpdateGraphs is Update on every graph's known work, not executable

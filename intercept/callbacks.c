@@ -96,6 +96,7 @@ enum { EVNODE_RECORD = 1, EVNODE_WAIT };
 enum {
     FORGET_EXEC = 1,      /* first parameter, a CUgraphExec */
     FORGET_EXEC_NODE,     /* the same, and the node it changes is the second */
+    FORGET_EXEC_CHILD,    /* the same, and the third is the node's new child graph */
     FORGET_EXEC_DESTROY,  /* the same, destroyed */
     FORGET_GRAPH,         /* first parameter, a CUgraph */
     FORGET_NEW_GRAPH,     /* first parameter, a CUgraph * the call fills in */
@@ -194,7 +195,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphExecKernelNodeSetParams_v2", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecMemsetNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
-    {"cuGraphExecChildGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC_NODE},
+    {"cuGraphExecChildGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC_CHILD},
     {"cuGraphExecBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecNodeSetParams", H_GRAPH_EXEC_SET_PARAMS, 0, 0},
     {"cuGraphNodeSetEnabled", H_GRAPH_FORGET, 0, FORGET_EXEC_NODE},
@@ -587,15 +588,32 @@ static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t 
     return 1;
 }
 
-/* Makes ev copy i of a batch (cuMemcpyBatchAsync): its sides and sizes,
- * classified as a cuMemcpyAsync's. */
-static void batch_copy(sc_event *ev, const CUdeviceptr *dsts, const CUdeviceptr *srcs, const size_t *sizes, size_t i) {
+/* A batch's copies and their attributes (cuMemcpyBatchAsync). */
+typedef struct {
+    const CUdeviceptr *dsts, *srcs;
+    const size_t *sizes;
+    size_t n;
+    const sc_memcpy_attributes *attrs;
+    const size_t *attrs_idxs;
+    size_t nattrs;
+} sc_batch;
+
+/* Makes ev copy i of batch b: its sides and size, classified as a
+ * cuMemcpyAsync's. A source read during the call
+ * (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) is done when the call
+ * returns, before any later work: it is left out, not made a use in stream
+ * order that later frees would race. */
+static void batch_copy(sc_event *ev, const sc_batch *b, size_t i) {
     ev->flags = 0;
-    ev->ptr = dsts[i];
-    ev->src = srcs[i];
-    ev->size = sizes[i];
+    ev->ptr = b->dsts[i];
+    ev->src = b->srcs[i];
+    ev->size = b->sizes[i];
     int d = classify(ev->ptr, &ev->flags), s = classify(ev->src, &ev->flags);
     ev->kind = kind_of(d, s);
+    int order = 0; /* attrs[k] applies to copies attrs_idxs[k] .. attrs_idxs[k+1]-1 */
+    for (size_t k = 0; b->attrs && b->attrs_idxs && k < b->nattrs && b->attrs_idxs[k] <= i; k++)
+        order = b->attrs[k].srcAccessOrder;
+    if (order == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) ev->src = 0;
 }
 
 /* The kernel's name, for a node that CUPTI gives no symbol name. */
@@ -651,9 +669,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     int pt = in.pt;
     int64_t alloc_add = -1; /* ptr to add to the allocation map after recording */
     uint64_t alloc_free = 0;
-    const CUdeviceptr *batch_dsts = NULL, *batch_srcs = NULL; /* H_CPY_BATCH */
-    const size_t *batch_sizes = NULL;
-    size_t batch_n = 0;
+    sc_batch batch = {0}; /* H_CPY_BATCH */
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
@@ -895,18 +911,20 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     }
     case H_CPY_BATCH: {
         /* One event a copy, all on the batch's stream; this one is the
-         * first, the others are written after it (below). */
+         * first, the others are written after it (below). A failed call
+         * copied nothing, and its count need not fit its arrays. */
+        if (!ok) return;
         if (in.elem == 1) {
             const p_cuMemcpyBatchAsync *p = pp;
-            batch_dsts = p->dsts, batch_srcs = p->srcs, batch_sizes = p->sizes, batch_n = p->count;
+            batch = (sc_batch){p->dsts, p->srcs, p->sizes, p->count, p->attrs, p->attrsIdxs, p->numAttrs};
             ev.stream = norm_stream(p->hStream, pt);
         } else {
             const p_cuMemcpyBatchAsync_v2 *p = pp;
-            batch_dsts = p->dsts, batch_srcs = p->srcs, batch_sizes = p->sizes, batch_n = p->count;
+            batch = (sc_batch){p->dsts, p->srcs, p->sizes, p->count, p->attrs, p->attrsIdxs, p->numAttrs};
             ev.stream = norm_stream(p->hStream, pt);
         }
-        if (!batch_dsts || !batch_srcs || !batch_sizes || batch_n == 0) return;
-        batch_copy(&ev, batch_dsts, batch_srcs, batch_sizes, 0);
+        if (!batch.dsts || !batch.srcs || !batch.sizes || batch.n == 0) return;
+        batch_copy(&ev, &batch, 0);
         break;
     }
     case H_CPY_3DPEER: {
@@ -1076,6 +1094,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             ev.op = OP_GRAPH_FORGET;
             ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
             ev.node = (uint64_t)(uintptr_t)p->hNode;
+            if (type == SC_GRAPH_NODE_TYPE_GRAPH) /* a child graph node's new graph */
+                memcpy(&ev.src, np + SC_GRAPH_NODE_PARAMS_UNION, sizeof ev.src);
             if (!ev.exec) return;
             break;
         }
@@ -1095,9 +1115,14 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = OP_GRAPH_FORGET;
         switch (in.elem) {
         case FORGET_EXEC: ev.exec = (uint64_t)(uintptr_t)p->first; break;
-        case FORGET_EXEC_NODE: /* a node enabled or disabled, a child graph replaced: its event nodes may change */
+        case FORGET_EXEC_NODE: /* a node enabled or disabled: its event nodes may change */
             ev.exec = (uint64_t)(uintptr_t)p->first;
             ev.node = (uint64_t)(uintptr_t)p->second;
+            break;
+        case FORGET_EXEC_CHILD: /* a child graph replaced: and the new one's event nodes come in */
+            ev.exec = (uint64_t)(uintptr_t)p->first;
+            ev.node = (uint64_t)(uintptr_t)p->second;
+            ev.src = (uint64_t)(uintptr_t)((const p_first_three *)pp)->third;
             break;
         case FORGET_EXEC_DESTROY:
             ev.exec = (uint64_t)(uintptr_t)p->first;
@@ -1170,8 +1195,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     else if (ok && ev.op == OP_EVENT_CREATE && ev.event)
         sc_release_wait(ts, SC_REL_EVENT, ev.event, ev.event + 1);
     sc_emit(ts, &ev);
-    for (size_t i = 1; i < batch_n; i++) { /* a batch's other copies */
-        batch_copy(&ev, batch_dsts, batch_srcs, batch_sizes, i);
+    for (size_t i = 1; i < batch.n; i++) { /* a batch's other copies */
+        batch_copy(&ev, &batch, i);
         sc_emit(ts, &ev);
     }
     phase_done(SC_PHASE_EMIT, &t);

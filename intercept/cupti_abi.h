@@ -203,11 +203,20 @@ typedef struct {
 typedef struct { const sc_CUlaunchConfig *config; CUfunction f; void **kernelParams; void **extra; } p_cuLaunchKernelEx;
 /* cuMemcpyBatchAsync (CUDA 12.8: failIdx before the stream) and _v2 (CUDA
  * 13: without it): count copies, dsts[i] <- srcs[i], sizes[i] bytes. */
+/* CUmemcpyAttributes: srcAccessOrder, srcLocHint and dstLocHint
+ * (CUmemLocation: type and id), flags. attrs[k] applies to the copies from
+ * attrsIdxs[k] to the next one's. */
+typedef struct {
+    int srcAccessOrder;
+    int srcLocType, srcLocId, dstLocType, dstLocId;
+    unsigned int flags;
+} sc_memcpy_attributes;
+#define SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL 2 /* the source is read before the call returns */
 typedef struct {
     const CUdeviceptr *dsts, *srcs;
     const size_t *sizes;
     size_t count;
-    const void *attrs;
+    const sc_memcpy_attributes *attrs;
     const size_t *attrsIdxs;
     size_t numAttrs;
     size_t *failIdx;
@@ -217,7 +226,7 @@ typedef struct {
     const CUdeviceptr *dsts, *srcs;
     const size_t *sizes;
     size_t count;
-    const void *attrs;
+    const sc_memcpy_attributes *attrs;
     const size_t *attrsIdxs;
     size_t numAttrs;
     CUstream hStream;
@@ -260,6 +269,7 @@ typedef struct { CUgraphExec *phGraphExec; CUgraph hGraph; } p_graph_instantiate
  * the calls that change a graph's work (H_GRAPH_FORGET), and
  * cuStreamBeginCaptureToGraph (a stream, then the graph). */
 typedef struct { void *first; void *second; } p_first_two;
+typedef struct { void *first; void *second; void *third; } p_first_three;
 /* cuGraphExecUpdate and _v2 */
 typedef struct { CUgraphExec hGraphExec; CUgraph hGraph; } p_graph_exec_update;
 /* cuMemPoolCreate */

@@ -793,6 +793,7 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpGraphForget, api: "cuGraphNodeSetParams", graph: model.AllGraphs},
 		{op: model.OpGraphForget, api: "cuGraphDestroyNode", graph: model.AllGraphs, node: 0x9401},
 		{op: model.OpGraphForget, api: "cuGraphNodeSetEnabled", exec: 0x9b00, node: 0x9402},
+		{op: model.OpGraphForget, api: "cuGraphExecChildGraphNodeSetParams", exec: 0x9b00, node: 0x9402, src: 0x9400},
 		// Kernel, copy and set nodes added by hand, each through its own
 		// call and through cuGraphAddNode (a failed one records nothing).
 		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, flags: model.FlagGraphNode, graph: 0x9500},
@@ -804,10 +805,12 @@ func TestMoreEntryPoints(t *testing.T) {
 		nodeSet("cuGraphAddNode"),
 		{op: model.OpGraphClone, api: "cuGraphAddChildGraphNode", graph: 0x9500, src: 0x9100},
 		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9500, src: 0x9400},
-		// Batched copies: one event a copy.
+		// Batched copies: one event a copy; none for a failed call; a
+		// source read during the call is left out.
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, src: d + 2048, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
+		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

@@ -258,7 +258,7 @@ type Event struct {
 	Event  uint64     // Event handle for event ops and OpStreamWait.
 	Ptr    uint64     // Allocation address, free address, or copy/set destination.
 	Size   uint64     // Bytes allocated, copied or set.
-	Src    uint64     // Copy source; the graph an OpGraphClone copies.
+	Src    uint64     // Copy source; the graph an OpGraphClone copies, or that replaced node Node's child graph in Exec (OpGraphForget).
 	Kind   MemcpyKind // Copy direction.
 	Flags  uint32     // Flag* bits.
 	Pool   uint64     // Memory pool handle (OpMallocAsync from a pool, OpPoolCreate); 0 is the device's default pool.

@@ -68,7 +68,7 @@ var opForms = [opCount]opForm{
 	OpPoolCreate:    {jPool, 0, "cudaMemPoolCreate"},
 
 	OpGraphInstantiate: {0, jGraphName | jExec | jLifetime, "cudaGraphInstantiate"},
-	OpGraphForget:      {0, jGraphName | jExec | jLifetime | jNode, "cudaGraphDestroy"},
+	OpGraphForget:      {0, jGraphName | jExec | jLifetime | jNode | jFrom, "cudaGraphDestroy"},
 
 	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
 	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},

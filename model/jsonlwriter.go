@@ -183,7 +183,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jExec) && ev.Exec != 0 {
 		b = appendHex(append(b, `,"exec":`...), ev.Exec)
 	}
-	if form.has(jFrom) {
+	if form.has(jFrom) && (ev.Src != 0 || form.required&jFrom != 0) {
 		b = appendHex(append(b, `,"from":`...), ev.Src)
 	}
 	if form.has(jNode) && ev.Node != 0 {

@@ -229,7 +229,7 @@ func TestGoldenRealTrace(t *testing.T) {
 	// process ids, which name the trace files.
 	tmp := t.TempDir()
 	var traces []string
-	for _, c := range []string{"use_before_alloc_racy-static", "free_while_in_flight_racy-static", "multi_device_event_racy-static"} {
+	for _, c := range []string{"use_before_alloc_racy-static", "free_while_in_flight_racy-static", "multi_device_event_racy-static", "graph_event_node_racy-static"} {
 		found, err := filepath.Glob(filepath.Join("..", "..", "testdata", "real", c, "*.sctrace"))
 		if err != nil || len(found) != 1 {
 			t.Fatalf("%s: want one recorded trace, found %v (%v)", c, found, err)
@@ -254,6 +254,9 @@ func TestGoldenRealTrace(t *testing.T) {
 		"at main testdata/cuda/use_before_alloc_racy.cu:20", // the <<<>>> on the other stream
 		"at main testdata/cuda/free_while_in_flight_racy.cu:22",
 		"fix: Record an event on stream s1 after the cudaMallocAsync at main testdata/cuda/use_before_alloc_racy.cu:17",
+		// The graph's captured kernel that read the freed memory.
+		"in the graph: cudaLaunchKernel of sc_read_spin on stream s1 (non-blocking stream), tid",
+		"at main testdata/cuda/graph_event_node_racy.cu:26",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q", want)
@@ -302,4 +305,35 @@ func TestProcessLineForInterpreters(t *testing.T) {
 			t.Errorf("%s: process line present = %v, want %v\n%s", c.exe, !c.want, c.want, out)
 		}
 	}
+}
+
+// A graph launch's result points, among its related locations, at the line
+// in the graph that made the use: the captured kernel.
+func TestSARIFGraphNode(t *testing.T) {
+	found, err := filepath.Glob(filepath.Join("..", "..", "testdata", "real", "graph_event_node_racy-static", "*.sctrace"))
+	if err != nil || len(found) != 1 {
+		t.Fatalf("want one recorded trace, found %v (%v)", found, err)
+	}
+	out, _, code := checkInProcess(t, "--format", "sarif", found[0])
+	if code != exitFindings {
+		t.Fatalf("exit code %d, want %d", code, exitFindings)
+	}
+	rep, err := sarif.FromString(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range rep.Runs[0].Results {
+		if *res.RuleID != checker.RuleFreeWhileInFlight {
+			continue
+		}
+		for _, rl := range res.RelatedLocations {
+			loc := rl.PhysicalLocation
+			if strings.Contains(*rl.Message.Text, "in the graph: cudaLaunchKernel of sc_read_spin") &&
+				strings.HasSuffix(*loc.ArtifactLocation.URI, "testdata/cuda/graph_event_node_racy.cu") && *loc.Region.StartLine == 26 {
+				return
+			}
+		}
+		t.Fatalf("no related location at the captured kernel (graph_event_node_racy.cu:26) in %+v", res.RelatedLocations)
+	}
+	t.Fatal("no free-while-in-flight result")
 }

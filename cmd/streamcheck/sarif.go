@@ -76,10 +76,19 @@ func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result 
 		related = append(related, &f.Alloc.Op)
 	}
 	id := 1
-	for _, op := range related {
+	add := func(op *checker.Op, message string) {
 		if loc := opLocation(op, root); loc != nil {
-			res.AddRelatedLocation(loc.WithID(id).WithMessage(sarif.NewTextMessage(op.Role + ": " + describeOp(op))))
+			res.AddRelatedLocation(loc.WithID(id).WithMessage(sarif.NewTextMessage(message)))
 			id++
+		}
+	}
+	for _, op := range append([]*checker.Op{primary}, related...) {
+		if op != primary {
+			add(op, op.Role+": "+describeOp(op))
+		}
+		// A graph launch's node: the line in the graph that made the use.
+		if n := op.GraphNode; n != nil {
+			add(n, op.Role+", in the graph: "+describeOp(n))
 		}
 	}
 	return res

@@ -263,6 +263,7 @@ func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 	if f.Alloc != nil {
 		fmt.Fprintf(w, "  %s %d bytes at 0x%x by %s\n", p.label.Sprint("allocation:"), f.Alloc.Size, f.Alloc.Ptr, describeOp(&f.Alloc.Op))
 		writeFrames(w, &f.Alloc.Op, p)
+		writeGraphNode(w, &f.Alloc.Op, p)
 	}
 	for i := range f.Ops {
 		op := &f.Ops[i]
@@ -271,12 +272,21 @@ func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 		}
 		fmt.Fprintf(w, "  %s %s\n", p.label.Sprint(op.Role+":"), describeOp(op))
 		writeFrames(w, op, p)
+		writeGraphNode(w, op, p)
 	}
 	if f.Why != "" {
 		fmt.Fprintf(w, "  %s %s\n", p.label.Sprint("why:"), f.Why)
 	}
 	if f.Fix != "" {
 		fmt.Fprintf(w, "  %s %s\n", p.label.Sprint("fix:"), f.Fix)
+	}
+}
+
+// writeGraphNode names, under a graph launch, the operation captured into
+// the graph (or node added to it) that made the use, free or allocation.
+func writeGraphNode(w io.Writer, o *checker.Op, p *palette) {
+	if o.GraphNode != nil {
+		fmt.Fprintf(w, "    %s %s\n", p.label.Sprint("in the graph:"), describeOp(o.GraphNode))
 	}
 }
 

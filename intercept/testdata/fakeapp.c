@@ -613,6 +613,9 @@ static int more(void) {
         cuGraphNodeSetEnabled_params en = {(CUgraphExec)0x9b00, wait, 0};
         fk_driver_enter("cuGraphNodeSetEnabled", &en, NULL);
         fk_driver_exit("cuGraphNodeSetEnabled", &en, 0, NULL);
+        cuGraphExecChildGraphNodeSetParams_params ch = {(CUgraphExec)0x9b00, wait, g};
+        fk_driver_enter("cuGraphExecChildGraphNodeSetParams", &ch, NULL);
+        fk_driver_exit("cuGraphExecChildGraphNodeSetParams", &ch, 0, NULL);
         fk_driver_enter("cuGraphEventRecordNodeSetEvent", &d[0], NULL);
         fk_driver_exit("cuGraphEventRecordNodeSetEvent", &d[0], 0, NULL);
     }
@@ -698,7 +701,15 @@ static int more(void) {
         cuMemcpyBatchAsync_params b1 = {dsts, srcs, sizes, 2, NULL, NULL, 0, &fail, s};
         fk_driver_enter("cuMemcpyBatchAsync", &b1, NULL);
         fk_driver_exit("cuMemcpyBatchAsync", &b1, 0, NULL);
-        cuMemcpyBatchAsync_v2_params b2 = {dsts, srcs, sizes, 1, NULL, NULL, 0, s};
+        /* A failed call whose count does not fit its arrays: nothing read. */
+        cuMemcpyBatchAsync_params bad = {dsts, srcs, sizes, (size_t)1 << 40, NULL, NULL, 0, &fail, s};
+        fk_driver_enter("cuMemcpyBatchAsync", &bad, NULL);
+        fk_driver_exit("cuMemcpyBatchAsync", &bad, 1 /* CUDA_ERROR_INVALID_VALUE */, NULL);
+        /* The second copy's source is read during the call. */
+        CUmemcpyAttributes attrs[2] = {{.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
+                                       {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL}};
+        size_t idxs[2] = {0, 1};
+        cuMemcpyBatchAsync_v2_params b2 = {dsts, srcs, sizes, 2, attrs, idxs, 2, s};
         fk_driver_enter("cuMemcpyBatchAsync_v2", &b2, NULL);
         fk_driver_exit("cuMemcpyBatchAsync_v2", &b2, 0, NULL);
     }

@@ -285,12 +285,20 @@ typedef struct { CUgraphNode hNode; CUevent event; } cuGraphEventRecordNodeSetEv
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUevent event; } cuGraphExecEventRecordNodeSetEvent_params;
 typedef struct { CUgraphNode hNode; CUgraphNodeParams *nodeParams; } cuGraphNodeSetParams_params;
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; unsigned int isEnabled; } cuGraphNodeSetEnabled_params;
+typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUgraph childGraph; } cuGraphExecChildGraphNodeSetParams_params;
 /* CUDA 12.8's batch copy, with failIdx; CUDA 13's _v2 drops it. */
+#define CU_MEMCPY_SRC_ACCESS_ORDER_STREAM 1
+#define CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL 2
+typedef struct {
+    int srcAccessOrder;
+    CUmemLocation srcLocHint, dstLocHint;
+    unsigned int flags;
+} CUmemcpyAttributes;
 typedef struct {
     const CUdeviceptr *dsts, *srcs;
     const size_t *sizes;
     size_t count;
-    const void *attrs;
+    const CUmemcpyAttributes *attrs;
     const size_t *attrsIdxs;
     size_t numAttrs;
     size_t *failIdx;
@@ -300,7 +308,7 @@ typedef struct {
     const CUdeviceptr *dsts, *srcs;
     const size_t *sizes;
     size_t count;
-    const void *attrs;
+    const CUmemcpyAttributes *attrs;
     const size_t *attrsIdxs;
     size_t numAttrs;
     CUstream hStream;

@@ -109,6 +109,7 @@ static const char *driver_names[] = {
     [88] = "cuGraphNodeSetEnabled",
     [89] = "cuMemcpyBatchAsync",
     [90] = "cuMemcpyBatchAsync_v2",
+    [91] = "cuGraphExecChildGraphNodeSetParams",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
