@@ -542,6 +542,15 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 			v.step, v.hasStep, v.Skipped, v.Captured = r.step, r.step.known(), r.step.skipped, r.step.captured
 			rp.annotate(v, r, devices)
 		}
+		if n := o.GraphNode; n != nil {
+			v.GraphNode = n.API
+			if n.Kernel != "" {
+				v.GraphNode += " of " + n.Kernel
+			}
+			if s := siteOf(n, n.Seq); s != "" {
+				v.GraphNode += " at " + s
+			}
+		}
 		byID[id] = v
 		vs = append(vs, v)
 	}

@@ -291,3 +291,24 @@ func TestTraceChanged(t *testing.T) {
 		t.Errorf("Build on another trace: %v, want ErrTraceChanged", err)
 	}
 }
+
+// A graph launch among a finding's operations says which operation in the
+// graph made the use: in a recorded trace, the captured kernel.
+func TestGraphNodeNamed(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/real/graph_event_node_racy-static/*.sctrace")
+	if len(files) != 1 {
+		t.Fatalf("want one trace, found %v", files)
+	}
+	gs, res := analyze(t, files[0], "graph_event_node_racy", Options{})
+	for i, f := range res.Findings {
+		if f.Rule != checker.RuleFreeWhileInFlight {
+			continue
+		}
+		const want = "in the graph: cudaLaunchKernel of sc_read_spin at main testdata/cuda/graph_event_node_racy.cu:26"
+		if text := render(t, gs[i], textOf); !strings.Contains(text, want) {
+			t.Errorf("explanation lacks %q:\n%s", want, text)
+		}
+		return
+	}
+	t.Fatal("no free-while-in-flight finding")
+}

@@ -53,6 +53,10 @@ type Vertex struct {
 	TID      uint32
 	Lane     Lane
 	Note     string // Text of the note vertex.
+	// GraphNode says, for a graph launch among the finding's operations,
+	// which operation in the graph made the use: "cudaLaunchKernel of scale
+	// at app.cu:12" (checker.Op.GraphNode).
+	GraphNode string
 
 	step    stepCopy
 	hasStep bool   // The engine's step is known and the call took effect.

@@ -57,6 +57,9 @@ func Text(w io.Writer, g *Graph) error {
 			line += "  [did not take effect]"
 		}
 		p("    %s\n", strings.TrimRight(line, " "))
+		if v.GraphNode != "" {
+			p("    %*s  in the graph: %s\n", seqWidth+1+2+laneWidth, "", v.GraphNode)
+		}
 	}
 
 	seqOf := func(id string) string {
