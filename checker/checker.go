@@ -173,11 +173,10 @@ type Checker struct {
 	graphs      graphMemory   // What captured work uses, for graph launches.
 	captureMem  captureMemory // The memory each open capture allocated.
 	// graphOps holds the captured operations and nodes added by hand that
-	// graphs' items name (graphUse.by - 1), and launched each graph
-	// launch's items (by its seq): a report of a graph launch names the
-	// node that made the use.
+	// graphs' items name (graphUse.by), and launched each graph launch's
+	// items: a report of a graph launch names the node that made the use.
 	graphOps graphOps
-	launched map[uint64][]graphUse
+	launched launchedWork
 	// recordNodes holds, by event handle, the latest event record node
 	// added to a graph by hand: a wait on an event that only such a node
 	// records (in executable graphs made after it) names it.
@@ -352,12 +351,7 @@ func (c *Checker) Add(ev *model.Event) {
 		// address it uses is a use made there; each allocation from
 		// outside it that it frees is freed there, after the uses.
 		uses := c.graphs.Launched(ev.Exec)
-		if len(uses) > 0 {
-			if c.launched == nil {
-				c.launched = map[uint64][]graphUse{}
-			}
-			c.launched[ev.Seq] = uses // Never changed once made (hb.GraphWork).
-		}
+		c.launched.add(ev.Seq, uses)
 		for _, u := range uses {
 			switch {
 			case u.allocSize != 0:

@@ -87,6 +87,48 @@ func (c *Checker) noteGraphOp(ev *model.Event, st *hb.Step) uint32 {
 	return c.graphOps.add(graphOp{seq: ev.Seq, agent: st.Agent, tid: ev.TID, api: ev.API, kernel: ev.Kernel, stack: ev.Stack, op: ev.Op})
 }
 
+// launchedWork is the items each graph launch replayed, by the launch's
+// seq, in 12 bytes a launch: an executable graph's items are one slice,
+// never changed once made (hb.GraphWork), which all its launches share.
+type launchedWork struct {
+	seqs   []uint64 // Increasing: launches in trace order.
+	ids    []uint32 // Index in works.
+	works  [][]graphUse
+	last   *graphUse // The last launch's first item, and its id: the next
+	lastID uint32    // launch is most often of the same graph.
+	index  map[*graphUse]uint32
+}
+
+// add notes that launch seq replayed items (none: nothing to note).
+func (l *launchedWork) add(seq uint64, items []graphUse) {
+	if len(items) == 0 {
+		return
+	}
+	key := &items[0]
+	id, ok := l.lastID, key == l.last && len(l.works[l.lastID]) == len(items)
+	if !ok {
+		if id, ok = l.index[key]; !ok || len(l.works[id]) != len(items) {
+			if l.index == nil {
+				l.index = map[*graphUse]uint32{}
+			}
+			id = uint32(len(l.works))
+			l.works = append(l.works, items)
+			l.index[key] = id
+		}
+	}
+	l.last, l.lastID = key, id
+	l.seqs = append(l.seqs, seq)
+	l.ids = append(l.ids, id)
+}
+
+// at returns the items launch seq replayed.
+func (l *launchedWork) at(seq uint64) []graphUse {
+	if i, ok := slices.BinarySearch(l.seqs, seq); ok {
+		return l.works[l.ids[i]]
+	}
+	return nil
+}
+
 // graphOp is what a report says of a captured operation or a node added
 // by hand: an access without the clock and address it no longer needs.
 type graphOp struct {
@@ -129,7 +171,7 @@ func (g *graphOps) at(ref uint32) access {
 // through which graph launch a (a use, free or allocation at a.ptr)
 // touched that address, if the launch's work is known.
 func (c *Checker) graphNodeOf(a *access) (access, bool) {
-	for _, u := range c.launched[a.seq] {
+	for _, u := range c.launched.at(a.seq) {
 		if u.addr == a.ptr && u.by != 0 {
 			return c.graphOps.at(u.by), true
 		}
