@@ -977,8 +977,9 @@ func (c *Checker) resolve(role string, a *access) Op {
 	o.Stack, o.FoldedFrames = userFrames(o.Stack)
 	o.Stack, o.FoldedFrames = dropLaunchStub(o.Stack, o.Kernel, o.FoldedFrames)
 	if a.op == model.OpGraphLaunch && role != "" {
-		if n, ok := c.graphNodeOf(a); ok {
-			node := c.resolve("", &n)
+		if n, ok := c.graphNodeOf(a, role); ok {
+			node := c.resolve("", &n) // no role: its own graph node is not looked for
+			node.Role = "in the graph"
 			o.GraphNode = &node
 		}
 	}

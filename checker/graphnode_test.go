@@ -73,3 +73,39 @@ func TestGraphLaunchNamesItsNode(t *testing.T) {
 		}
 	}
 }
+
+// A graph that frees memory from outside it names its captured free, not a
+// captured use of the same address, when it is reported as the free.
+func TestGraphLaunchNamesItsFree(t *testing.T) {
+	const trace = `{"op":"stream_create","stream":"s1","flags":"non_blocking"}
+{"op":"stream_create","stream":"s2","flags":"non_blocking"}
+{"op":"malloc_async","stream":"s1","ptr":"0x7f0000000000","size":4096,"site":"f.cu:9"}
+{"op":"device_sync"}
+{"op":"capture_begin","stream":"s1","site":"f.cu:11"}
+{"op":"launch","stream":"s1","kernel":"reader","ptrs":["0x7f0000000000"],"site":"f.cu:12"}
+{"op":"free_async","stream":"s1","ptr":"0x7f0000000000","site":"f.cu:13"}
+{"op":"capture_end","stream":"s1","graph":"g1","site":"f.cu:14"}
+{"op":"graph_instantiate","graph":"g1","exec":"x1","lifetime":true,"site":"f.cu:15"}
+{"op":"graph_launch","stream":"s1","exec":"x1","site":"f.cu:16"}
+{"op":"launch","stream":"s2","kernel":"late","ptrs":["0x7f0000000000"],"site":"f.cu:17"}
+{"op":"free_async","stream":"s2","ptr":"0x7f0000000000","site":"f.cu:18"}
+`
+	res, err := checker.Check("f.jsonl", model.NewJSONLReader(strings.NewReader(trace), "f.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range res.Findings {
+		for _, o := range f.Ops {
+			if o.Role == "free" && o.Op == model.OpGraphLaunch.String() {
+				n++
+				if g := o.GraphNode; g == nil || g.Seq != 7 || g.API != "cudaFreeAsync" || g.Role != "in the graph" {
+					t.Errorf("%s: the launch's graph node is %+v, want the captured cudaFreeAsync (#7)", f.Rule, g)
+				}
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d findings name the launch as the free, want 2 (use after free, double free)", n)
+	}
+}

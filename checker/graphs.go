@@ -168,13 +168,26 @@ func (g *graphOps) at(ref uint32) access {
 }
 
 // graphNodeOf returns the captured operation or node added by hand
-// through which graph launch a (a use, free or allocation at a.ptr)
-// touched that address, if the launch's work is known.
-func (c *Checker) graphNodeOf(a *access) (access, bool) {
+// through which graph launch a touched a.ptr, in a report's role: a free
+// names the graph's free, an allocation its allocation, anything else a
+// use (an item of another kind at the address if none of that kind is:
+// a relaunch frees its output before allocating it again).
+func (c *Checker) graphNodeOf(a *access, role string) (access, bool) {
+	free, alloc := role == "free" || role == "previous free", role == "allocation"
+	var other uint32
 	for _, u := range c.launched.at(a.seq) {
-		if u.addr == a.ptr && u.by != 0 {
+		if u.addr != a.ptr || u.by == 0 {
+			continue
+		}
+		if u.free == free && (u.allocSize != 0) == alloc {
 			return c.graphOps.at(u.by), true
 		}
+		if other == 0 {
+			other = u.by
+		}
+	}
+	if other != 0 {
+		return c.graphOps.at(other), true
 	}
 	return access{}, false
 }
