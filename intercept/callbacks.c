@@ -669,7 +669,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     int pt = in.pt;
     int64_t alloc_add = -1; /* ptr to add to the allocation map after recording */
     uint64_t alloc_free = 0;
-    sc_batch batch = {0}; /* H_CPY_BATCH */
+    sc_batch batch; /* H_CPY_BATCH fills it; n alone is read otherwise */
+    batch.n = 0;
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
