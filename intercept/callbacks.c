@@ -588,16 +588,6 @@ static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t 
     return 1;
 }
 
-/* A batch's copies and their attributes (cuMemcpyBatchAsync). */
-typedef struct {
-    const CUdeviceptr *dsts, *srcs;
-    const size_t *sizes;
-    size_t n;
-    const sc_memcpy_attributes *attrs;
-    const size_t *attrs_idxs;
-    size_t nattrs;
-} sc_batch;
-
 /* Makes ev copy i of batch b: its sides and size, classified as a
  * cuMemcpyAsync's. A source read during the call
  * (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) is done when the call
@@ -611,7 +601,7 @@ static void batch_copy(sc_event *ev, const sc_batch *b, size_t i) {
     int d = classify(ev->ptr, &ev->flags), s = classify(ev->src, &ev->flags);
     ev->kind = kind_of(d, s);
     int order = 0; /* attrs[k] applies to copies attrs_idxs[k] .. attrs_idxs[k+1]-1 */
-    for (size_t k = 0; b->attrs && b->attrs_idxs && k < b->nattrs && b->attrs_idxs[k] <= i; k++)
+    for (size_t k = 0; b->attrs && b->attrsIdxs && k < b->numAttrs && b->attrsIdxs[k] <= i; k++)
         order = b->attrs[k].srcAccessOrder;
     if (order == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) ev->src = 0;
 }
@@ -669,8 +659,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     int pt = in.pt;
     int64_t alloc_add = -1; /* ptr to add to the allocation map after recording */
     uint64_t alloc_free = 0;
-    sc_batch batch; /* H_CPY_BATCH fills it; n alone is read otherwise */
-    batch.n = 0;
+    sc_batch batch; /* H_CPY_BATCH fills it; count alone is read otherwise */
+    batch.count = 0;
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
@@ -915,16 +905,11 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
          * first, the others are written after it (below). A failed call
          * copied nothing, and its count need not fit its arrays. */
         if (!ok) return;
-        if (in.elem == 1) {
-            const p_cuMemcpyBatchAsync *p = pp;
-            batch = (sc_batch){p->dsts, p->srcs, p->sizes, p->count, p->attrs, p->attrsIdxs, p->numAttrs};
-            ev.stream = norm_stream(p->hStream, pt);
-        } else {
-            const p_cuMemcpyBatchAsync_v2 *p = pp;
-            batch = (sc_batch){p->dsts, p->srcs, p->sizes, p->count, p->attrs, p->attrsIdxs, p->numAttrs};
-            ev.stream = norm_stream(p->hStream, pt);
-        }
-        if (!batch.dsts || !batch.srcs || !batch.sizes || batch.n == 0) return;
+        batch = ((const p_cuMemcpyBatchAsync_v2 *)pp)->batch; /* both versions start so */
+        ev.stream = norm_stream(in.elem == 1 ? ((const p_cuMemcpyBatchAsync *)pp)->hStream
+                                             : ((const p_cuMemcpyBatchAsync_v2 *)pp)->hStream,
+                                pt);
+        if (!batch.dsts || !batch.srcs || !batch.sizes || batch.count == 0) return;
         batch_copy(&ev, &batch, 0);
         break;
     }
@@ -1196,7 +1181,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     else if (ok && ev.op == OP_EVENT_CREATE && ev.event)
         sc_release_wait(ts, SC_REL_EVENT, ev.event, ev.event + 1);
     sc_emit(ts, &ev);
-    for (size_t i = 1; i < batch.n; i++) { /* a batch's other copies */
+    for (size_t i = 1; i < batch.count; i++) { /* a batch's other copies */
         batch_copy(&ev, &batch, i);
         sc_emit(ts, &ev);
     }

@@ -212,6 +212,7 @@ typedef struct {
     unsigned int flags;
 } sc_memcpy_attributes;
 #define SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL 2 /* the source is read before the call returns */
+/* The parameters both versions start with: the batch itself. */
 typedef struct {
     const CUdeviceptr *dsts, *srcs;
     const size_t *sizes;
@@ -219,16 +220,14 @@ typedef struct {
     const sc_memcpy_attributes *attrs;
     const size_t *attrsIdxs;
     size_t numAttrs;
+} sc_batch;
+typedef struct {
+    sc_batch batch;
     size_t *failIdx;
     CUstream hStream;
 } p_cuMemcpyBatchAsync;
 typedef struct {
-    const CUdeviceptr *dsts, *srcs;
-    const size_t *sizes;
-    size_t count;
-    const sc_memcpy_attributes *attrs;
-    const size_t *attrsIdxs;
-    size_t numAttrs;
+    sc_batch batch;
     CUstream hStream;
 } p_cuMemcpyBatchAsync_v2;
 /* cuMemcpy, cuMemcpyDtoD_v2 (dst, src, n); + hStream for the Async forms */
