@@ -178,8 +178,9 @@ type Checker struct {
 	graphOps graphOps
 	launched launchedWork
 	// recordNodes holds, by event handle, the latest event record node
-	// added to a graph by hand: a wait on an event that only such a node
-	// records (in executable graphs made after it) names it.
+	// added to a graph by hand or pointed at the event, in a graph (not an
+	// executable graph): a wait on an event that only such a node records
+	// (in executable graphs made after it) names it.
 	recordNodes map[uint64]access
 	// streamRank[id] counts the created streams among agents 0..id: the
 	// number StreamName gives an unnamed stream.
@@ -316,9 +317,9 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphClone:
-		// The copy uses what the original uses; the memory it allocates
-		// (outputs) is left out, as a copy cannot be told apart from the
-		// original's. A copy of unknown work is unknown work.
+		// The copy uses what the original uses; its allocations (outputs)
+		// and frees are left out, as a copy's cannot be told apart from
+		// the original's. A copy of unknown work is unknown work.
 		replace := ev.Flags&model.FlagLifetime != 0
 		if !c.graphs.Copy(ev.Src, ev.Graph, replace, func(u graphUse) (graphUse, bool) {
 			return u, u.allocSize == 0 && !u.free
@@ -330,6 +331,9 @@ func (c *Checker) Add(ev *model.Event) {
 			}
 		}
 	case model.OpGraphEventRecordNode:
+		if ev.Exec != 0 {
+			break // an executable graph's: its launches do record the event
+		}
 		if c.recordNodes == nil {
 			c.recordNodes = map[uint64]access{}
 		}

@@ -43,7 +43,7 @@ func (f Frame) String() string {
 
 // Op is one operation a finding refers to.
 type Op struct {
-	Role       string `json:"role"` // "allocation", "use", "free", "earlier use", "previous free", "wait".
+	Role       string `json:"role"` // "allocation", "use", "free", "earlier use", "use of the freed allocation", "wait", "event record node"; "in the graph" (GraphNode).
 	Seq        uint64 `json:"seq"`
 	API        string `json:"api"`
 	Op         string `json:"op"`

@@ -173,7 +173,7 @@ func (g *graphOps) at(ref uint32) access {
 // use (an item of another kind at the address if none of that kind is:
 // a relaunch frees its output before allocating it again).
 func (c *Checker) graphNodeOf(a *access, role string) (access, bool) {
-	free, alloc := role == "free" || role == "previous free", role == "allocation"
+	free, alloc := role == "free", role == "allocation"
 	var other uint32
 	for _, u := range c.launched.at(a.seq) {
 		if u.addr != a.ptr || u.by == 0 {

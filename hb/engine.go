@@ -647,21 +647,22 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 				delete(e.execs, ev.Exec)
 			}
 		}
-		switch {
-		case ev.Op != model.OpGraphForget || ev.Node == 0:
-		case ev.Exec != 0:
-			// A node of an executable graph changed (enabled or
-			// disabled, a child graph replaced): whether its records are
-			// still made is unknown, and so is whether the new child
-			// graph's (Src) are.
-			e.graphEvents.Update(0, ev.Exec, func(items []graphEvent) []graphEvent { return staleNode(items, ev.Node) })
-			if ev.Src != 0 {
-				e.graphEvents.CopyToExec(ev.Src, ev.Exec, copiedEvent)
+		if ev.Op == model.OpGraphForget && ev.Node != 0 {
+			if ev.Exec != 0 {
+				// A node of an executable graph changed (enabled or
+				// disabled, a child graph replaced): whether its records
+				// are still made is unknown, and so is whether the new
+				// child graph's (Src) are.
+				e.graphEvents.Update(0, ev.Exec, func(items []graphEvent) []graphEvent { return staleNode(items, ev.Node) })
+				if ev.Src != 0 {
+					e.graphEvents.CopyToExec(ev.Src, ev.Exec, copiedEvent)
+				}
+			} else {
+				// A node destroyed (cudaGraphDestroyNode): its event
+				// record or wait goes from its graph; executable graphs
+				// keep theirs.
+				e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) })
 			}
-		default:
-			// A node destroyed (cudaGraphDestroyNode): its event record
-			// or wait goes from its graph; executable graphs keep theirs.
-			e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) })
 		}
 		return
 	case model.OpGraphClone:

@@ -88,9 +88,11 @@ func setEvent(items []graphEvent, item graphEvent) []graphEvent {
 // end gives them to the graph it made (OpCaptureEnd's Graph), an
 // instantiation gives a graph's items to an executable graph
 // (OpGraphInstantiate), and a launch of that executable graph replays them.
-// A graph the trace never saw captured has no items: its launches replay
-// nothing. What a change after the capture (OpGraphForget) drops is the
-// caller's call (Forget), since items differ in which changes they survive.
+// Nodes added by hand (Put), changed (Update) or copied from another graph
+// (Copy) add to that; a graph the trace knows none of this about has no
+// items: its launches replay nothing. What a change after the capture
+// (OpGraphForget) drops is the caller's call (Forget), since items differ in
+// which changes they survive.
 //
 // The engine keeps one for captured external event records and waits; the
 // checker one for the device memory captured work uses.
@@ -155,19 +157,7 @@ func (g *GraphWork[T]) Add(origin AgentID, items ...T) {
 // to a graph built node by node. Executable graphs made from graph before
 // keep the work they were made with.
 func (g *GraphWork[T]) Put(graph, exec uint64, items ...T) {
-	if graph != 0 && graph != model.AllGraphs {
-		if g.graphs == nil {
-			g.graphs = map[uint64][]T{}
-		}
-		// Clipped: the old slice may be an executable graph's too.
-		g.graphs[graph] = append(slices.Clip(g.graphs[graph]), items...)
-	}
-	if exec != 0 {
-		if g.execs == nil {
-			g.execs = map[uint64][]T{}
-		}
-		g.execs[exec] = append(slices.Clip(g.execs[exec]), items...)
-	}
+	g.Update(graph, exec, func(old []T) []T { return append(old, items...) })
 }
 
 // Update replaces the known work of graph (0 and model.AllGraphs: none)

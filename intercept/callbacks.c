@@ -73,7 +73,7 @@ enum {
     H_GRAPH_EXEC_UPDATE, /* cuGraphExecUpdate*: (CUgraphExec hGraphExec, CUgraph hGraph, ...) */
     H_POOL_CREATE,
     H_GRAPH_ALLOC,     /* cuGraphAddMemAllocNode */
-    H_GRAPH_NODE,      /* cuGraphAddNode: an allocation if its type says so */
+    H_GRAPH_NODE,      /* cuGraphAddNode: a memory, kernel, copy, set, event or child graph node by its type */
     H_GRAPH_NODE_V2,   /* cuGraphAddNode_v2 (edge data) */
     H_GRAPH_KERNEL_NODE,    /* cuGraphAddKernelNode; elem 1: v1 parameters (no kern), 2: _v2 */
     H_GRAPH_MEMCPY_NODE,    /* cuGraphAddMemcpyNode */
@@ -84,7 +84,8 @@ enum {
     H_GRAPH_NODE_SET_EVENT, /* cuGraphEvent{Record,Wait}NodeSetEvent */
     H_GRAPH_EXEC_SET_EVENT, /* cuGraphExecEvent{Record,Wait}NodeSetEvent */
     H_GRAPH_NODE_SET_PARAMS, /* cuGraphNodeSetParams: an event node's new event, else FORGET_ALL_GRAPHS */
-    H_GRAPH_EXEC_SET_PARAMS, /* cuGraphExecNodeSetParams: the same on an executable graph, else FORGET_EXEC */
+    H_GRAPH_EXEC_SET_PARAMS, /* cuGraphExecNodeSetParams: the same on an executable graph, else FORGET_EXEC
+                                (FORGET_EXEC_CHILD for a child graph node) */
     H_UNLOAD, /* no event: kernel handles may be reused after it (params.c) */
     H_GRAPH_FORGET, /* a graph's or executable graph's work changes; elem says where the handle is */
 };
@@ -567,6 +568,7 @@ static void forget_event_node(CUgraphNode node) {
  * as the program added it; 0 if neither knows (a node made by a capture). */
 static uint64_t graph_of_node(CUgraphNode node) {
     CUgraph g = NULL;
+    if (!node) return 0; /* 0 is no key of the map's */
     if (sc_drv.cuGraphNodeGetContainingGraph && sc_drv.cuGraphNodeGetContainingGraph(node, &g) == CUDA_SUCCESS && g)
         return (uint64_t)(uintptr_t)g;
     uint64_t v;
@@ -600,7 +602,7 @@ static void batch_copy(sc_event *ev, const sc_batch *b, size_t i) {
     ev->size = b->sizes[i];
     int d = classify(ev->ptr, &ev->flags), s = classify(ev->src, &ev->flags);
     ev->kind = kind_of(d, s);
-    int order = 0; /* attrs[k] applies to copies attrs_idxs[k] .. attrs_idxs[k+1]-1 */
+    int order = 0; /* attrs[k] applies to copies attrsIdxs[k] .. attrsIdxs[k+1]-1 */
     for (size_t k = 0; b->attrs && b->attrsIdxs && k < b->numAttrs && b->attrsIdxs[k] <= i; k++)
         order = b->attrs[k].srcAccessOrder;
     if (order == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) ev->src = 0;
@@ -966,9 +968,11 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         break;
     }
     case H_GRAPH_ALLOC: case H_GRAPH_NODE: case H_GRAPH_NODE_V2: {
-        /* The graph allocates at each launch, at the address the driver
-         * fills in now; the analyzer leaves graph memory alone, but the
-         * program may free it after a launch. */
+        /* A node added by hand, by its type (cuGraphAddNode) or a memory
+         * node (cuGraphAddMemAllocNode). A memory node allocates at each
+         * launch, at the address the driver fills in now; the analyzer
+         * leaves graph memory alone, but the program may free it after a
+         * launch. */
         const unsigned char *np = in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->nodeParams
                                                           : ((const p_graph_add_node *)pp)->nodeParams;
         if (!ok || !np) return;
@@ -1079,10 +1083,11 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             if (event_node(&ev, type, np, 0, (uint64_t)(uintptr_t)p->hGraphExec, (uint64_t)(uintptr_t)p->hNode)) break;
             ev.op = OP_GRAPH_FORGET;
             ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
-            ev.node = (uint64_t)(uintptr_t)p->hNode;
-            if (type == SC_GRAPH_NODE_TYPE_GRAPH) /* a child graph node's new graph */
-                memcpy(&ev.src, np + SC_GRAPH_NODE_PARAMS_UNION, sizeof ev.src);
             if (!ev.exec) return;
+            if (type == SC_GRAPH_NODE_TYPE_GRAPH) { /* a child graph node given a new graph: as cuGraphExecChildGraphNodeSetParams */
+                ev.node = (uint64_t)(uintptr_t)p->hNode;
+                memcpy(&ev.src, np + SC_GRAPH_NODE_PARAMS_UNION, sizeof ev.src);
+            }
             break;
         }
         const p_graph_node_set_params *p = pp;

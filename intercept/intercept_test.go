@@ -789,7 +789,7 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpGraphEventWaitNode, api: "cuGraphExecEventWaitNodeSetEvent", exec: 0x9b00, event: 0xe9003, node: 0x9402},
 		{op: model.OpGraphEventWaitNode, api: "cuGraphNodeSetParams", graph: 0x9400, event: 0xe9001, node: 0x9402},
 		{op: model.OpGraphEventWaitNode, api: "cuGraphExecNodeSetParams", exec: 0x9b00, event: 0xe9001, node: 0x9402},
-		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00, node: 0x9402},
+		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00}, // a kernel's: no event node changes
 		{op: model.OpGraphForget, api: "cuGraphNodeSetParams", graph: model.AllGraphs},
 		{op: model.OpGraphForget, api: "cuGraphDestroyNode", graph: model.AllGraphs, node: 0x9401},
 		{op: model.OpGraphForget, api: "cuGraphNodeSetEnabled", exec: 0x9b00, node: 0x9402},

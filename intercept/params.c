@@ -85,8 +85,7 @@ static layout *lookup_layout(CUfunction f, const char *symbol) {
         /* CUPTI hands the same string each time; a graph node's caller
          * may have no name at all (a driver without cuFuncGetName). */
         if (symbol == l->symbol_ptr || !symbol) return l;
-        const char *a = l->name ? l->name : "", *b = symbol ? symbol : "";
-        if (strcmp(a, b) == 0) return l;
+        if (strcmp(l->name ? l->name : "", symbol) == 0) return l;
         /* The handle now names another kernel (module unloaded, handle reused). */
     }
     /* First launch of this function: ask the driver, outside sc_lock. */

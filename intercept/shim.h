@@ -70,7 +70,7 @@ enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
 #define FLAG_PINNED (1u << 3)
 #define FLAG_GRAPH_ALLOC (1u << 4) /* OP_MALLOC_ASYNC by a graph's memory node */
 #define FLAG_EXTERNAL (1u << 5)    /* event record or wait with the external flag */
-#define FLAG_LIFETIME (1u << 6)    /* graph instantiate/forget that creates or destroys its object */
+#define FLAG_LIFETIME (1u << 6)    /* graph instantiate/forget/clone that creates or destroys its object; a new event node */
 #define FLAG_PEER (1u << 7)        /* synchronous peer copy: serialized with its devices' work */
 #define FLAG_GRAPH_NODE (1u << 8)  /* launch, copy or set added to a graph as a node, not issued to a stream */
 
@@ -107,7 +107,7 @@ typedef struct {
     const uint64_t *ptrs;
     uint64_t graph, exec; /* graph and executable graph handles (capture begin and end, graph ops) */
     int32_t peer_src, peer_dst; /* FLAG_PEER: the devices of the copy's source and destination */
-    uint64_t node;              /* OP_GRAPH_EVENT_*_NODE: the graph node */
+    uint64_t node;              /* the graph node an OP_GRAPH_EVENT_*_NODE sets, an OP_GRAPH_FORGET destroys or changes */
     uint64_t unused;            /* keeps the size a multiple of 16 (event_clear) */
 } sc_event;
 

@@ -42,9 +42,12 @@ const (
 	OpGraphInstantiate
 	// OpGraphForget says that the work of Graph (if set) or of Exec (if
 	// set) is no longer known: destroyed, created anew, or changed by a
-	// node added or given new parameters. Graph AllGraphs forgets every
-	// graph (a node changed, and the trace does not say in which graph);
-	// executable graphs keep the work they were instantiated with.
+	// node given new parameters or a kind of node the trace does not
+	// follow. Graph AllGraphs forgets every graph (a node changed, and the
+	// trace does not say in which graph); executable graphs keep the work
+	// they were instantiated with. Node names the node destroyed
+	// (cudaGraphDestroyNode) or changed in Exec (cudaGraphNodeSetEnabled;
+	// a child graph node given graph Src).
 	OpGraphForget
 	// OpGraphEventRecordNode says that graph node Node of Graph records
 	// Event at each launch: a node added (cudaGraphAddEventRecordNode;
@@ -188,7 +191,8 @@ const (
 	// OpGraphClone that creates or destroys the object its handle names
 	// (cudaGraphInstantiate, cudaGraphCreate, cudaGraphClone,
 	// cudaGraphDestroy, cudaGraphExecDestroy), so that a handle used again
-	// names another object, and an OpGraphEvent*Node that adds its node. Without it, the call changes the object in place
+	// names another object, and an OpGraphEvent*Node that adds its node.
+	// Without it, the call changes the object in place
 	// (cudaGraphExecUpdate, nodes added or given new parameters).
 	FlagLifetime uint32 = 1 << 6
 	// FlagPeer marks an OpMemcpy made by a synchronous peer copy
@@ -265,7 +269,7 @@ type Event struct {
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
-	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget, OpGraphEvent*Node; FlagGraphNode: the node's); 0 if unknown.
+	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget, OpGraphEvent*Node; OpGraphClone: the copy, or the parent of a child graph node; FlagGraphNode: the node's); 0 if unknown.
 	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch, OpGraphForget, OpGraphEvent*Node); 0 if unknown.
 	// PeerSrc and PeerDst are, with FlagPeer, the devices of a peer copy's
 	// source and destination.

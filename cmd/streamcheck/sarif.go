@@ -82,14 +82,16 @@ func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result 
 			id++
 		}
 	}
-	for _, op := range append([]*checker.Op{primary}, related...) {
-		if op != primary {
-			add(op, op.Role+": "+describeOp(op))
-		}
-		// A graph launch's node: the line in the graph that made the use.
+	// A graph launch's node: the line in the graph that made the use.
+	addGraphNode := func(op *checker.Op) {
 		if n := op.GraphNode; n != nil {
 			add(n, op.Role+", in the graph: "+describeOp(n))
 		}
+	}
+	addGraphNode(primary)
+	for _, op := range related {
+		add(op, op.Role+": "+describeOp(op))
+		addGraphNode(op)
 	}
 	return res
 }
