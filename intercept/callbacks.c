@@ -575,13 +575,27 @@ static uint64_t graph_of_node(CUgraphNode node) {
     return lfmap_get(&event_node_graphs, (uint64_t)(uintptr_t)node, &v) ? v : 0;
 }
 
-/* Makes ev the event node that CUgraphNodeParams np of the given type
- * describes: node, in graph or exec, added (ev->flags has FLAG_LIFETIME)
- * or given this event; 0 if np is no event node. */
-static int event_node(sc_event *ev, int type, const unsigned char *np, uint64_t graph, uint64_t exec, uint64_t node) {
+/* The type of the node that CUgraphNodeParams np describes, and where that
+ * type's own parameters start (the union after the type). */
+static const unsigned char *node_params(const unsigned char *np, int *type) {
+    memcpy(type, np, sizeof *type);
+    return np + SC_GRAPH_NODE_PARAMS_UNION;
+}
+
+/* A child graph node's graph: CUDA_CHILD_GRAPH_NODE_PARAMS starts with it. */
+static uint64_t child_graph_of(const unsigned char *own) {
+    CUgraph g;
+    memcpy(&g, own, sizeof g);
+    return (uint64_t)(uintptr_t)g;
+}
+
+/* Makes ev the event node that a node of the given type with parameters
+ * own (node_params) describes: node, in graph or exec, added (ev->flags
+ * has FLAG_LIFETIME) or given this event; 0 if it is no event node. */
+static int event_node(sc_event *ev, int type, const unsigned char *own, uint64_t graph, uint64_t exec, uint64_t node) {
     if (type != SC_GRAPH_NODE_TYPE_EVENT_RECORD && type != SC_GRAPH_NODE_TYPE_WAIT_EVENT) return 0;
     CUevent e;
-    memcpy(&e, np + SC_GRAPH_NODE_PARAMS_UNION, sizeof e);
+    memcpy(&e, own, sizeof e); /* CUDA_EVENT_{RECORD,WAIT}_NODE_PARAMS: the event alone */
     ev->op = type == SC_GRAPH_NODE_TYPE_EVENT_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
     ev->event = (uint64_t)(uintptr_t)e;
     ev->graph = graph;
@@ -980,22 +994,18 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             CUgraph g = in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->hGraph
                                                 : ((const p_graph_add_node *)pp)->hGraph;
             int type;
-            memcpy(&type, np, sizeof type);
-            /* A kernel's, copy's or set's own parameters: the copy's
-             * CUDA_MEMCPY3D comes after the copy node's header. */
-            const unsigned char *own = np + SC_GRAPH_NODE_PARAMS_UNION;
-            if (type == SC_GRAPH_NODE_TYPE_MEMCPY) own += SC_MEMCPY_NODE_COPY;
-            if (work_node(ts, &ev, type, own, 1, g)) break;
+            const unsigned char *own = node_params(np, &type);
+            /* A copy node's CUDA_MEMCPY3D comes after its header. */
+            if (work_node(ts, &ev, type, type == SC_GRAPH_NODE_TYPE_MEMCPY ? own + SC_MEMCPY_NODE_COPY : own, 1, g))
+                break;
             if (type == SC_GRAPH_NODE_TYPE_GRAPH) { /* a child graph node: a copy of the child's work */
-                CUgraph child;
-                memcpy(&child, own, sizeof child);
                 ev.op = OP_GRAPH_CLONE;
                 ev.graph = (uint64_t)(uintptr_t)g;
-                ev.src = (uint64_t)(uintptr_t)child;
+                ev.src = child_graph_of(own);
                 break;
             }
             CUgraphNode *ph = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
-            if (event_node(&ev, type, np, (uint64_t)(uintptr_t)g, 0, ph ? (uint64_t)(uintptr_t)*ph : 0)) {
+            if (event_node(&ev, type, own, (uint64_t)(uintptr_t)g, 0, ph ? (uint64_t)(uintptr_t)*ph : 0)) {
                 ev.flags |= FLAG_LIFETIME; /* a new node */
                 remember_event_node(ph, g);
                 break;
@@ -1005,7 +1015,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
                 ev.graph = (uint64_t)(uintptr_t)g;
                 break;
             }
-            np += SC_GRAPH_NODE_PARAMS_UNION;
+            np = own;
         }
         ev.op = OP_MALLOC_ASYNC;
         ev.flags |= FLAG_GRAPH_ALLOC;
@@ -1076,24 +1086,25 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         int exec_level = in.h == H_GRAPH_EXEC_SET_PARAMS;
         const unsigned char *np = exec_level ? ((const p_graph_exec_set_params *)pp)->nodeParams
                                              : ((const p_graph_node_set_params *)pp)->nodeParams;
-        int type = -1;
-        if (np) memcpy(&type, np, sizeof type);
+        if (!np) return;
+        int type;
+        const unsigned char *own = node_params(np, &type);
         if (exec_level) {
             const p_graph_exec_set_params *p = pp;
-            if (event_node(&ev, type, np, 0, (uint64_t)(uintptr_t)p->hGraphExec, (uint64_t)(uintptr_t)p->hNode)) break;
+            if (event_node(&ev, type, own, 0, (uint64_t)(uintptr_t)p->hGraphExec, (uint64_t)(uintptr_t)p->hNode)) break;
             ev.op = OP_GRAPH_FORGET;
             ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
             if (!ev.exec) return;
             if (type == SC_GRAPH_NODE_TYPE_GRAPH) { /* a child graph node given a new graph: as cuGraphExecChildGraphNodeSetParams */
                 ev.node = (uint64_t)(uintptr_t)p->hNode;
-                memcpy(&ev.src, np + SC_GRAPH_NODE_PARAMS_UNION, sizeof ev.src);
+                ev.src = child_graph_of(own);
             }
             break;
         }
         const p_graph_node_set_params *p = pp;
         if (type == SC_GRAPH_NODE_TYPE_EVENT_RECORD || type == SC_GRAPH_NODE_TYPE_WAIT_EVENT) {
             uint64_t g = graph_of_node(p->hNode);
-            if (!g || !event_node(&ev, type, np, g, 0, (uint64_t)(uintptr_t)p->hNode)) return;
+            if (!g || !event_node(&ev, type, own, g, 0, (uint64_t)(uintptr_t)p->hNode)) return;
             break;
         }
         ev.op = OP_GRAPH_FORGET; /* a node's parameters: its graph is not named */
