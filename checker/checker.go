@@ -330,6 +330,8 @@ func (c *Checker) Add(ev *model.Event) {
 				c.graphs.Change(ev.Graph, 0)
 			}
 		}
+	case model.OpStreamMemOp:
+		c.report(RuleStreamMemOp, nil, c.accessOf(ev, st, ev.Ptr), nil)
 	case model.OpGraphEventRecordNode:
 		if ev.Exec != 0 {
 			break // an executable graph's: its launches do record the event
@@ -917,6 +919,8 @@ func roleOf(rule string) string {
 		return "allocation"
 	case RuleWaitUnrecordedEvent:
 		return "wait"
+	case RuleStreamMemOp:
+		return "memory operation"
 	}
 	return "use"
 }

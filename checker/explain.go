@@ -80,6 +80,10 @@ func (c *Checker) explain(f *Finding) {
 		f.Message = fmt.Sprintf("%s allocates %s that is never freed", what(op), size)
 		f.Why = "The trace ended with the allocation still live; stream-ordered memory stays reserved in its pool until freed."
 		f.Fix = fmt.Sprintf("Free it with cudaFreeAsync on stream %s after its last use.", op.Stream)
+	case RuleStreamMemOp:
+		f.Message = fmt.Sprintf("%s orders work through memory, which streamcheck does not follow", what(op))
+		f.Why = "A stream memory operation (a wait for, or a write of, a value in memory) can order one stream after another; streamcheck follows events, host synchronization and stream order, not values in memory, so it takes the streams such operations order as unordered."
+		f.Fix = fmt.Sprintf("Findings between stream %s and the streams it is ordered with this way may be false alarms: order them with an event (cudaEventRecord, cudaStreamWaitEvent) as well, or suppress them with a reason.", op.Stream)
 	case RuleWaitUnrecordedEvent:
 		f.Message = fmt.Sprintf("%s waits on an event that was never recorded", what(op))
 		f.Why = "A wait on an event with no cudaEventRecord before it returns at once and orders nothing."

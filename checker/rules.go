@@ -35,6 +35,7 @@ const (
 	RuleInvalidFree         = "invalid-free"
 	RuleLeak                = "leak"
 	RuleWaitUnrecordedEvent = "wait-unrecorded-event"
+	RuleStreamMemOp         = "stream-memory-op"
 )
 
 // Rules lists every rule, errors first.
@@ -48,6 +49,7 @@ var Rules = []Rule{
 	{RuleInvalidFree, SeverityError, "a free names an address that is not the start of a live allocation"},
 	{RuleLeak, SeverityWarning, "stream-ordered memory is never freed"},
 	{RuleWaitUnrecordedEvent, SeverityWarning, "a wait on an event that was never recorded orders nothing"},
+	{RuleStreamMemOp, SeverityWarning, "a stream memory operation may order streams in a way streamcheck does not follow: findings between them may be false alarms"},
 }
 
 // LookupRule returns the rule with the given id.

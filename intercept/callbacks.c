@@ -63,6 +63,7 @@ enum {
     H_CPY_3D,
     H_CPY_3DPEER,
     H_CPY_BATCH,  /* cuMemcpyBatchAsync; elem 1: with failIdx (CUDA 12.8), 2: _v2 */
+    H_STREAM_MEMOP, /* cuStreamWaitValue*, cuStreamWriteValue* (elem 0: one address), cuStreamBatchMemOp (1) */
     H_SET,
     H_SET2D,
     H_HOST_FUNC,
@@ -157,6 +158,16 @@ static const drv_entry drv_table[] = {
     {"cuMemcpy3DAsync_v2", H_CPY_3D, 1, 0},
     {"cuMemcpy3DPeer", H_CPY_3DPEER, 0, 0},
     {"cuMemcpy3DPeerAsync", H_CPY_3DPEER, 1, 0},
+    {"cuStreamWaitValue32", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamWaitValue32_v2", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamWaitValue64", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamWaitValue64_v2", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamWriteValue32", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamWriteValue32_v2", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamWriteValue64", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamWriteValue64_v2", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamBatchMemOp", H_STREAM_MEMOP, 1, 1},
+    {"cuStreamBatchMemOp_v2", H_STREAM_MEMOP, 1, 1},
     {"cuMemcpyBatchAsync", H_CPY_BATCH, 1, 1},
     {"cuMemcpyBatchAsync_v2", H_CPY_BATCH, 1, 2},
     {"cuMemsetD8_v2", H_SET, 0, 1},
@@ -914,6 +925,15 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (!p->pCopy) break;
         READ_COPY3D(p->pCopy, &ev);
         if (in.async) ev.stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_STREAM_MEMOP: {
+        /* Orders streams through memory, which the analyzer does not
+         * follow: recorded so that reports can say so. */
+        const p_stream_memop *p = pp;
+        ev.op = OP_STREAM_MEMOP;
+        ev.stream = norm_stream(p->stream, pt);
+        if (in.elem == 0) ev.ptr = p->addr;
         break;
     }
     case H_CPY_BATCH: {

@@ -328,6 +328,10 @@ typedef struct {
 /* CUDA_MEMCPY_NODE_PARAMS: flags, reserved, copyCtx, then a CUDA_MEMCPY3D. */
 #define SC_MEMCPY_NODE_COPY 16
 
+/* cuStreamWaitValue32/64 and cuStreamWriteValue32/64 (and _v2): the
+ * stream, then the address; cuStreamBatchMemOp starts with the stream. */
+typedef struct { CUstream stream; CUdeviceptr addr; } p_stream_memop;
+
 /* cuGraphClone */
 typedef struct { CUgraph *phGraphClone; CUgraph originalGraph; } p_graph_clone;
 /* cuGraphAddChildGraphNode */

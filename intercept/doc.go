@@ -35,7 +35,9 @@
 // set nodes as launches, copies and sets marked as graph nodes; event
 // record and wait nodes, and their new events, with the node's handle;
 // clones and child graph nodes as graph_clone), event records and waits
-// with the external flags, and pool creation. A runtime call and the driver call inside it are one
+// with the external flags, stream memory operations (cuStreamWaitValue32
+// and the like, whose orderings the analyzer does not follow but reports),
+// and pool creation. A runtime call and the driver call inside it are one
 // event: the shim records
 // the driver call, and the analyzer names it after the runtime function found
 // in its stack. Every event carries a host stack (deduplicated) and the

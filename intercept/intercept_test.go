@@ -811,6 +811,10 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, src: d + 2048, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
+		// Stream memory operations.
+		{op: model.OpStreamMemOp, api: "cuStreamWriteValue32", stream: s, ptr: d + 4096},
+		{op: model.OpStreamMemOp, api: "cuStreamWaitValue64", stream: model.StreamPerThread, ptr: d + 4096},
+		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

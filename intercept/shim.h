@@ -57,6 +57,7 @@ enum {
     OP_GRAPH_EVENT_RECORD_NODE,
     OP_GRAPH_EVENT_WAIT_NODE,
     OP_GRAPH_CLONE,
+    OP_STREAM_MEMOP,
 };
 #define SC_ALL_GRAPHS UINT64_MAX /* model.AllGraphs */
 

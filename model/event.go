@@ -63,6 +63,11 @@ const (
 	// (cudaGraphClone; FlagLifetime set) or a child graph node added to
 	// Graph (cudaGraphAddChildGraphNode, which embeds a copy of Src).
 	OpGraphClone
+	// OpStreamMemOp is a stream memory operation on Stream (cuStreamWaitValue32/64,
+	// cuStreamWriteValue32/64, cuStreamBatchMemOp), at Ptr when it names one
+	// address: it can order streams through memory, which the analysis does
+	// not follow.
+	OpStreamMemOp
 
 	opCount
 )
@@ -101,6 +106,7 @@ var opNames = [...]string{
 	OpGraphEventRecordNode: "graph_event_record_node",
 	OpGraphEventWaitNode:   "graph_event_wait_node",
 	OpGraphClone:           "graph_clone",
+	OpStreamMemOp:          "stream_mem_op",
 }
 
 // String returns the JSON Lines name of the op ("malloc_async", ...).
@@ -129,7 +135,7 @@ func ParseOp(name string) (Op, bool) {
 func (o Op) OnStream() bool {
 	switch o {
 	case OpEventRecord, OpStreamWait, OpMallocAsync, OpFreeAsync, OpLaunch,
-		OpMemcpyAsync, OpMemsetAsync, OpHostFunc, OpCaptureBegin, OpCaptureEnd, OpGraphLaunch:
+		OpMemcpyAsync, OpMemsetAsync, OpHostFunc, OpCaptureBegin, OpCaptureEnd, OpGraphLaunch, OpStreamMemOp:
 		return true
 	}
 	return false

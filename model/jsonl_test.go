@@ -59,6 +59,7 @@ const everyOp = `# streams and events
 {"op":"graph_event_record_node","graph":"g1","event":"e1","node":"n1","lifetime":true}
 {"op":"graph_event_wait_node","exec":"0x5000","event":"e2","node":"0x77"}
 {"op":"graph_clone","graph":"g3","from":"g1","lifetime":true}
+{"op":"stream_mem_op","stream":"s2","ptr":"0x7f0000"}
 `
 
 func TestJSONLEveryOp(t *testing.T) {
@@ -111,6 +112,7 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpGraphEventRecordNode, Graph: 0x1000, Event: e1, Node: 0x1000, Flags: FlagLifetime},
 		{Op: OpGraphEventWaitNode, Exec: 0x5000, Event: e2, Node: 0x77},
 		{Op: OpGraphClone, Graph: 0x1001, Src: 0x1000, Flags: FlagLifetime},
+		{Op: OpStreamMemOp, Stream: s2, Ptr: 0x7f0000},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("got %d events, want %d", len(events), len(want))

@@ -73,6 +73,7 @@ var opForms = [opCount]opForm{
 	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
 	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
 	OpGraphClone:           {jGraphName | jFrom, jLifetime, "cudaGraphClone"},
+	OpStreamMemOp:          {jStream, jPtr, "cuStreamWaitValue32"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

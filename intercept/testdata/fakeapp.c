@@ -713,6 +713,18 @@ static int more(void) {
         fk_driver_enter("cuMemcpyBatchAsync_v2", &b2, NULL);
         fk_driver_exit("cuMemcpyBatchAsync_v2", &b2, 0, NULL);
     }
+    {
+        /* Stream memory operations: recorded, not followed. */
+        cuStreamWriteValue32_v2_params w = {s, d + 4096, 1, 0};
+        fk_driver_enter("cuStreamWriteValue32_v2", &w, NULL);
+        fk_driver_exit("cuStreamWriteValue32_v2", &w, 0, NULL);
+        cuStreamWaitValue64_v2_params wt = {NULL, d + 4096, 1, 0}; /* _ptsz: stream 0 is the thread's */
+        fk_driver_enter("cuStreamWaitValue64_v2_ptsz", &wt, NULL);
+        fk_driver_exit("cuStreamWaitValue64_v2_ptsz", &wt, 0, NULL);
+        cuStreamBatchMemOp_v2_params b = {s, 0, NULL, 0};
+        fk_driver_enter("cuStreamBatchMemOp_v2", &b, NULL);
+        fk_driver_exit("cuStreamBatchMemOp_v2", &b, 0, NULL);
+    }
     printf("fakeapp: more done\n");
     return 0;
 }

@@ -286,6 +286,9 @@ typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUevent event; } cuG
 typedef struct { CUgraphNode hNode; CUgraphNodeParams *nodeParams; } cuGraphNodeSetParams_params;
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; unsigned int isEnabled; } cuGraphNodeSetEnabled_params;
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUgraph childGraph; } cuGraphExecChildGraphNodeSetParams_params;
+typedef struct { CUstream stream; CUdeviceptr addr; unsigned int value; unsigned int flags; } cuStreamWriteValue32_v2_params;
+typedef struct { CUstream stream; CUdeviceptr addr; unsigned long long value; unsigned int flags; } cuStreamWaitValue64_v2_params;
+typedef struct { CUstream stream; unsigned int count; void *paramArray; unsigned int flags; } cuStreamBatchMemOp_v2_params;
 /* CUDA 12.8's batch copy, with failIdx; CUDA 13's _v2 drops it. */
 #define CU_MEMCPY_SRC_ACCESS_ORDER_STREAM 1
 #define CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL 2

@@ -110,6 +110,9 @@ static const char *driver_names[] = {
     [89] = "cuMemcpyBatchAsync",
     [90] = "cuMemcpyBatchAsync_v2",
     [91] = "cuGraphExecChildGraphNodeSetParams",
+    [92] = "cuStreamWriteValue32_v2",
+    [93] = "cuStreamWaitValue64_v2_ptsz",
+    [94] = "cuStreamBatchMemOp_v2",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
