@@ -669,9 +669,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		// A clone, or a child graph node (see copiedEvent).
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		replace := ev.Flags&model.FlagLifetime != 0
-		if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, func(it graphEvent) (graphEvent, bool) {
-			return copiedEvent(it), true
-		}) && replace {
+		if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, copiedEvent) && replace {
 			e.graphEvents.Forget(ev.Graph, 0)
 		}
 		return

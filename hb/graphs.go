@@ -21,11 +21,11 @@ type graphEvent struct {
 // copiedEvent is it copied into another graph (a clone, a child graph
 // node): a new node, whose handle the trace never saw, so its event can
 // change unseen (cudaGraphNodeFindInClone, cudaGraphChildGraphNodeGetGraph):
-// a copied record is stale.
-func copiedEvent(it graphEvent) graphEvent {
+// a copied record is stale. Every item is copied (GraphWork.Copy's convert).
+func copiedEvent(it graphEvent) (graphEvent, bool) {
 	it.node = 0
 	it.stale = it.stale || it.record
-	return it
+	return it, true
 }
 
 // staleRecords makes stale the records of node, or with node 0, those
@@ -184,38 +184,35 @@ func (g *GraphWork[T]) Update(graph, exec uint64, change func([]T) []T) {
 // whether from's work is known; if not, nothing changes.
 func (g *GraphWork[T]) Copy(from, to uint64, replace bool, convert func(T) (T, bool)) bool {
 	items, known := g.graphs[from]
-	if !known || to == 0 || to == model.AllGraphs {
-		return known
+	if known {
+		g.Update(to, 0, func(old []T) []T {
+			if replace {
+				old = old[:0]
+			}
+			return appendConverted(old, items, convert)
+		})
 	}
-	var out []T
-	if !replace {
-		out = slices.Clone(g.graphs[to])
+	return known
+}
+
+// CopyToExec adds to executable graph exec's known work the items of graph
+// from's, as Copy adds them to a graph's: a child graph node given a new
+// graph in place. Nothing changes if from's work is unknown.
+func (g *GraphWork[T]) CopyToExec(from, exec uint64, convert func(T) (T, bool)) {
+	if items, known := g.graphs[from]; known {
+		g.Update(0, exec, func(old []T) []T { return appendConverted(old, items, convert) })
 	}
+}
+
+// appendConverted appends to out each of items as convert makes it, but
+// those it leaves out.
+func appendConverted[T any](out, items []T, convert func(T) (T, bool)) []T {
 	for _, it := range items {
 		if c, ok := convert(it); ok {
 			out = append(out, c)
 		}
 	}
-	g.graphs[to] = out
-	return true
-}
-
-// CopyToExec adds to executable graph exec's known work the items of graph
-// from's, each as convert makes it: a child graph node given a new graph
-// in place. Nothing changes if from's work is unknown.
-func (g *GraphWork[T]) CopyToExec(from, exec uint64, convert func(T) T) {
-	items, known := g.graphs[from]
-	if !known || exec == 0 {
-		return
-	}
-	out := slices.Clone(g.execs[exec])
-	for _, it := range items {
-		out = append(out, convert(it))
-	}
-	if g.execs == nil {
-		g.execs = map[uint64][]T{}
-	}
-	g.execs[exec] = out
+	return out
 }
 
 // UpdateGraphs is Update on every graph's known work, not executable
