@@ -586,6 +586,16 @@ static uint64_t graph_of_node(CUgraphNode node) {
     return lfmap_get(&event_node_graphs, (uint64_t)(uintptr_t)node, &v) ? v : 0;
 }
 
+/* Makes ev event record (or wait) node `node`, of event e, in graph or
+ * exec. */
+static void set_event_node(sc_event *ev, int record, CUevent e, uint64_t graph, uint64_t exec, uint64_t node) {
+    ev->op = record ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
+    ev->event = (uint64_t)(uintptr_t)e;
+    ev->graph = graph;
+    ev->exec = exec;
+    ev->node = node;
+}
+
 /* The type of the node that CUgraphNodeParams np describes, and where that
  * type's own parameters start (the union after the type). */
 static const unsigned char *node_params(const unsigned char *np, int *type) {
@@ -607,12 +617,18 @@ static int event_node(sc_event *ev, int type, const unsigned char *own, uint64_t
     if (type != SC_GRAPH_NODE_TYPE_EVENT_RECORD && type != SC_GRAPH_NODE_TYPE_WAIT_EVENT) return 0;
     CUevent e;
     memcpy(&e, own, sizeof e); /* CUDA_EVENT_{RECORD,WAIT}_NODE_PARAMS: the event alone */
-    ev->op = type == SC_GRAPH_NODE_TYPE_EVENT_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
-    ev->event = (uint64_t)(uintptr_t)e;
-    ev->graph = graph;
-    ev->exec = exec;
-    ev->node = node;
+    set_event_node(ev, type == SC_GRAPH_NODE_TYPE_EVENT_RECORD, e, graph, exec, node);
     return 1;
+}
+
+/* Makes ev a copy of size bytes from src to dst, with unified addressing:
+ * the driver says which sides are device memory (cuMemcpy, a batch's). */
+static void unified_copy(sc_event *ev, uint64_t dst, uint64_t src, uint64_t size) {
+    ev->ptr = dst;
+    ev->src = src;
+    ev->size = size;
+    int d = classify(dst, &ev->flags), s = classify(src, &ev->flags);
+    ev->kind = kind_of(d, s);
 }
 
 /* Makes ev copy i of batch b: its sides and size, classified as a
@@ -622,11 +638,7 @@ static int event_node(sc_event *ev, int type, const unsigned char *own, uint64_t
  * order that later frees would race. */
 static void batch_copy(sc_event *ev, const sc_batch *b, size_t i) {
     ev->flags = 0;
-    ev->ptr = b->dsts[i];
-    ev->src = b->srcs[i];
-    ev->size = b->sizes[i];
-    int d = classify(ev->ptr, &ev->flags), s = classify(ev->src, &ev->flags);
-    ev->kind = kind_of(d, s);
+    unified_copy(ev, b->dsts[i], b->srcs[i], b->sizes[i]);
     int order = 0; /* attrs[k] applies to copies attrsIdxs[k] .. attrsIdxs[k+1]-1 */
     for (size_t k = 0; b->attrs && b->attrsIdxs && k < b->numAttrs && b->attrsIdxs[k] <= i; k++)
         order = b->attrs[k].srcAccessOrder;
@@ -860,11 +872,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     }
     case H_CPY_UNIFIED: {
         const p_cuMemcpy *p = pp;
-        ev.ptr = p->dst;
-        ev.src = p->src;
-        ev.size = p->ByteCount;
-        int d = classify(p->dst, &ev.flags), s = classify(p->src, &ev.flags);
-        ev.kind = kind_of(d, s);
+        unified_copy(&ev, p->dst, p->src, p->ByteCount);
         if (in.async) ev.stream = norm_stream(p->hStream, pt);
         break;
     }
@@ -1074,31 +1082,26 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     case H_GRAPH_EVENT_NODE: {
         if (!ok) return; /* no node */
         const p_graph_add_event_node *p = pp;
-        ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
-        ev.graph = (uint64_t)(uintptr_t)p->hGraph;
-        ev.event = (uint64_t)(uintptr_t)p->event;
+        set_event_node(&ev, in.elem == EVNODE_RECORD, p->event, (uint64_t)(uintptr_t)p->hGraph, 0,
+                       p->phGraphNode ? (uint64_t)(uintptr_t)*p->phGraphNode : 0);
         ev.flags |= FLAG_LIFETIME; /* a new node */
-        if (p->phGraphNode) ev.node = (uint64_t)(uintptr_t)*p->phGraphNode;
         remember_event_node(p->phGraphNode, p->hGraph);
         break;
     }
     case H_GRAPH_NODE_SET_EVENT: {
         if (!ok) return;
         const p_graph_node_set_event *p = pp;
-        ev.graph = graph_of_node(p->hNode);
-        if (!ev.graph) return; /* a captured node on a driver that cannot say whose */
-        ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
-        ev.event = (uint64_t)(uintptr_t)p->event;
-        ev.node = (uint64_t)(uintptr_t)p->hNode;
+        uint64_t g = graph_of_node(p->hNode);
+        if (!g) return; /* a captured node on a driver that cannot say whose */
+        set_event_node(&ev, in.elem == EVNODE_RECORD, p->event, g, 0, (uint64_t)(uintptr_t)p->hNode);
         break;
     }
     case H_GRAPH_EXEC_SET_EVENT: {
         if (!ok) return;
         const p_graph_exec_set_event *p = pp;
-        ev.op = in.elem == EVNODE_RECORD ? OP_GRAPH_EVENT_RECORD_NODE : OP_GRAPH_EVENT_WAIT_NODE;
-        ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
-        ev.event = (uint64_t)(uintptr_t)p->event;
-        ev.node = (uint64_t)(uintptr_t)p->hNode; /* the graph's node: the executable graph's counterpart */
+        /* hNode is the graph's node: the executable graph's counterpart. */
+        set_event_node(&ev, in.elem == EVNODE_RECORD, p->event, 0, (uint64_t)(uintptr_t)p->hGraphExec,
+                       (uint64_t)(uintptr_t)p->hNode);
         break;
     }
     case H_GRAPH_NODE_SET_PARAMS: case H_GRAPH_EXEC_SET_PARAMS: {
