@@ -192,6 +192,7 @@ type Checker struct {
 	recentTIDs [2]uint32
 	nRecent    int
 	opts       Options
+	memOps     memOps // Stream memory operations (memops.go).
 }
 
 // Options adjust an analysis.
@@ -275,6 +276,9 @@ func (c *Checker) Add(ev *model.Event) {
 		if ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() {
 			c.graphNode(ev, st)
 		}
+		if st.Captured && ev.Op == model.OpStreamMemOp {
+			c.capturedMemOp(ev, st)
+		}
 		return
 	}
 	if st.UnrecordedWait {
@@ -331,7 +335,7 @@ func (c *Checker) Add(ev *model.Event) {
 			}
 		}
 	case model.OpStreamMemOp:
-		c.report(RuleStreamMemOp, nil, c.accessOf(ev, st, ev.Ptr), nil)
+		c.streamMemOp(ev, st)
 	case model.OpGraphEventRecordNode:
 		if ev.Exec != 0 {
 			break // an executable graph's: its launches do record the event
@@ -412,6 +416,10 @@ func eachUse(ev *model.Event, use func(uint64)) {
 		}
 	case model.OpMemset, model.OpMemsetAsync:
 		use(ev.Ptr)
+	case model.OpStreamMemOp:
+		if ev.MemOp.IsWait() || ev.MemOp.IsWrite() || ev.MemOp == model.MemOpUnknown {
+			use(ev.Ptr)
+		}
 	}
 }
 
@@ -734,6 +742,10 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 	}
 	a.free = free
 	a.freed = true
+	if c.engine.HasMemoryWrites() {
+		base, size := a.wholeOf()
+		c.engine.ForgetMemory(base, rangeEnd(base, size))
+	}
 	c.graveQ.push(a)
 	c.graveLen++
 	c.trimGrave()
@@ -794,7 +806,8 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 // Finish ends the analysis: it reports leaks (only for a complete trace,
 // since a damaged one stops before the frees) and returns the result.
 func (c *Checker) Finish(damage error) *Result {
-	if damage == nil {
+	if damage == nil { // a damaged trace stops before the waits and frees that may follow
+		c.unreadMemWrites()
 		var leaks []*allocation
 		c.allocs.byBase.all(func(a *allocation) {
 			if a.async && !a.freed {
@@ -856,7 +869,8 @@ func (c *Checker) report(rule string, a *allocation, op access, other *access) {
 
 // reportIn is report for a race between operations captured into a graph
 // by the capture begun on stream origin (the host: not captured).
-func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op access, other *access) {
+// It reports whether the finding is new (the last of c.pending).
+func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op access, other *access) bool {
 	key := findingKey{rule: rule, op: c.siteOf(&op), on: c.siteOf(other), capture: origin != hb.HostAgent}
 	if a != nil {
 		key.alloc = c.siteOf(&a.alloc)
@@ -865,7 +879,7 @@ func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op acc
 	}
 	if f := c.findings[key]; f != nil {
 		f.Count++
-		return
+		return false
 	}
 	f := &Finding{Rule: rule, Severity: severityOf(rule), Count: 1, Trace: c.trace}
 	p := pendingFinding{f: f, op: op, capture: origin}
@@ -879,6 +893,7 @@ func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op acc
 	c.findings[key] = f
 	c.order = append(c.order, f)
 	c.pending = append(c.pending, p)
+	return true
 }
 
 // pendingFinding keeps what a finding needs until Finish resolves names and
@@ -891,6 +906,7 @@ type pendingFinding struct {
 	base, size         uint64
 	alloc, op, other   access
 	capture            hb.AgentID // See reportIn.
+	memNote            memNote    // Why a stream-memory-op finding is not followed.
 }
 
 // resolveFinding fills a finding's operations and explanation.
@@ -908,7 +924,7 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 	if p.hasOther {
 		f.Ops = append(f.Ops, c.resolve(otherRoleOf(f.Rule), &p.other))
 	}
-	c.explain(f)
+	c.explain(f, p.memNote)
 }
 
 func roleOf(rule string) string {

@@ -9,7 +9,7 @@ import (
 
 // explain fills a finding's Message, Why and Fix from its resolved
 // operations.
-func (c *Checker) explain(f *Finding) {
+func (c *Checker) explain(f *Finding, note memNote) {
 	op := &f.Ops[0]
 	var other *Op
 	if len(f.Ops) > 1 {
@@ -81,9 +81,7 @@ func (c *Checker) explain(f *Finding) {
 		f.Why = "The trace ended with the allocation still live; stream-ordered memory stays reserved in its pool until freed."
 		f.Fix = fmt.Sprintf("Free it with cudaFreeAsync on stream %s after its last use.", op.Stream)
 	case RuleStreamMemOp:
-		f.Message = fmt.Sprintf("%s orders work through memory, which streamcheck does not follow", what(op))
-		f.Why = "A stream memory operation (a wait for, or a write of, a value in memory) can order one stream after another; streamcheck follows events, host synchronization and stream order, not values in memory, so it takes the streams such operations order as unordered."
-		f.Fix = fmt.Sprintf("Findings between stream %s and the streams it is ordered with this way may be false alarms: order them with an event (cudaEventRecord, cudaStreamWaitEvent) as well, or suppress them with a reason.", op.Stream)
+		explainMemOp(f, op, note)
 	case RuleWaitUnrecordedEvent:
 		f.Message = fmt.Sprintf("%s waits on an event that was never recorded", what(op))
 		f.Why = "A wait on an event with no cudaEventRecord before it returns at once and orders nothing."
@@ -174,5 +172,38 @@ func explainCaptured(f *Finding, op, other *Op, size string) {
 		f.Why = fmt.Sprintf("The memory was freed by %s (call #%d) before %s was captured (call #%d); at each launch the graph may hand it to another of its allocations.",
 			other.Where(), other.Seq, what(op), op.Seq)
 		f.Fix = fmt.Sprintf("Move the free at %s after the last use, at %s or later, in the capture.", other.Site(), op.Site())
+	}
+}
+
+// explainMemOp explains a stream memory operation whose ordering streamcheck
+// does not follow, by why it does not.
+func explainMemOp(f *Finding, op *Op, note memNote) {
+	falseAlarms := fmt.Sprintf("Findings between stream %s and the streams this value orders it with may be false alarms", op.Stream)
+	eventFix := "order those streams with an event as well (cudaEventRecord, cudaStreamWaitEvent), or suppress the findings with a reason."
+	switch note {
+	case memNoteNoWrite:
+		f.Message = fmt.Sprintf("%s waits for a value that no write recorded before it gives", what(op))
+		f.Why = "streamcheck orders a wait for a value in memory (cuStreamWaitValue*) after the writes recorded before it at the same address (cuStreamWriteValue*) that can meet its condition. None can meet this one: the value comes from a kernel, a copy, the host, another process, or a write issued after the wait, which streamcheck does not follow, so it takes the work after the wait as unordered with the writer."
+		f.Fix = fmt.Sprintf("%s: issue the cuStreamWriteValue before the wait at %s, or %s", falseAlarms, op.Site(), eventFix)
+	case memNoteNoBarrier:
+		f.Message = fmt.Sprintf("%s waits for a value written without a memory barrier", what(op))
+		f.Why = "A write that can meet this wait was made with CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER, which lets it land before the earlier writes of its stream: seeing the value does not make the writer's earlier work visible, so streamcheck does not order the waiting stream after it."
+		f.Fix = fmt.Sprintf("Drop CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER from the write this wait at %s reads, or %s", op.Site(), eventFix)
+	case memNoteUnknown:
+		f.Message = fmt.Sprintf("%s waits for a value in a way streamcheck cannot follow", what(op))
+		f.Why = "Either the wait's condition is not one streamcheck knows, or more writes were made at the address than it keeps (32) since the last one the waiting stream is ordered after, so it cannot tell which writes can meet the wait."
+		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
+	case memNoteCaptured:
+		f.Message = fmt.Sprintf("%s waits for a value inside a stream capture, which streamcheck does not follow", what(op))
+		f.Why = "The wait became a node of the captured graph; streamcheck does not follow what a graph's memory operations order, so it takes the graph's work after the wait as unordered with the writer."
+		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
+	case memNoteUnread:
+		f.Message = fmt.Sprintf("%s writes a value that no recorded wait reads", what(op))
+		f.Why = "No cuStreamWaitValue* was recorded at this address. If the host or a kernel waits for the value, the ordering that gives is not followed: streamcheck takes what runs after that wait as unordered with this stream."
+		f.Fix = fmt.Sprintf("Findings between stream %s and work ordered by this value may be false alarms: order them with an event or a stream synchronization as well, or suppress them with a reason.", op.Stream)
+	default:
+		f.Message = fmt.Sprintf("%s orders work through memory, which streamcheck does not follow", what(op))
+		f.Why = "The trace does not say what this stream memory operation waited for or wrote (it was recorded by an older streamcheck), so streamcheck takes the streams it orders as unordered."
+		f.Fix = fmt.Sprintf("Findings between stream %s and the streams it is ordered with this way may be false alarms: record the program again, or %s", op.Stream, eventFix)
 	}
 }

@@ -41,10 +41,11 @@ type stepCopy struct {
 	capture    uint64
 	local      hb.Epoch
 	localClock hb.Clock
+	memWait    hb.MemWait // A wait for a value: whether the engine followed it.
 }
 
 func copyStep(st *hb.Step) stepCopy {
-	s := stepCopy{agent: st.Agent, epoch: st.Epoch, clock: slices.Clone(st.Clock), skipped: st.Skipped, captured: st.Captured}
+	s := stepCopy{agent: st.Agent, epoch: st.Epoch, clock: slices.Clone(st.Clock), skipped: st.Skipped, captured: st.Captured, memWait: st.MemWait}
 	if st.Local.Clock != 0 {
 		s.capture, s.local, s.localClock = st.Capture, st.Local, slices.Clone(st.LocalClock)
 	}
@@ -298,8 +299,10 @@ func (rp *replay) add(ev *model.Event) {
 	case ev.Op == model.OpEventCreate || ev.Op == model.OpEventDestroy:
 		delete(rp.lastRecord, ev.Event) // The engine forgets the event's records too.
 	}
-	if isFixed {
-		return // A finding's own operation, not context.
+	if isFixed && ev.Op != model.OpStreamMemOp {
+		// A finding's own operation, not context. A stream memory
+		// operation's warning is context for the races it may explain.
+		return
 	}
 
 	// What the event synchronizes with, as the collectors' tests need it.
@@ -325,6 +328,12 @@ func (rp *replay) add(ev *model.Event) {
 		}
 	case model.OpDeviceSync:
 		device = true
+	case model.OpStreamMemOp:
+		// A write of a value, or a wait for one: a wait that was followed
+		// orders its stream after writes shown on theirs.
+		if ev.MemOp.IsWait() || ev.MemOp.IsWrite() {
+			touched = append(touched, st.Agent)
+		}
 	case model.OpMemcpy, model.OpMemset:
 		host := eng.HostClock()
 		for _, a := range eng.Agents() {
@@ -340,7 +349,7 @@ func (rp *replay) add(ev *model.Event) {
 		return
 	}
 	for _, c := range rp.cols {
-		if ev.Seq <= c.lo || ev.Seq >= c.hi {
+		if ev.Seq <= c.lo || ev.Seq >= c.hi || isFixed && slices.Contains(c.fixed, ev.Seq) {
 			continue
 		}
 		// Device synchronizations are all shown: one on another device than
@@ -446,7 +455,41 @@ func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
 		Captured: r.step.captured, step: r.step, hasStep: r.step.known(),
 	}
 	rp.annotate(v, r, devices)
+	if r.ev.Op == model.OpStreamMemOp {
+		v.memAddr = r.ev.Ptr
+	}
 	return v
+}
+
+// memOpDetail says what a stream memory operation waits for or writes,
+// and whether a wait was followed.
+func memOpDetail(ev *model.Event, wait hb.MemWait) string {
+	switch {
+	case ev.MemOp.IsWrite():
+		s := fmt.Sprintf("writes %d to 0x%x", ev.Value, ev.Ptr)
+		if ev.MemFlags&model.MemWriteNoBarrier != 0 {
+			s += ", no memory barrier"
+		}
+		return s
+	case ev.MemOp.IsWait():
+		cond := map[uint32]string{model.MemWaitGEQ: ">=", model.MemWaitEQ: "==", model.MemWaitAND: "&", model.MemWaitNOR: "nor"}[ev.MemFlags&model.MemWaitCondMask]
+		if cond == "" {
+			cond = fmt.Sprintf("condition %d", ev.MemFlags&model.MemWaitCondMask)
+		}
+		s := fmt.Sprintf("waits for 0x%x %s %d", ev.Ptr, cond, ev.Value)
+		switch wait {
+		case hb.MemWaitFollowed:
+			s += ", after the writes that can give it"
+		case hb.MemWaitNoWrite:
+			s += ", which no write recorded before it gives: orders nothing here"
+		case hb.MemWaitNoBarrier:
+			s += ", written without a memory barrier: orders nothing here"
+		case hb.MemWaitUnknown:
+			s += ": not followed"
+		}
+		return s
+	}
+	return ev.MemOp.String()
 }
 
 // annotate adds what a vertex's event names: its detail line, its event,
@@ -495,6 +538,8 @@ func (rp *replay) detail(r *recorded, devices []int32) string {
 		}
 	case model.OpMemcpy, model.OpMemcpyAsync:
 		s = ev.Kind.String() + " copy"
+	case model.OpStreamMemOp:
+		s = memOpDetail(ev, r.step.memWait)
 	}
 	if r.join {
 		s = joinWords(s, "implicit join with blocking streams")
@@ -705,6 +750,9 @@ func orderings(vs []*Vertex) []Edge {
 func classify(u, v *Vertex) (EdgeKind, string) {
 	if u.Op == model.OpEventRecord.String() && v.joined == u.Seq {
 		return EdgeEvent, "event " + v.event
+	}
+	if u.Op == model.OpStreamMemOp.String() && v.Op == model.OpStreamMemOp.String() && u.memAddr != 0 && u.memAddr == v.memAddr {
+		return EdgeValue, fmt.Sprintf("value at 0x%x", u.memAddr)
 	}
 	switch u.Op {
 	case model.OpMemcpy.String(), model.OpMemset.String():

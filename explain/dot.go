@@ -124,7 +124,7 @@ func edgeAttrs(e Edge) string {
 	switch e.Kind {
 	case EdgeStream, EdgeHost:
 		attrs = append(attrs, `color="gray30"`)
-	case EdgeEvent:
+	case EdgeEvent, EdgeValue:
 		attrs = append(attrs, `color="#1f6fd1"`, `fontcolor="#1f6fd1"`)
 	case EdgeSync, EdgeIssue:
 		attrs = append(attrs, `color="#2e8b57"`, `fontcolor="#2e8b57"`)

@@ -312,3 +312,37 @@ func TestGraphNodeNamed(t *testing.T) {
 	}
 	t.Fatal("no free-while-in-flight finding")
 }
+
+// A wait for a value that was followed is drawn after the write it read,
+// with an edge of its own kind; the race with work issued after the write
+// stays a race, and the graph shows why the wait does not cover it.
+func TestStreamMemOpValueEdge(t *testing.T) {
+	const trace = `{"op":"stream_create","stream":"s1","flags":"non_blocking"}
+{"op":"stream_create","stream":"s2","flags":"non_blocking"}
+{"op":"malloc","ptr":"0x7e0000000000","size":4,"site":"m.cu:9"}
+{"op":"malloc_async","stream":"s1","ptr":"0x7f0000000000","size":4096,"site":"m.cu:10"}
+{"op":"launch","stream":"s1","kernel":"first","ptrs":["0x7f0000000000"],"site":"m.cu:11"}
+{"op":"stream_mem_op","stream":"s1","ptr":"0x7e0000000000","mem_op":"write32","value":1,"api":"cuStreamWriteValue32","site":"m.cu:12"}
+{"op":"launch","stream":"s1","kernel":"second","ptrs":["0x7f0000000000"],"site":"m.cu:13"}
+{"op":"stream_mem_op","stream":"s2","ptr":"0x7e0000000000","mem_op":"wait32","value":1,"api":"cuStreamWaitValue32","site":"m.cu:14"}
+{"op":"free_async","stream":"s2","ptr":"0x7f0000000000","site":"m.cu:15"}
+{"op":"device_sync"}
+{"op":"free","ptr":"0x7e0000000000","site":"m.cu:16"}
+`
+	path := filepath.Join(t.TempDir(), "memop.jsonl")
+	if err := os.WriteFile(path, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gs, res := analyze(t, path, "memop", Options{})
+	if len(res.Findings) != 1 || res.Findings[0].Ops[1].Seq != 7 {
+		t.Fatalf("want one free-while-in-flight against the second kernel, got %+v", res.Findings)
+	}
+	g := gs[0]
+	text := render(t, g, textOf)
+	if !slices.ContainsFunc(g.Edges(), func(e Edge) bool { return e.From == "op6" && e.To == "op8" && e.Kind == EdgeValue }) {
+		t.Errorf("no value edge from the write to the wait:\n%s", text)
+	}
+	if !strings.Contains(text, "waits for 0x7e0000000000 >= 1, after the writes that can give it") {
+		t.Errorf("the wait's detail does not say it was followed:\n%s", text)
+	}
+}

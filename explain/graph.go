@@ -62,6 +62,7 @@ type Vertex struct {
 	hasStep bool   // The engine's step is known and the call took effect.
 	event   string // Display name of the event an event operation names.
 	joined  uint64 // Seq of the event record a wait or event synchronize joined.
+	memAddr uint64 // The address a stream memory operation names.
 }
 
 // NoteID is the id of the vertex that says how many operations were left out.
@@ -89,6 +90,7 @@ const (
 	EdgeStream  EdgeKind = "stream order"   // Consecutive operations on one stream.
 	EdgeHost    EdgeKind = "host order"     // Consecutive host calls.
 	EdgeEvent   EdgeKind = "event"          // An event record, to the wait or synchronize that joined it.
+	EdgeValue   EdgeKind = "value"          // A write of a value in memory, to a wait for it (cuStreamWriteValue, cuStreamWaitValue).
 	EdgeSync    EdgeKind = "sync"           // A stream's work, to the host call that waited for it.
 	EdgeIssue   EdgeKind = "issue"          // A host call, to work the host issued after it returned.
 	EdgeJoin    EdgeKind = "implicit join"  // The legacy default stream's join with a blocking stream.

@@ -83,3 +83,13 @@ func (c *Clock) grow(n int) {
 func (c *Clock) set(o Clock) {
 	*c = append((*c)[:0], o...)
 }
+
+// meet sets *c to the element-wise minimum of *c and o.
+func (c *Clock) meet(o Clock) {
+	if len(o) < len(*c) {
+		*c = (*c)[:len(o)] // entries past o's end are zero there
+	}
+	for i := range *c {
+		(*c)[i] = min((*c)[i], o[i])
+	}
+}

@@ -207,6 +207,9 @@ type Step struct {
 	Capture    uint64
 	Local      Epoch
 	LocalClock Clock
+	// MemWait is, for a stream memory operation that waits for a value,
+	// whether the engine ordered it after recorded writes of the value.
+	MemWait MemWait
 	// EndedCapture and EndedOrigin are set on a capture's begin that ended
 	// another capture its stream was in (CUDA refuses such a begin; a
 	// trace may still say it succeeded): that capture's number and origin.
@@ -271,6 +274,9 @@ type Engine struct {
 	// step, and the garbage collector's time grew with its square.
 	spare []Clock
 	host  Clock
+	// memory holds the recorded writes of values (cuStreamWriteValue*) by
+	// address, for the waits that read them.
+	memory map[uint64]*memAddr
 	// hostVer counts changes of the host clock, so that work issued to a
 	// stream joins it only when it changed since the stream last did.
 	hostVer uint64
@@ -888,6 +894,10 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		} else {
 			a.clock.join(waited.snap)
 		}
+	case model.OpStreamMemOp:
+		if ev.MemOp.IsWait() {
+			st.MemWait = e.memoryWait(ev, a)
+		}
 	case model.OpGraphLaunch:
 		if ev.Exec == 0 {
 			break
@@ -916,6 +926,10 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	switch ev.Op {
 	case model.OpEventRecord:
 		recordOn(e.events, ev.Event, a)
+	case model.OpStreamMemOp:
+		if ev.MemOp.IsWrite() {
+			e.memoryWrite(ev, a, st.Epoch)
+		}
 	case model.OpGraphLaunch:
 		if ev.Exec != 0 {
 			recordOn(e.execs, ev.Exec, a)

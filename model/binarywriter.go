@@ -78,6 +78,9 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	if ev.Kind > CopyH2H {
 		return fmt.Errorf("binary trace writer: seq %d: invalid copy kind %d", ev.Seq, ev.Kind)
 	}
+	if !ev.MemOp.Valid() {
+		return fmt.Errorf("binary trace writer: seq %d: invalid memory operation %d", ev.Seq, ev.MemOp)
+	}
 	if len(ev.Ptrs) > MaxLaunchPtrs {
 		return fmt.Errorf("binary trace writer: seq %d: %d launch addresses exceed the limit of %d", ev.Seq, len(ev.Ptrs), MaxLaunchPtrs)
 	}
@@ -129,17 +132,14 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	}
 	// Optional fields: most events leave them out, and each is written
 	// only with those after it that are set.
-	peer := ev.PeerSrc != 0 || ev.PeerDst != 0
-	if ev.Graph != 0 || ev.Exec != 0 || peer || ev.Node != 0 {
-		p = binary.AppendUvarint(p, ev.Graph)
-		p = binary.AppendUvarint(p, ev.Exec)
+	tail := [len(eventTailFields)]uint64{ev.Graph, ev.Exec, uint64(uint32(ev.PeerSrc)), uint64(uint32(ev.PeerDst)), ev.Node,
+		uint64(ev.MemOp), uint64(ev.MemFlags), ev.Value}
+	n := len(tail)
+	for n > 0 && tail[n-1] == 0 {
+		n--
 	}
-	if peer || ev.Node != 0 {
-		p = binary.AppendUvarint(p, uint64(uint32(ev.PeerSrc)))
-		p = binary.AppendUvarint(p, uint64(uint32(ev.PeerDst)))
-	}
-	if ev.Node != 0 {
-		p = binary.AppendUvarint(p, ev.Node)
+	for _, x := range tail[:n] {
+		p = binary.AppendUvarint(p, x)
 	}
 	w.payload = p
 	if err := w.record(RecordEvent, p); err != nil {

@@ -63,10 +63,11 @@ const (
 	// (cudaGraphClone; FlagLifetime set) or a child graph node added to
 	// Graph (cudaGraphAddChildGraphNode, which embeds a copy of Src).
 	OpGraphClone
-	// OpStreamMemOp is a stream memory operation on Stream (cuStreamWaitValue32/64,
-	// cuStreamWriteValue32/64, cuStreamBatchMemOp), at Ptr when it names one
-	// address: it can order streams through memory, which the analysis does
-	// not follow.
+	// OpStreamMemOp is a stream memory operation on Stream
+	// (cuStreamWaitValue32/64, cuStreamWriteValue32/64, one operation of a
+	// cuStreamBatchMemOp): MemOp says which, Ptr is the address it waits on
+	// or writes, Value the value and MemFlags CUDA's flags. A wait for a
+	// value that a recorded write gives is ordered after that write.
 	OpStreamMemOp
 
 	opCount
@@ -177,6 +178,99 @@ func (k MemcpyKind) DstDevice() bool { return k == CopyDefault || k == CopyH2D |
 // SrcDevice reports whether the source may be device memory.
 func (k MemcpyKind) SrcDevice() bool { return k == CopyDefault || k == CopyD2H || k == CopyD2D }
 
+// MemOpKind is what a stream memory operation does (Event.MemOp). The
+// values are CUDA's CUstreamBatchMemOpType; zero is a trace that did not
+// say (recorded before the kind was).
+type MemOpKind uint8
+
+const (
+	MemOpUnknown MemOpKind = 0
+	MemOpWait32  MemOpKind = 1 // cuStreamWaitValue32
+	MemOpWrite32 MemOpKind = 2 // cuStreamWriteValue32
+	MemOpFlush   MemOpKind = 3 // flush remote writes
+	MemOpWait64  MemOpKind = 4 // cuStreamWaitValue64
+	MemOpWrite64 MemOpKind = 5 // cuStreamWriteValue64
+	MemOpBarrier MemOpKind = 6 // memory barrier
+)
+
+var memOpNames = [...]string{"unknown", "wait32", "write32", "flush", "wait64", "write64", "barrier"}
+
+func (k MemOpKind) String() string {
+	if int(k) < len(memOpNames) {
+		return memOpNames[k]
+	}
+	return fmt.Sprintf("mem_op(%d)", uint8(k))
+}
+
+// Valid reports whether k is one of the kinds above.
+func (k MemOpKind) Valid() bool { return int(k) < len(memOpNames) }
+
+// ParseMemOpKind returns the kind with the given JSON Lines name.
+func ParseMemOpKind(name string) (MemOpKind, bool) {
+	for i, n := range memOpNames {
+		if n == name {
+			return MemOpKind(i), true
+		}
+	}
+	return MemOpUnknown, false
+}
+
+// IsWait reports whether k waits for a value in memory.
+func (k MemOpKind) IsWait() bool { return k == MemOpWait32 || k == MemOpWait64 }
+
+// IsWrite reports whether k writes a value to memory.
+func (k MemOpKind) IsWrite() bool { return k == MemOpWrite32 || k == MemOpWrite64 }
+
+// Width is the bytes a wait or write reads or writes (4 or 8), 0 for others.
+func (k MemOpKind) Width() uint64 {
+	switch k {
+	case MemOpWait32, MemOpWrite32:
+		return 4
+	case MemOpWait64, MemOpWrite64:
+		return 8
+	}
+	return 0
+}
+
+// CUDA's flags of a stream memory operation (Event.MemFlags): a wait's
+// condition in its low bits, and the flush flag; a write's barrier flag.
+const (
+	MemWaitGEQ        uint32 = 0 // (int)(*addr - value) >= 0, a cyclic comparison
+	MemWaitEQ         uint32 = 1 // *addr == value
+	MemWaitAND        uint32 = 2 // (*addr & value) != 0
+	MemWaitNOR        uint32 = 3 // ~(*addr | value) != 0
+	MemWaitCondMask   uint32 = 0xf
+	MemWaitFlush      uint32 = 1 << 30
+	MemWriteNoBarrier uint32 = 1 // the write may pass the stream's earlier writes
+)
+
+// Satisfies reports whether a value written to memory meets a wait of
+// kind k (MemOpWait32 or MemOpWait64) for value with flags, and whether
+// the condition is one this package knows (false for an unknown one).
+func (k MemOpKind) Satisfies(written, value uint64, flags uint32) (met, known bool) {
+	if k == MemOpWait32 {
+		written, value = uint64(uint32(written)), uint64(uint32(value))
+	}
+	switch flags & MemWaitCondMask {
+	case MemWaitGEQ:
+		if k == MemOpWait32 {
+			return int32(uint32(written)-uint32(value)) >= 0, true
+		}
+		return int64(written-value) >= 0, true
+	case MemWaitEQ:
+		return written == value, true
+	case MemWaitAND:
+		return written&value != 0, true
+	case MemWaitNOR:
+		v := ^(written | value)
+		if k == MemOpWait32 {
+			v = uint64(uint32(v))
+		}
+		return v != 0, true
+	}
+	return false, false
+}
+
 // Event flags (Event.Flags).
 const (
 	FlagNonBlocking uint32 = 1 << 0 // OpStreamCreate: the stream does not synchronize with the legacy stream.
@@ -286,6 +380,12 @@ type Event struct {
 	// graph Exec (cudaGraphNodeSetEnabled, a child graph's new
 	// parameters); 0 if unknown.
 	Node uint64
+	// MemOp, MemFlags and Value describe an OpStreamMemOp: what it does,
+	// CUDA's flags (MemWait*, MemWriteNoBarrier) and the value it waits
+	// for or writes.
+	MemOp    MemOpKind
+	MemFlags uint32
+	Value    uint64
 }
 
 // Clone returns a copy of e that does not share Ptrs.

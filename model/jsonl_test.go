@@ -60,6 +60,8 @@ const everyOp = `# streams and events
 {"op":"graph_event_wait_node","exec":"0x5000","event":"e2","node":"0x77"}
 {"op":"graph_clone","graph":"g3","from":"g1","lifetime":true}
 {"op":"stream_mem_op","stream":"s2","ptr":"0x7f0000"}
+{"op":"stream_mem_op","stream":"s1","ptr":"0x7f0000","mem_op":"wait64","mem_flags":1073741825,"value":"0xffffffffffffffff"}
+{"op":"stream_mem_op","stream":"s1","mem_op":"barrier","mem_flags":1}
 `
 
 func TestJSONLEveryOp(t *testing.T) {
@@ -113,6 +115,8 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpGraphEventWaitNode, Exec: 0x5000, Event: e2, Node: 0x77},
 		{Op: OpGraphClone, Graph: 0x1001, Src: 0x1000, Flags: FlagLifetime},
 		{Op: OpStreamMemOp, Stream: s2, Ptr: 0x7f0000},
+		{Op: OpStreamMemOp, Stream: s1, Ptr: 0x7f0000, MemOp: MemOpWait64, MemFlags: MemWaitFlush | MemWaitEQ, Value: ^uint64(0)},
+		{Op: OpStreamMemOp, Stream: s1, MemOp: MemOpBarrier, MemFlags: 1},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("got %d events, want %d", len(events), len(want))
@@ -242,6 +246,8 @@ func TestJSONLErrors(t *testing.T) {
 		{"ptrs not a list", `{"op":"launch","stream":"legacy","ptrs":"0x1"}`, 1, "ptrs", `got a JSON string, want list`},
 		{"tid negative", `{"op":"device_sync","tid":-1}`, 1, "tid", `got a JSON number -1, want number from 0 to 4294967295`},
 		{"stream not a string", `{"op":"stream_sync","stream":5}`, 1, "stream", `got a JSON number, want string`},
+		{"bad memory operation", `{"op":"stream_mem_op","stream":"legacy","mem_op":"poll"}`, 1, "mem_op", `unknown memory operation "poll"`},
+		{"bad memory value", `{"op":"stream_mem_op","stream":"legacy","mem_op":"wait32","value":-3}`, 1, "value", `got -3`},
 		{"bad flags", `{"op":"stream_create","stream":"s","flags":"fast"}`, 1, "flags", `unknown stream flags "fast"`},
 		{"bad result", `{"op":"free","ptr":1,"result":true}`, 1, "result", `got true`},
 		{"misspelt result", `{"op":"free","ptr":1,"result":"sucess"}`, 1, "result", `unknown result "sucess"`},

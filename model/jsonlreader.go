@@ -47,6 +47,9 @@ type jsonLine struct {
 	Exec     *string           `json:"exec"`
 	Node     *string           `json:"node"`
 	From     *string           `json:"from"`
+	MemOp    *string           `json:"mem_op"`
+	MemFlags *uint32           `json:"mem_flags"`
+	Value    json.RawMessage   `json:"value"`
 	PeerSrc  *int32            `json:"peer_src"`
 	PeerDst  *int32            `json:"peer_dst"`
 	TID      *uint32           `json:"tid"`
@@ -343,6 +346,21 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	if form.has(jNode) && l.Node != nil {
 		if ev.Node, err = r.nodes.resolve(*l.Node, true); err != nil {
 			return "node", err
+		}
+	}
+	if form.has(jMemOp) {
+		if l.MemOp != nil {
+			if ev.MemOp, ok = ParseMemOpKind(*l.MemOp); !ok {
+				return "mem_op", corruptf("unknown memory operation %q (want wait32, wait64, write32, write64, flush or barrier)", *l.MemOp)
+			}
+		}
+		if l.MemFlags != nil {
+			ev.MemFlags = *l.MemFlags
+		}
+		if !isNull(l.Value) {
+			if ev.Value, err = parseAddress(l.Value); err != nil {
+				return "value", err
+			}
 		}
 	}
 	if form.has(jPeer) && (l.PeerSrc != nil || l.PeerDst != nil) {

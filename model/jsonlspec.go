@@ -33,6 +33,7 @@ const (
 	jGraphNode                        // "graph": the name of the graph a launch, copy or set is a node of (FlagGraphNode)
 	jNode                             // "node": a graph node's name (graph_event_*_node, graph_forget)
 	jFrom                             // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
+	jMemOp                            // "mem_op", "mem_flags", "value" (stream_mem_op)
 )
 
 type opForm struct {
@@ -73,7 +74,7 @@ var opForms = [opCount]opForm{
 	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
 	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
 	OpGraphClone:           {jGraphName | jFrom, jLifetime, "cudaGraphClone"},
-	OpStreamMemOp:          {jStream, jPtr, "cuStreamWaitValue32"},
+	OpStreamMemOp:          {jStream, jPtr | jMemOp, "cuStreamWaitValue32"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

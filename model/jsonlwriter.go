@@ -189,6 +189,15 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jNode) && ev.Node != 0 {
 		b = appendHex(append(b, `,"node":`...), ev.Node)
 	}
+	if form.has(jMemOp) && ev.MemOp != MemOpUnknown {
+		b = appendJSONString(append(b, `,"mem_op":`...), ev.MemOp.String())
+	}
+	if form.has(jMemOp) && ev.MemFlags != 0 {
+		b = strconv.AppendUint(append(b, `,"mem_flags":`...), uint64(ev.MemFlags), 10)
+	}
+	if form.has(jMemOp) && ev.Value != 0 {
+		b = strconv.AppendUint(append(b, `,"value":`...), ev.Value, 10)
+	}
 	if form.has(jPeer) && ev.Flags&FlagPeer != 0 {
 		b = strconv.AppendInt(append(b, `,"peer_src":`...), int64(ev.PeerSrc), 10)
 		b = strconv.AppendInt(append(b, `,"peer_dst":`...), int64(ev.PeerDst), 10)
