@@ -63,7 +63,7 @@ enum {
     H_CPY_3D,
     H_CPY_3DPEER,
     H_CPY_BATCH,  /* cuMemcpyBatchAsync; elem 1: with failIdx (CUDA 12.8), 2: _v2 */
-    H_STREAM_MEMOP, /* cuStreamWaitValue*, cuStreamWriteValue* (elem 0: one address), cuStreamBatchMemOp (1) */
+    H_STREAM_MEMOP, /* cuStreamWaitValue*, cuStreamWriteValue* (elem: the SC_MEMOP_* kind), cuStreamBatchMemOp (0) */
     H_SET,
     H_SET2D,
     H_HOST_FUNC,
@@ -158,16 +158,16 @@ static const drv_entry drv_table[] = {
     {"cuMemcpy3DAsync_v2", H_CPY_3D, 1, 0},
     {"cuMemcpy3DPeer", H_CPY_3DPEER, 0, 0},
     {"cuMemcpy3DPeerAsync", H_CPY_3DPEER, 1, 0},
-    {"cuStreamWaitValue32", H_STREAM_MEMOP, 1, 0},
-    {"cuStreamWaitValue32_v2", H_STREAM_MEMOP, 1, 0},
-    {"cuStreamWaitValue64", H_STREAM_MEMOP, 1, 0},
-    {"cuStreamWaitValue64_v2", H_STREAM_MEMOP, 1, 0},
-    {"cuStreamWriteValue32", H_STREAM_MEMOP, 1, 0},
-    {"cuStreamWriteValue32_v2", H_STREAM_MEMOP, 1, 0},
-    {"cuStreamWriteValue64", H_STREAM_MEMOP, 1, 0},
-    {"cuStreamWriteValue64_v2", H_STREAM_MEMOP, 1, 0},
-    {"cuStreamBatchMemOp", H_STREAM_MEMOP, 1, 1},
-    {"cuStreamBatchMemOp_v2", H_STREAM_MEMOP, 1, 1},
+    {"cuStreamWaitValue32", H_STREAM_MEMOP, 1, SC_MEMOP_WAIT32},
+    {"cuStreamWaitValue32_v2", H_STREAM_MEMOP, 1, SC_MEMOP_WAIT32},
+    {"cuStreamWaitValue64", H_STREAM_MEMOP, 1, SC_MEMOP_WAIT64},
+    {"cuStreamWaitValue64_v2", H_STREAM_MEMOP, 1, SC_MEMOP_WAIT64},
+    {"cuStreamWriteValue32", H_STREAM_MEMOP, 1, SC_MEMOP_WRITE32},
+    {"cuStreamWriteValue32_v2", H_STREAM_MEMOP, 1, SC_MEMOP_WRITE32},
+    {"cuStreamWriteValue64", H_STREAM_MEMOP, 1, SC_MEMOP_WRITE64},
+    {"cuStreamWriteValue64_v2", H_STREAM_MEMOP, 1, SC_MEMOP_WRITE64},
+    {"cuStreamBatchMemOp", H_STREAM_MEMOP, 1, 0},
+    {"cuStreamBatchMemOp_v2", H_STREAM_MEMOP, 1, 0},
     {"cuMemcpyBatchAsync", H_CPY_BATCH, 1, 1},
     {"cuMemcpyBatchAsync_v2", H_CPY_BATCH, 1, 2},
     {"cuMemsetD8_v2", H_SET, 0, 1},
@@ -545,9 +545,9 @@ static uint64_t span(uint64_t pitch, uint64_t rows_per_slice, uint64_t width, ui
  * largest single cost of a recorded call in the fake app's loop. */
 static inline void event_clear(sc_event *e) {
     typedef uint64_t u64x2 __attribute__((vector_size(16), may_alias, aligned(8)));
-    _Static_assert(sizeof(sc_event) == 144, "event_clear covers every byte of sc_event");
+    _Static_assert(sizeof(sc_event) == 160, "event_clear covers every byte of sc_event");
     u64x2 *v = (u64x2 *)e, z = {0, 0};
-    v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z, v[6] = z, v[7] = z, v[8] = z;
+    v[0] = z, v[1] = z, v[2] = z, v[3] = z, v[4] = z, v[5] = z, v[6] = z, v[7] = z, v[8] = z, v[9] = z;
 }
 
 /* Graphs of the event nodes the program added, by node handle: a node
@@ -645,6 +645,36 @@ static void batch_copy(sc_event *ev, const sc_batch *b, size_t i) {
     if (order == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) ev->src = 0;
 }
 
+/* Makes ev operation i of a cuStreamBatchMemOp: a wait or write names an
+ * address, a value (a 32-bit one's in the low half of the union) and
+ * flags; a flush or barrier only flags. */
+static void batch_memop(sc_event *ev, const sc_memop_params *ops, unsigned i) {
+    const sc_memop_params *o = &ops[i];
+    ev->memop = o->operation;
+    ev->ptr = ev->value = 0;
+    switch (o->operation) {
+    case SC_MEMOP_WAIT32:
+    case SC_MEMOP_WRITE32:
+        ev->ptr = o->address;
+        ev->value = (uint32_t)o->value64;
+        ev->mem_flags = o->flags;
+        break;
+    case SC_MEMOP_WAIT64:
+    case SC_MEMOP_WRITE64:
+        ev->ptr = o->address;
+        ev->value = o->value64;
+        ev->mem_flags = o->flags;
+        break;
+    case SC_MEMOP_FLUSH:
+    case SC_MEMOP_BARRIER:
+        ev->mem_flags = ((const sc_memop_flags_only *)o)->flags;
+        break;
+    default:
+        ev->memop = 0; /* unknown to this shim: the analyzer warns */
+        ev->mem_flags = 0;
+    }
+}
+
 /* The kernel's name, for a node that CUPTI gives no symbol name. */
 static const char *kernel_name(CUfunction f) {
     const char *name = NULL;
@@ -700,6 +730,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     uint64_t alloc_free = 0;
     sc_batch batch; /* H_CPY_BATCH fills it; count alone is read otherwise */
     batch.count = 0;
+    const sc_memop_params *memops = NULL; /* a cuStreamBatchMemOp's operations */
+    unsigned nmemops = 0;
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
@@ -936,12 +968,31 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         break;
     }
     case H_STREAM_MEMOP: {
-        /* Orders streams through memory, which the analyzer does not
-         * follow: recorded so that reports can say so. */
-        const p_stream_memop *p = pp;
+        /* A wait for a value, or a write of one, at an address; a batch
+         * is one event an operation (below). A failed batch ran none:
+         * its operations are not read. */
         ev.op = OP_STREAM_MEMOP;
+        if (in.elem != 0) {
+            const p_stream_memop *p = pp;
+            ev.stream = norm_stream(p->stream, pt);
+            ev.ptr = p->addr;
+            ev.memop = in.elem;
+            if (in.elem == SC_MEMOP_WAIT32 || in.elem == SC_MEMOP_WRITE32) {
+                ev.value = ((const p_stream_memop32 *)pp)->value;
+                ev.mem_flags = ((const p_stream_memop32 *)pp)->flags;
+            } else {
+                ev.value = ((const p_stream_memop64 *)pp)->value;
+                ev.mem_flags = ((const p_stream_memop64 *)pp)->flags;
+            }
+            break;
+        }
+        const p_cuStreamBatchMemOp *p = pp;
         ev.stream = norm_stream(p->stream, pt);
-        if (in.elem == 0) ev.ptr = p->addr;
+        if (ok && p->paramArray && p->count > 0) {
+            memops = p->paramArray;
+            nmemops = p->count;
+            batch_memop(&ev, memops, 0);
+        }
         break;
     }
     case H_CPY_BATCH: {
@@ -1222,6 +1273,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     sc_emit(ts, &ev);
     for (size_t i = 1; i < batch.count; i++) { /* a batch's other copies */
         batch_copy(&ev, &batch, i);
+        sc_emit(ts, &ev);
+    }
+    for (unsigned i = 1; i < nmemops; i++) { /* a batch's other memory operations */
+        batch_memop(&ev, memops, i);
         sc_emit(ts, &ev);
     }
     phase_done(SC_PHASE_EMIT, &t);

@@ -329,8 +329,39 @@ typedef struct {
 #define SC_MEMCPY_NODE_COPY 16
 
 /* cuStreamWaitValue32/64 and cuStreamWriteValue32/64 (and _v2): the
- * stream, then the address; cuStreamBatchMemOp starts with the stream. */
+ * stream, the address, the value (4 or 8 bytes) and the flags. */
 typedef struct { CUstream stream; CUdeviceptr addr; } p_stream_memop;
+typedef struct { CUstream stream; CUdeviceptr addr; uint32_t value; unsigned int flags; } p_stream_memop32;
+typedef struct { CUstream stream; CUdeviceptr addr; uint64_t value; unsigned int flags; } p_stream_memop64;
+/* CUstreamBatchMemOpType */
+enum {
+    SC_MEMOP_WAIT32 = 1,
+    SC_MEMOP_WRITE32 = 2,
+    SC_MEMOP_FLUSH = 3,
+    SC_MEMOP_WAIT64 = 4,
+    SC_MEMOP_WRITE64 = 5,
+    SC_MEMOP_BARRIER = 6,
+};
+/* CUstreamBatchMemOpParams: a 48-byte union whose wait and write members
+ * are laid out alike (a 32-bit value in the low half of value64); flush and
+ * barrier have the flags right after the operation. */
+typedef struct {
+    uint32_t operation;
+    CUdeviceptr address;
+    uint64_t value64;
+    unsigned int flags;
+    CUdeviceptr alias;
+    uint64_t pad_; /* to the union's 48 bytes */
+} sc_memop_params;
+typedef struct { uint32_t operation; unsigned int flags; } sc_memop_flags_only;
+_Static_assert(sizeof(sc_memop_params) == 48, "CUstreamBatchMemOpParams is 48 bytes");
+/* cuStreamBatchMemOp(_v2) */
+typedef struct {
+    CUstream stream;
+    unsigned int count;
+    const sc_memop_params *paramArray;
+    unsigned int flags;
+} p_cuStreamBatchMemOp;
 
 /* cuGraphClone */
 typedef struct { CUgraph *phGraphClone; CUgraph originalGraph; } p_graph_clone;

@@ -273,6 +273,9 @@ type want struct {
 	graph, exec        uint64
 	peerSrc, peerDst   int32
 	node               uint64
+	memOp              model.MemOpKind
+	memFlags           uint32
+	value              uint64
 }
 
 func basicWant(l map[string]uint64) []want {
@@ -344,12 +347,12 @@ func got(tab *model.Tables, ev *model.Event) want {
 	return want{op: ev.Op, api: tab.String(ev.API), res: ev.Result, stream: ev.Stream, event: ev.Event,
 		ptr: ev.Ptr, size: ev.Size, src: ev.Src, kind: ev.Kind, flags: ev.Flags, pool: ev.Pool,
 		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, dev: ev.Device, graph: ev.Graph, exec: ev.Exec,
-		peerSrc: ev.PeerSrc, peerDst: ev.PeerDst, node: ev.Node}
+		peerSrc: ev.PeerSrc, peerDst: ev.PeerDst, node: ev.Node, memOp: ev.MemOp, memFlags: ev.MemFlags, value: ev.Value}
 }
 
 func (w want) String() string {
-	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d graph=%#x exec=%#x peer=%d->%d node=%#x}",
-		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev, w.graph, w.exec, w.peerSrc, w.peerDst, w.node)
+	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d graph=%#x exec=%#x peer=%d->%d node=%#x mem_op=%v mem_flags=%#x value=%#x}",
+		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev, w.graph, w.exec, w.peerSrc, w.peerDst, w.node, w.memOp, w.memFlags, w.value)
 }
 
 func checkEvents(t *testing.T, tr trace, ws []want) {
@@ -811,10 +814,17 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, src: d + 2048, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
-		// Stream memory operations.
-		{op: model.OpStreamMemOp, api: "cuStreamWriteValue32", stream: s, ptr: d + 4096},
-		{op: model.OpStreamMemOp, api: "cuStreamWaitValue64", stream: model.StreamPerThread, ptr: d + 4096},
+		// Stream memory operations: one event each, one a batch's
+		// operation (the 32-bit wait's value without the union's high
+		// half), one for a failed batch (its operations not read).
+		{op: model.OpStreamMemOp, api: "cuStreamWriteValue32", stream: s, ptr: d + 4096, memOp: model.MemOpWrite32, value: 1, memFlags: model.MemWriteNoBarrier},
+		{op: model.OpStreamMemOp, api: "cuStreamWaitValue64", stream: model.StreamPerThread, ptr: d + 4096, memOp: model.MemOpWait64, value: 1 << 40, memFlags: model.MemWaitEQ | model.MemWaitFlush},
+		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4096, memOp: model.MemOpWait32, value: 7, memFlags: model.MemWaitAND},
+		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4104, memOp: model.MemOpWrite64, value: 1<<40 + 5},
+		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, memOp: model.MemOpBarrier, memFlags: 1},
+		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, memOp: model.MemOpFlush},
 		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s},
+		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, res: 1},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }

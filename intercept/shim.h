@@ -90,7 +90,7 @@ enum {
 #define SC_AGGREGATE_BYTES 512 /* larger launch parameters yield live allocations only (params.c) */
 #define SC_MAX_STACK 128       /* hard cap on STREAMCHECK_STACK_DEPTH */
 #define SC_MAX_STRING 65536    /* longer strings (kernel names) are cut */
-#define SC_PAYLOAD_MAX (256 + SC_MAX_PTRS * 10)
+#define SC_PAYLOAD_MAX (320 + SC_MAX_PTRS * 10) /* every field at its longest fits */
 
 /* One event as the handlers fill it; the trace writer adds seq and time. */
 typedef struct {
@@ -109,6 +109,8 @@ typedef struct {
     uint64_t graph, exec; /* graph and executable graph handles (capture begin and end, graph ops) */
     int32_t peer_src, peer_dst; /* FLAG_PEER: the devices of the copy's source and destination */
     uint64_t node;              /* the graph node an OP_GRAPH_EVENT_*_NODE sets, an OP_GRAPH_FORGET destroys or changes */
+    uint64_t value;             /* OP_STREAM_MEMOP: the value waited for or written */
+    uint32_t memop, mem_flags;  /* OP_STREAM_MEMOP: CUDA's CUstreamBatchMemOpType and the operation's flags */
     uint64_t unused;            /* keeps the size a multiple of 16 (event_clear) */
 } sc_event;
 

@@ -371,16 +371,11 @@ static size_t encode_tail(uint8_t *p, const sc_event *e) {
     for (uint32_t i = 0; i < e->nptrs; i++) n += sc_put_uvarint(p + n, e->ptrs[i]);
     /* Optional fields: most events leave them out; each is written only
      * with those after it that are set. */
-    int peer = e->peer_src || e->peer_dst;
-    if (e->graph || e->exec || peer || e->node) {
-        n += sc_put_uvarint(p + n, e->graph);
-        n += sc_put_uvarint(p + n, e->exec);
-    }
-    if (peer || e->node) {
-        n += sc_put_uvarint(p + n, (uint32_t)e->peer_src);
-        n += sc_put_uvarint(p + n, (uint32_t)e->peer_dst);
-    }
-    if (e->node) n += sc_put_uvarint(p + n, e->node);
+    uint64_t tail[] = {e->graph, e->exec, (uint32_t)e->peer_src, (uint32_t)e->peer_dst, e->node,
+                       e->memop, e->mem_flags, e->value};
+    size_t nt = sizeof tail / sizeof tail[0];
+    while (nt > 0 && tail[nt - 1] == 0) nt--;
+    for (size_t i = 0; i < nt; i++) n += sc_put_uvarint(p + n, tail[i]);
     return n;
 }
 

@@ -714,16 +714,35 @@ static int more(void) {
         fk_driver_exit("cuMemcpyBatchAsync_v2", &b2, 0, NULL);
     }
     {
-        /* Stream memory operations: recorded, not followed. */
-        cuStreamWriteValue32_v2_params w = {s, d + 4096, 1, 0};
+        /* Stream memory operations, alone and in batches. */
+        cuStreamWriteValue32_v2_params w = {s, d + 4096, 1, 1 /* no memory barrier */};
         fk_driver_enter("cuStreamWriteValue32_v2", &w, NULL);
         fk_driver_exit("cuStreamWriteValue32_v2", &w, 0, NULL);
-        cuStreamWaitValue64_v2_params wt = {NULL, d + 4096, 1, 0}; /* _ptsz: stream 0 is the thread's */
+        /* _ptsz: stream 0 is the thread's; EQ with the flush flag */
+        cuStreamWaitValue64_v2_params wt = {NULL, d + 4096, 1ull << 40, 1 | (1u << 30)};
         fk_driver_enter("cuStreamWaitValue64_v2_ptsz", &wt, NULL);
         fk_driver_exit("cuStreamWaitValue64_v2_ptsz", &wt, 0, NULL);
-        cuStreamBatchMemOp_v2_params b = {s, 0, NULL, 0};
+        CUstreamBatchMemOpParams ops[5];
+        memset(ops, 0xee, sizeof ops); /* what the union leaves unset is not read */
+        ops[0].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+        ops[0].waitValue.address = d + 4096;
+        ops[0].waitValue.value = 7;
+        ops[0].waitValue.flags = 2; /* AND */
+        ops[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        ops[1].writeValue.address = d + 4104;
+        ops[1].writeValue.value64 = (1ull << 40) + 5;
+        ops[1].writeValue.flags = 0;
+        ops[2].memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
+        ops[2].memoryBarrier.flags = 1;
+        ops[3].flushRemoteWrites.operation = CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
+        ops[3].flushRemoteWrites.flags = 0;
+        ops[4].operation = 99; /* a kind this shim does not know */
+        cuStreamBatchMemOp_v2_params b = {s, 5, ops, 0};
         fk_driver_enter("cuStreamBatchMemOp_v2", &b, NULL);
         fk_driver_exit("cuStreamBatchMemOp_v2", &b, 0, NULL);
+        cuStreamBatchMemOp_v2_params bad = {s, 1u << 30, ops, 0}; /* failed: nothing read */
+        fk_driver_enter("cuStreamBatchMemOp_v2", &bad, NULL);
+        fk_driver_exit("cuStreamBatchMemOp_v2", &bad, 1, NULL);
     }
     printf("fakeapp: more done\n");
     return 0;

@@ -288,7 +288,34 @@ typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; unsigned int isEnabl
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUgraph childGraph; } cuGraphExecChildGraphNodeSetParams_params;
 typedef struct { CUstream stream; CUdeviceptr addr; unsigned int value; unsigned int flags; } cuStreamWriteValue32_v2_params;
 typedef struct { CUstream stream; CUdeviceptr addr; unsigned long long value; unsigned int flags; } cuStreamWaitValue64_v2_params;
-typedef struct { CUstream stream; unsigned int count; void *paramArray; unsigned int flags; } cuStreamBatchMemOp_v2_params;
+/* CUDA's CUstreamBatchMemOpParams, as cuda.h declares it. */
+typedef enum {
+    CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1,
+    CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2,
+    CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4,
+    CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5,
+    CU_STREAM_MEM_OP_BARRIER = 6,
+    CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3
+} CUstreamBatchMemOpType;
+typedef union {
+    CUstreamBatchMemOpType operation;
+    struct {
+        CUstreamBatchMemOpType operation;
+        CUdeviceptr address;
+        union {
+            unsigned int value;
+            unsigned long long value64;
+        };
+        unsigned int flags;
+        CUdeviceptr alias;
+    } waitValue, writeValue;
+    struct {
+        CUstreamBatchMemOpType operation;
+        unsigned int flags;
+    } flushRemoteWrites, memoryBarrier;
+    unsigned long long pad[6];
+} CUstreamBatchMemOpParams;
+typedef struct { CUstream stream; unsigned int count; CUstreamBatchMemOpParams *paramArray; unsigned int flags; } cuStreamBatchMemOp_v2_params;
 /* CUDA 12.8's batch copy, with failIdx; CUDA 13's _v2 drops it. */
 #define CU_MEMCPY_SRC_ACCESS_ORDER_STREAM 1
 #define CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL 2
