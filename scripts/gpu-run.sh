@@ -140,7 +140,7 @@ print_env() {
     log "streamcheck: $SC_BIN $( [ -x "$SC_BIN" ] && echo '(present)' || echo '(MISSING)')"
     log "shim: $SHIM $( [ -f "$SHIM" ] && echo '(present)' || echo '(MISSING)')"
     if [ -x "$SC_BIN" ]; then
-        "$SC_BIN" --version 2>&1 | head -n 3 | sed 's/^/    /'
+        "$SC_BIN" version 2>&1 | head -n 3 | sed 's/^/    /'
     fi
 }
 

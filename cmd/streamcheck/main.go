@@ -59,6 +59,7 @@ var commands = []command{
 	{"timeline", "write a trace as Chrome/Perfetto trace-event JSON", (*cli).cmdTimeline},
 	{"demo", "analyze a built-in example trace", (*cli).cmdDemo},
 	{"doctor", "check this machine's CUDA setup and self-test on the GPU", (*cli).cmdDoctor},
+	{"version", "print the version, commit and trace format", (*cli).cmdVersion},
 }
 
 func main() {
@@ -89,6 +90,8 @@ func run(stdout, stderr io.Writer, args []string) int {
 		}
 		c.usage(stdout)
 		return exitOK
+	case "-version", "--version":
+		name = "version"
 	}
 	cmd := lookup(name)
 	if cmd == nil {

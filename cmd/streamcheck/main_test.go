@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -84,4 +86,20 @@ func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
 		n += st.Size()
 	}
 	ts.Check(os.Truncate(file, n))
+}
+
+// writeVersion names the module version, the commit (marked when the tree
+// was modified) and the Go release; a binary without build info says so.
+func TestWriteVersion(t *testing.T) {
+	var b strings.Builder
+	writeVersion(&b, &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.3.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}})
+	if got, want := b.String(), "streamcheck v0.3.0 commit 0123456789ab (modified) go1.26.8\ntrace format: binary version 1, JSON Lines\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	b.Reset()
+	writeVersion(&b, nil)
+	if !strings.HasPrefix(b.String(), "streamcheck (unknown)\n") {
+		t.Errorf("without build info: %q", b.String())
+	}
 }
