@@ -62,7 +62,8 @@ enum {
     H_CPY_2D,
     H_CPY_3D,
     H_CPY_3DPEER,
-    H_CPY_BATCH,  /* cuMemcpyBatchAsync; elem 1: with failIdx (CUDA 12.8), 2: _v2 */
+    H_CPY_BATCH,  /* cuMemcpyBatchAsync; elem 1: with failIdx (CUDA 12.8), 2: _v2, 3: cuMemcpyWithAttributesAsync */
+    H_CPY_3DBATCH, /* cuMemcpy3DBatchAsync; elem 1: with failIdx, 2: _v2, 3: cuMemcpy3DWithAttributesAsync */
     H_STREAM_MEMOP, /* cuStreamWaitValue*, cuStreamWriteValue* (elem: the SC_MEMOP_* kind), cuStreamBatchMemOp (0) */
     H_SET,
     H_SET2D,
@@ -170,6 +171,10 @@ static const drv_entry drv_table[] = {
     {"cuStreamBatchMemOp_v2", H_STREAM_MEMOP, 1, 0},
     {"cuMemcpyBatchAsync", H_CPY_BATCH, 1, 1},
     {"cuMemcpyBatchAsync_v2", H_CPY_BATCH, 1, 2},
+    {"cuMemcpyWithAttributesAsync", H_CPY_BATCH, 1, 3},
+    {"cuMemcpy3DBatchAsync", H_CPY_3DBATCH, 1, 1},
+    {"cuMemcpy3DBatchAsync_v2", H_CPY_3DBATCH, 1, 2},
+    {"cuMemcpy3DWithAttributesAsync", H_CPY_3DBATCH, 1, 3},
     {"cuMemsetD8_v2", H_SET, 0, 1},
     {"cuMemsetD16_v2", H_SET, 0, 2},
     {"cuMemsetD32_v2", H_SET, 0, 4},
@@ -645,6 +650,32 @@ static void batch_copy(sc_event *ev, const sc_batch *b, size_t i) {
     if (order == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) ev->src = 0;
 }
 
+/* One side of a 3D batch copy: a pointer's address and device-ness, or a
+ * CUDA array's (device memory with no address); the bytes it spans. */
+static uint64_t operand3d(const sc_memcpy3d_operand *o, const sc_memcpy3d_op *op, int *is_dev, uint32_t *flags,
+                          uint64_t *bytes) {
+    if (o->type != SC_MEMCPY_OPERAND_POINTER) {
+        *is_dev = 1;
+        return 0;
+    }
+    *is_dev = classify(o->op.ptr.ptr, flags);
+    *bytes = span(o->op.ptr.rowLength, o->op.ptr.layerHeight, op->width, op->height, op->depth);
+    return o->op.ptr.ptr;
+}
+
+/* Makes ev a copy of a cuMemcpy3DBatchAsync. A source read during the call
+ * is left out, as batch_copy does. */
+static void batch_copy3d(sc_event *ev, const sc_memcpy3d_op *op) {
+    int d, s;
+    uint64_t db = 0, sb = 0;
+    ev->flags = 0;
+    ev->ptr = operand3d(&op->dst, op, &d, &ev->flags, &db);
+    ev->src = operand3d(&op->src, op, &s, &ev->flags, &sb);
+    ev->size = db > sb ? db : sb;
+    ev->kind = kind_of(d, s);
+    if (op->srcAccessOrder == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) ev->src = 0;
+}
+
 /* Makes ev operation i of a cuStreamBatchMemOp: a wait or write names an
  * address, a value (a 32-bit one's in the low half of the union) and
  * flags; a flush or barrier only flags. */
@@ -732,6 +763,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     batch.count = 0;
     const sc_memop_params *memops = NULL; /* a cuStreamBatchMemOp's operations */
     unsigned nmemops = 0;
+    const sc_memcpy3d_op *ops3d = NULL; /* a cuMemcpy3DBatchAsync's copies */
+    size_t nops3d = 0;
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
@@ -1000,12 +1033,42 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
          * first, the others are written after it (below). A failed call
          * copied nothing, and its count need not fit its arrays. */
         if (!ok) return;
-        batch = ((const p_cuMemcpyBatchAsync_v2 *)pp)->batch; /* both versions start so */
-        ev.stream = norm_stream(in.elem == 1 ? ((const p_cuMemcpyBatchAsync *)pp)->hStream
-                                             : ((const p_cuMemcpyBatchAsync_v2 *)pp)->hStream,
-                                pt);
+        if (in.elem == 3) { /* one copy with attributes: a batch of one */
+            const p_cuMemcpyWithAttributesAsync *p = pp;
+            static const size_t first = 0;
+            batch = (sc_batch){&p->dst, &p->src, &p->size, 1, p->attr, p->attr ? &first : NULL, p->attr ? 1 : 0};
+            ev.stream = norm_stream(p->hStream, pt);
+        } else {
+            batch = ((const p_cuMemcpyBatchAsync_v2 *)pp)->batch; /* both versions start so */
+            ev.stream = norm_stream(in.elem == 1 ? ((const p_cuMemcpyBatchAsync *)pp)->hStream
+                                                 : ((const p_cuMemcpyBatchAsync_v2 *)pp)->hStream,
+                                    pt);
+        }
         if (!batch.dsts || !batch.srcs || !batch.sizes || batch.count == 0) return;
         batch_copy(&ev, &batch, 0);
+        break;
+    }
+    case H_CPY_3DBATCH: {
+        /* As H_CPY_BATCH, with 3D copies between pointers and arrays. */
+        if (!ok) return;
+        switch (in.elem) {
+        case 1:
+            ops3d = ((const p_cuMemcpy3DBatchAsync *)pp)->opList;
+            nops3d = ((const p_cuMemcpy3DBatchAsync *)pp)->numOps;
+            ev.stream = norm_stream(((const p_cuMemcpy3DBatchAsync *)pp)->hStream, pt);
+            break;
+        case 2:
+            ops3d = ((const p_cuMemcpy3DBatchAsync_v2 *)pp)->opList;
+            nops3d = ((const p_cuMemcpy3DBatchAsync_v2 *)pp)->numOps;
+            ev.stream = norm_stream(((const p_cuMemcpy3DBatchAsync_v2 *)pp)->hStream, pt);
+            break;
+        default:
+            ops3d = ((const p_cuMemcpy3DWithAttributesAsync *)pp)->op;
+            nops3d = 1;
+            ev.stream = norm_stream(((const p_cuMemcpy3DWithAttributesAsync *)pp)->hStream, pt);
+        }
+        if (!ops3d || nops3d == 0) return;
+        batch_copy3d(&ev, &ops3d[0]);
         break;
     }
     case H_CPY_3DPEER: {
@@ -1229,7 +1292,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     }
     switch (in.h) { /* ops that depend on sync/async */
     case H_CPY_UNIFIED: case H_CPY_HTOD: case H_CPY_DTOH: case H_CPY_DTOD: case H_CPY_PEER:
-    case H_CPY_2D: case H_CPY_3D: case H_CPY_3DPEER: case H_CPY_BATCH:
+    case H_CPY_2D: case H_CPY_3D: case H_CPY_3DPEER: case H_CPY_BATCH: case H_CPY_3DBATCH:
         ev.op = in.async ? OP_MEMCPY_ASYNC : OP_MEMCPY;
         if (!in.async) ev.stream = pt ? 2 : 0; /* the stream a synchronous copy runs on */
         break;
@@ -1273,6 +1336,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     sc_emit(ts, &ev);
     for (size_t i = 1; i < batch.count; i++) { /* a batch's other copies */
         batch_copy(&ev, &batch, i);
+        sc_emit(ts, &ev);
+    }
+    for (size_t i = 1; i < nops3d; i++) { /* a 3D batch's other copies */
+        batch_copy3d(&ev, &ops3d[i]);
         sc_emit(ts, &ev);
     }
     for (unsigned i = 1; i < nmemops; i++) { /* a batch's other memory operations */

@@ -230,6 +230,60 @@ typedef struct {
     sc_batch batch;
     CUstream hStream;
 } p_cuMemcpyBatchAsync_v2;
+/* cuMemcpyWithAttributesAsync (CUDA 13.1): one copy with its attributes. */
+typedef struct {
+    CUdeviceptr dst, src;
+    size_t size;
+    const sc_memcpy_attributes *attr;
+    CUstream hStream;
+} p_cuMemcpyWithAttributesAsync;
+/* CUmemcpy3DOperand: a pointer (with its row length and layer height in
+ * elements, 0 for packed) or a CUDA array (with a 3D offset). */
+#define SC_MEMCPY_OPERAND_POINTER 1
+typedef struct {
+    uint32_t type;
+    union {
+        struct {
+            CUdeviceptr ptr;
+            size_t rowLength, layerHeight;
+            int locType, locId;
+        } ptr;
+        struct {
+            void *array;
+            size_t x, y, z;
+        } array;
+    } op;
+} sc_memcpy3d_operand;
+/* CUDA_MEMCPY3D_BATCH_OP: the extent is in elements, of 1 byte between
+ * two pointers. */
+typedef struct {
+    sc_memcpy3d_operand src, dst;
+    size_t width, height, depth;
+    int srcAccessOrder;
+    unsigned int flags;
+} sc_memcpy3d_op;
+_Static_assert(sizeof(sc_memcpy3d_operand) == 40, "CUmemcpy3DOperand is 40 bytes");
+_Static_assert(sizeof(sc_memcpy3d_op) == 112, "CUDA_MEMCPY3D_BATCH_OP is 112 bytes");
+/* cuMemcpy3DBatchAsync (CUDA 12.8: with failIdx) and _v2 (CUDA 13) */
+typedef struct {
+    size_t numOps;
+    const sc_memcpy3d_op *opList;
+    size_t *failIdx;
+    unsigned long long flags;
+    CUstream hStream;
+} p_cuMemcpy3DBatchAsync;
+typedef struct {
+    size_t numOps;
+    const sc_memcpy3d_op *opList;
+    unsigned long long flags;
+    CUstream hStream;
+} p_cuMemcpy3DBatchAsync_v2;
+/* cuMemcpy3DWithAttributesAsync (CUDA 13.1): one such copy. */
+typedef struct {
+    const sc_memcpy3d_op *op;
+    unsigned long long flags;
+    CUstream hStream;
+} p_cuMemcpy3DWithAttributesAsync;
 /* cuMemcpy, cuMemcpyDtoD_v2 (dst, src, n); + hStream for the Async forms */
 typedef struct { CUdeviceptr dst; CUdeviceptr src; size_t ByteCount; CUstream hStream; } p_cuMemcpy;
 /* cuMemcpyHtoD_v2(+Async) */

@@ -814,6 +814,12 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, src: d + 2048, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
+		{op: model.OpMemcpyAsync, api: "cuMemcpyWithAttributesAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
+		// 3D batches: the span of the wider side (rows of 128 bytes for
+		// 64 copied), a CUDA array as a device side with no address.
+		{op: model.OpMemcpyAsync, api: "cuMemcpy3DBatchAsync", stream: s, ptr: d + 8192, src: pinned, size: 192, kind: model.CopyH2D, flags: model.FlagPinned},
+		{op: model.OpMemcpyAsync, api: "cuMemcpy3DBatchAsync", stream: s, ptr: d + 16384, size: 256, kind: model.CopyD2D},
+		{op: model.OpMemcpyAsync, api: "cuMemcpy3DWithAttributesAsync", stream: s, ptr: d + 8192, src: d + 4096, size: 16, kind: model.CopyD2D},
 		// Stream memory operations: one event each, one a batch's
 		// operation (the 32-bit wait's value without the union's high
 		// half), one for a failed batch (its operations not read).

@@ -712,6 +712,44 @@ static int more(void) {
         cuMemcpyBatchAsync_v2_params b2 = {dsts, srcs, sizes, 2, attrs, idxs, 2, s};
         fk_driver_enter("cuMemcpyBatchAsync_v2", &b2, NULL);
         fk_driver_exit("cuMemcpyBatchAsync_v2", &b2, 0, NULL);
+        /* One copy with attributes, its source read during the call. */
+        cuMemcpyWithAttributesAsync_params one = {(CUdeviceptr)(uintptr_t)pinned + 64, d + 2048, 256, &attrs[1], s};
+        fk_driver_enter("cuMemcpyWithAttributesAsync", &one, NULL);
+        fk_driver_exit("cuMemcpyWithAttributesAsync", &one, 0, NULL);
+    }
+    {
+        /* 3D batch copies: pinned host memory into rows of 128 bytes of
+         * device memory; a CUDA array into packed device memory; a failed
+         * batch (not read); one 3D copy with attributes. */
+        CUDA_MEMCPY3D_BATCH_OP ops[2];
+        memset(ops, 0, sizeof ops);
+        ops[0].src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+        ops[0].src.op.ptr.ptr = (CUdeviceptr)(uintptr_t)pinned;
+        ops[0].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+        ops[0].dst.op.ptr.ptr = d + 8192;
+        ops[0].dst.op.ptr.rowLength = 128;
+        ops[0].extent = (CUextent3D){64, 2, 1};
+        ops[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        ops[1].src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+        ops[1].src.op.array.array = (void *)0xa77a;
+        ops[1].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+        ops[1].dst.op.ptr.ptr = d + 16384;
+        ops[1].extent = (CUextent3D){32, 4, 2};
+        ops[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+        cuMemcpy3DBatchAsync_v2_params b = {2, ops, 0, s};
+        fk_driver_enter("cuMemcpy3DBatchAsync_v2", &b, NULL);
+        fk_driver_exit("cuMemcpy3DBatchAsync_v2", &b, 0, NULL);
+        size_t fail = 0;
+        cuMemcpy3DBatchAsync_params bad = {(size_t)1 << 40, ops, &fail, 0, s};
+        fk_driver_enter("cuMemcpy3DBatchAsync", &bad, NULL);
+        fk_driver_exit("cuMemcpy3DBatchAsync", &bad, 1, NULL);
+        CUDA_MEMCPY3D_BATCH_OP op = ops[0];
+        op.src.op.ptr.ptr = d + 4096;
+        op.dst.op.ptr.rowLength = 0;
+        op.extent = (CUextent3D){16, 1, 1};
+        cuMemcpy3DWithAttributesAsync_params w = {&op, 0, s};
+        fk_driver_enter("cuMemcpy3DWithAttributesAsync", &w, NULL);
+        fk_driver_exit("cuMemcpy3DWithAttributesAsync", &w, 0, NULL);
     }
     {
         /* Stream memory operations, alone and in batches. */

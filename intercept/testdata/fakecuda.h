@@ -343,6 +343,37 @@ typedef struct {
     size_t numAttrs;
     CUstream hStream;
 } cuMemcpyBatchAsync_v2_params;
+/* CUDA 13.1's single copy with attributes. */
+typedef struct { CUdeviceptr dst; CUdeviceptr src; size_t size; CUmemcpyAttributes *attr; CUstream hStream; } cuMemcpyWithAttributesAsync_params;
+/* 3D batch copies, as cuda.h declares them. */
+typedef enum { CU_MEMCPY_OPERAND_TYPE_POINTER = 1, CU_MEMCPY_OPERAND_TYPE_ARRAY = 2 } CUmemcpy3DOperandType;
+typedef struct { size_t x, y, z; } CUoffset3D;
+typedef struct { size_t width, height, depth; } CUextent3D;
+typedef struct {
+    CUmemcpy3DOperandType type;
+    union {
+        struct {
+            CUdeviceptr ptr;
+            size_t rowLength;
+            size_t layerHeight;
+            CUmemLocation locHint;
+        } ptr;
+        struct {
+            void *array;
+            CUoffset3D offset;
+        } array;
+    } op;
+} CUmemcpy3DOperand;
+typedef struct {
+    CUmemcpy3DOperand src;
+    CUmemcpy3DOperand dst;
+    CUextent3D extent;
+    int srcAccessOrder;
+    unsigned int flags;
+} CUDA_MEMCPY3D_BATCH_OP;
+typedef struct { size_t numOps; CUDA_MEMCPY3D_BATCH_OP *opList; size_t *failIdx; unsigned long long flags; CUstream hStream; } cuMemcpy3DBatchAsync_params;
+typedef struct { size_t numOps; CUDA_MEMCPY3D_BATCH_OP *opList; unsigned long long flags; CUstream hStream; } cuMemcpy3DBatchAsync_v2_params;
+typedef struct { CUDA_MEMCPY3D_BATCH_OP *op; unsigned long long flags; CUstream hStream; } cuMemcpy3DWithAttributesAsync_params;
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; CUgraphNodeParams *nodeParams; } cuGraphExecNodeSetParams_params;
 typedef struct {
     CUstream hStream;

@@ -113,6 +113,10 @@ static const char *driver_names[] = {
     [92] = "cuStreamWriteValue32_v2",
     [93] = "cuStreamWaitValue64_v2_ptsz",
     [94] = "cuStreamBatchMemOp_v2",
+    [95] = "cuMemcpy3DBatchAsync",
+    [96] = "cuMemcpy3DBatchAsync_v2",
+    [97] = "cuMemcpyWithAttributesAsync",
+    [98] = "cuMemcpy3DWithAttributesAsync",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
