@@ -213,7 +213,12 @@ func New(trace string, tables *model.Tables) *Checker {
 		findings: map[findingKey]*Finding{},
 		// A change in place cannot add or remove memory nodes: the memory
 		// a graph allocates at each launch stays known.
-		graphs:  graphMemory{hb.GraphWork[graphUse]{Lasting: func(u graphUse) bool { return u.allocSize != 0 }}},
+		graphs: graphMemory{hb.GraphWork[graphUse]{
+			Lasting: func(u graphUse) bool { return u.allocSize != 0 },
+			// A conditional body's uses may be made at each launch; CUDA
+			// allows no memory nodes in a body.
+			Body: func(u graphUse) (graphUse, bool) { return u, u.allocSize == 0 && !u.free },
+		}},
 		threads: map[uint32]bool{},
 	}
 }
@@ -321,6 +326,10 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphClone:
+		if ev.Flags&model.FlagConditional != 0 {
+			c.graphs.AddBody(ev.Graph, ev.Src) // see graphMemory's Body
+			break
+		}
 		// The copy uses what the original uses; its allocations (outputs)
 		// and frees are left out, as a copy's cannot be told apart from
 		// the original's. A copy of unknown work is unknown work.

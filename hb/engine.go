@@ -285,16 +285,17 @@ type Engine struct {
 // New returns an engine with only the host agent.
 func New() *Engine {
 	e := &Engine{
-		created:    map[uint64]AgentID{},
-		perThread:  map[uint64]AgentID{},
-		devices:    map[int32]*device{},
-		events:     map[uint64]*eventState{},
-		execs:      map[uint64]*eventState{},
-		captures:   map[AgentID]*capture{},
-		hostVer:    1, // Agents start at 0: their first operation joins.
-		spare:      make([]Clock, 0, 4),
-		slotHolder: []AgentID{HostAgent},
-		nslots:     1, // Slot 0 is the host's.
+		created:     map[uint64]AgentID{},
+		perThread:   map[uint64]AgentID{},
+		devices:     map[int32]*device{},
+		events:      map[uint64]*eventState{},
+		execs:       map[uint64]*eventState{},
+		captures:    map[AgentID]*capture{},
+		graphEvents: GraphWork[graphEvent]{Body: bodyEvent},
+		hostVer:     1, // Agents start at 0: their first operation joins.
+		spare:       make([]Clock, 0, 4),
+		slotHolder:  []AgentID{HostAgent},
+		nslots:      1, // Slot 0 is the host's.
 	}
 	e.agents = append(e.agents, &Agent{ID: HostAgent, Kind: KindHost})
 	return e
@@ -672,8 +673,13 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		}
 		return
 	case model.OpGraphClone:
-		// A clone, or a child graph node (see copiedEvent).
+		// A clone, or a child graph node (see copiedEvent), or a
+		// conditional node's body (see bodyEvent).
 		*st = Step{Agent: HostAgent, Clock: e.host}
+		if ev.Flags&model.FlagConditional != 0 {
+			e.graphEvents.AddBody(ev.Graph, ev.Src)
+			return
+		}
 		replace := ev.Flags&model.FlagLifetime != 0
 		if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, copiedEvent) && replace {
 			e.graphEvents.Forget(ev.Graph, 0)

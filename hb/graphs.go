@@ -28,6 +28,17 @@ func copiedEvent(it graphEvent) (graphEvent, bool) {
 	return it, true
 }
 
+// bodyEvent is it in a conditional node's body, which a launch runs any
+// number of times, or not at all: a record may not be made (stale), and a
+// wait, which may not be made either, orders nothing.
+func bodyEvent(it graphEvent) (graphEvent, bool) {
+	if !it.record {
+		return it, false
+	}
+	it.stale = true
+	return it, true
+}
+
 // staleRecords makes stale the records of node, or with node 0, those
 // without a node (made by a capture or copied: any of them may be the
 // node a change the trace cannot place was about).
@@ -98,13 +109,24 @@ func setEvent(items []graphEvent, item graphEvent) []graphEvent {
 // checker one for the device memory captured work uses.
 type GraphWork[T any] struct {
 	captures map[AgentID][]T // Open captures, by origin stream.
-	graphs   map[uint64][]T
-	execs    map[uint64][]T
+	// open holds the graph each open capture builds, where the trace names
+	// it (OpCaptureBegin's Graph): nodes added to that graph by hand join
+	// the capture's items.
+	open   map[uint64]AgentID
+	graphs map[uint64][]T
+	execs  map[uint64][]T
+	// bodies holds, by graph, the body graphs of its conditional nodes,
+	// whose work an instantiation of the graph gathers (see AddBody).
+	bodies map[uint64][]uint64
 	// Lasting says which items survive a change in place (Change) and an
 	// executable graph's update to a graph whose work is unknown; nil:
 	// none. Memory nodes, say: parameters and updates cannot add or remove
 	// them.
 	Lasting func(T) bool
+	// Body makes a body graph's item one of the graph that holds the
+	// conditional node (false: left out): a body runs any number of times
+	// at a launch, or not at all. nil: every item as it is.
+	Body func(T) (T, bool)
 }
 
 // Apply follows one event with the engine's step for it: a capture's begin
@@ -116,7 +138,7 @@ func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 	switch ev.Op {
 	case model.OpCaptureBegin:
 		if st.EndedOrigin != 0 {
-			delete(g.captures, st.EndedOrigin) // the begin ended a capture
+			g.close(st.EndedOrigin) // the begin ended a capture
 		}
 		if st.Captured {
 			g.begin(st.CaptureOrigin, ev.Graph)
@@ -136,13 +158,82 @@ func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 	}
 }
 
-// begin starts a capture on origin. A capture into an existing graph
-// (cudaStreamBeginCaptureToGraph names it in Graph) adds to its items.
+// begin starts a capture on origin, building graph (0: not known). A
+// capture into an existing graph (cudaStreamBeginCaptureToGraph) adds to
+// its items.
 func (g *GraphWork[T]) begin(origin AgentID, graph uint64) {
+	g.close(origin)
 	if g.captures == nil {
 		g.captures = map[AgentID][]T{}
 	}
 	g.captures[origin] = slices.Clone(g.graphs[graph])
+	if graph != 0 {
+		if g.open == nil {
+			g.open = map[uint64]AgentID{}
+		}
+		g.open[graph] = origin
+	}
+}
+
+// close drops origin's capture, and the graph it was building.
+func (g *GraphWork[T]) close(origin AgentID) {
+	delete(g.captures, origin)
+	for h, o := range g.open {
+		if o == origin {
+			delete(g.open, h)
+		}
+	}
+}
+
+// AddBody gives graph a conditional node whose body is graph body
+// (OpGraphClone with FlagConditional). The driver makes the body empty,
+// so its work is known until something unknown is added to it.
+func (g *GraphWork[T]) AddBody(graph, body uint64) {
+	if graph == 0 || body == 0 || graph == model.AllGraphs || body == model.AllGraphs {
+		return
+	}
+	if g.bodies == nil {
+		g.bodies = map[uint64][]uint64{}
+	}
+	g.bodies[graph] = append(g.bodies[graph], body)
+	// Adding the node makes the graph's work known, as Put does: a graph
+	// built by hand holds what its recorded nodes do.
+	same := func(items []T) []T { return items }
+	g.Update(graph, 0, same)
+	if _, known := g.graphs[body]; !known {
+		g.Update(body, 0, same)
+	}
+}
+
+// maxBodyDepth bounds the nesting of conditional bodies that an
+// instantiation follows; a deeper or cyclic nesting (a damaged trace) is
+// unknown work.
+const maxBodyDepth = 16
+
+// gather returns the work of graph with that of its conditional bodies,
+// nested ones too, each as Body makes it, and whether all of it is known.
+func (g *GraphWork[T]) gather(graph uint64, depth int) ([]T, bool) {
+	items, known := g.graphs[graph]
+	bodies := g.bodies[graph]
+	if !known || len(bodies) == 0 {
+		return items, known
+	}
+	if depth >= maxBodyDepth {
+		return nil, false
+	}
+	out := slices.Clone(items)
+	for _, b := range bodies {
+		inner, known := g.gather(b, depth+1)
+		if !known {
+			return nil, false
+		}
+		if g.Body == nil {
+			out = append(out, inner...)
+		} else {
+			out = appendConverted(out, inner, g.Body)
+		}
+	}
+	return slices.Clip(out), true
 }
 
 // Add gives items to origin's open capture, if there is one.
@@ -164,7 +255,12 @@ func (g *GraphWork[T]) Put(graph, exec uint64, items ...T) {
 // and of executable graph exec (0: none) by what change makes of a copy of
 // it: a node changed after the capture.
 func (g *GraphWork[T]) Update(graph, exec uint64, change func([]T) []T) {
-	if graph != 0 && graph != model.AllGraphs {
+	if origin, ok := g.open[graph]; ok && graph != 0 {
+		// The graph a capture is building: the capture's items change.
+		if items, ok := g.captures[origin]; ok {
+			g.captures[origin] = change(items)
+		}
+	} else if graph != 0 && graph != model.AllGraphs {
 		if g.graphs == nil {
 			g.graphs = map[uint64][]T{}
 		}
@@ -191,6 +287,18 @@ func (g *GraphWork[T]) Copy(from, to uint64, replace bool, convert func(T) (T, b
 			}
 			return appendConverted(old, items, convert)
 		})
+		// The copy's conditional nodes have bodies of their own, copies
+		// of from's, whose handles the trace does not see: taken as
+		// from's bodies, which can only hide a later change to them.
+		if replace {
+			delete(g.bodies, to)
+		}
+		if b := g.bodies[from]; len(b) > 0 && to != 0 && to != model.AllGraphs {
+			if g.bodies == nil {
+				g.bodies = map[uint64][]uint64{}
+			}
+			g.bodies[to] = append(g.bodies[to], b...)
+		}
 	}
 	return known
 }
@@ -227,10 +335,10 @@ func (g *GraphWork[T]) UpdateGraphs(change func([]T) []T) {
 // graph; a capture that made no graph (graph 0) is dropped.
 func (g *GraphWork[T]) end(origin AgentID, graph uint64, finish func([]T) []T) {
 	items, ok := g.captures[origin]
+	g.close(origin)
 	if !ok {
 		return
 	}
-	delete(g.captures, origin)
 	if graph == 0 {
 		return
 	}
@@ -248,7 +356,7 @@ func (g *GraphWork[T]) instantiate(graph, exec uint64) {
 	if exec == 0 {
 		return
 	}
-	items, ok := g.graphs[graph]
+	items, ok := g.gather(graph, 0)
 	if !ok {
 		// Its work is unknown now, but what lasts (the executable graph
 		// being updated, or a new one: nothing).
@@ -262,9 +370,16 @@ func (g *GraphWork[T]) instantiate(graph, exec uint64) {
 }
 
 // Forget drops what is known of graph's work (model.AllGraphs: every
-// graph's) and of exec's. Executable graphs keep the work they were
-// instantiated with when their graph changes.
-func (g *GraphWork[T]) Forget(graph, exec uint64) { g.drop(graph, exec, nil) }
+// graph's) and of exec's, its conditional bodies too. Executable graphs
+// keep the work they were instantiated with when their graph changes.
+func (g *GraphWork[T]) Forget(graph, exec uint64) {
+	g.drop(graph, exec, nil)
+	if graph == model.AllGraphs {
+		clear(g.bodies)
+	} else {
+		delete(g.bodies, graph)
+	}
+}
 
 // Change keeps, of what is known of graph's work (model.AllGraphs: every
 // graph's) and of exec's, only the Lasting items: a change in place (new
@@ -280,11 +395,38 @@ func (g *GraphWork[T]) drop(graph, exec uint64, lasting func(T) bool) {
 		for h := range g.graphs {
 			keep(g.graphs, h, lasting)
 		}
+		for h := range g.open {
+			g.dropCapture(h, lasting)
+		}
 	default:
-		keep(g.graphs, graph, lasting)
+		if _, ok := g.open[graph]; ok {
+			g.dropCapture(graph, lasting)
+		} else {
+			keep(g.graphs, graph, lasting)
+		}
 	}
 	if exec != 0 {
 		keep(g.execs, exec, lasting)
+	}
+}
+
+// dropCapture keeps, of the items of the capture building graph, those
+// lasting says last; with none, the capture's work is unknown (its end
+// gives the graph none).
+func (g *GraphWork[T]) dropCapture(graph uint64, lasting func(T) bool) {
+	origin := g.open[graph]
+	var kept []T
+	if lasting != nil {
+		for _, it := range g.captures[origin] {
+			if lasting(it) {
+				kept = append(kept, it)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		delete(g.captures, origin)
+	} else {
+		g.captures[origin] = kept
 	}
 }
 

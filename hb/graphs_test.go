@@ -92,3 +92,95 @@ func TestSetEventCopiesSharedWork(t *testing.T) {
 		t.Errorf("the one made after launches %+v, want the record of event 2 alone", got)
 	}
 }
+
+// instantiateFor instantiates graph as exec in g and returns the items a
+// launch replays, and whether the work is known.
+func instantiateFor[T any](g *GraphWork[T], graph, exec uint64) ([]T, bool) {
+	g.Apply(&model.Event{Op: model.OpGraphInstantiate, Graph: graph, Exec: exec}, &Step{}, nil)
+	items, known := g.execs[exec]
+	return items, known
+}
+
+// A conditional node's body is run by the graph's launches as it is at the
+// instantiation: its records may not be made (stale), its waits order
+// nothing (dropped), nested bodies count, and a body filled after the
+// instantiation does not.
+func TestConditionalBodies(t *testing.T) {
+	g := GraphWork[graphEvent]{Body: bodyEvent}
+	const parent, body, inner, late = 0x10, 0x20, 0x30, 0x40
+	g.Put(parent, 0, graphEvent{event: 1, record: true})
+	g.AddBody(parent, body)
+	g.Put(body, 0, graphEvent{event: 2, record: true}, graphEvent{event: 3})
+	g.AddBody(body, inner)
+	g.Put(inner, 0, graphEvent{event: 4, record: true})
+	items, known := instantiateFor(&g, parent, 0x100)
+	want := []graphEvent{{event: 1, record: true}, {event: 2, record: true, stale: true}, {event: 4, record: true, stale: true}}
+	if !known || !slices.Equal(items, want) {
+		t.Fatalf("launch replays %+v (known %v), want %+v", items, known, want)
+	}
+	g.AddBody(parent, late)
+	g.Put(late, 0, graphEvent{event: 5, record: true})
+	if items, _ := instantiateFor(&g, parent, 0x100+1); len(items) != 4 {
+		t.Errorf("a body filled before the second instantiation: %+v", items)
+	}
+	if items := g.Launched(0x100); len(items) != 3 {
+		t.Errorf("the first executable graph changed: %+v", items)
+	}
+}
+
+// A body whose work became unknown makes its graph's unknown; so does a
+// cycle of bodies (a damaged trace), without looping.
+func TestConditionalBodyUnknown(t *testing.T) {
+	var g GraphWork[int]
+	const parent, body = 0x10, 0x20
+	g.Put(parent, 0, 1)
+	g.AddBody(parent, body)
+	if items, known := instantiateFor(&g, parent, 0x100); !known || !slices.Equal(items, []int{1}) {
+		t.Fatalf("an empty body: %v, known %v", items, known)
+	}
+	g.Forget(body, 0)
+	if _, known := instantiateFor(&g, parent, 0x101); known {
+		t.Error("a body of unknown work left its graph's known")
+	}
+	var c GraphWork[int]
+	c.Put(parent, 0, 1)
+	c.AddBody(parent, body)
+	c.AddBody(body, parent)
+	if _, known := instantiateFor(&c, parent, 0x100); known {
+		t.Error("a cycle of bodies gave known work")
+	}
+}
+
+// Nodes added by hand to the graph a capture is building join the
+// capture's items, and an unknown one makes the capture's work unknown;
+// once the capture ended, its graph is an ordinary one.
+func TestNodesAddedToCapturingGraph(t *testing.T) {
+	var g GraphWork[int]
+	const origin, graph = 1, 0x10
+	begin := func(graph uint64) {
+		g.Apply(&model.Event{Op: model.OpCaptureBegin, Graph: graph}, &Step{Captured: true, CaptureOrigin: origin}, nil)
+	}
+	end := func(graph uint64) {
+		g.Apply(&model.Event{Op: model.OpCaptureEnd, Graph: graph}, &Step{Captured: true, CaptureOrigin: origin}, nil)
+	}
+	begin(graph)
+	g.Add(origin, 1)
+	g.Put(graph, 0, 2)
+	g.Add(origin, 3)
+	end(graph)
+	if got := g.graphs[graph]; !slices.Equal(got, []int{1, 2, 3}) {
+		t.Fatalf("the captured graph holds %v, want [1 2 3]", got)
+	}
+	g.Put(graph, 0, 4) // after the end: the graph's own
+	if got := g.graphs[graph]; !slices.Equal(got, []int{1, 2, 3, 4}) {
+		t.Fatalf("after the end the graph holds %v", got)
+	}
+	begin(0x20)
+	g.Add(origin, 5)
+	g.Forget(0x20, 0) // an unknown node added during the capture
+	g.Add(origin, 6)
+	end(0x20)
+	if _, known := g.graphs[0x20]; known {
+		t.Error("a capture given an unknown node made a graph of known work")
+	}
+}

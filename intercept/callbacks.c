@@ -626,6 +626,21 @@ static int event_node(sc_event *ev, int type, const unsigned char *own, uint64_t
     return 1;
 }
 
+/* The graph a capture on stream (a normalized handle) is building, 0 if
+ * the driver does not say: nodes a program adds to it by hand
+ * (cuStreamGetCaptureInfo, then cuGraphAddNode) are part of the capture. */
+static uint64_t capturing_graph(uint64_t stream) {
+    CUstream s = (CUstream)(uintptr_t)stream;
+    int status = 0;
+    CUgraph g = NULL;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (sc_drv.cuStreamGetCaptureInfo_v3)
+        r = sc_drv.cuStreamGetCaptureInfo_v3(s, &status, NULL, &g, NULL, NULL, NULL);
+    else if (sc_drv.cuStreamGetCaptureInfo_v2)
+        r = sc_drv.cuStreamGetCaptureInfo_v2(s, &status, NULL, &g, NULL, NULL);
+    return r == CUDA_SUCCESS && status == 1 /* CU_STREAM_CAPTURE_STATUS_ACTIVE */ ? (uint64_t)(uintptr_t)g : 0;
+}
+
 /* Makes ev a copy of size bytes from src to dst, with unified addressing:
  * the driver says which sides are device memory (cuMemcpy, a batch's). */
 static void unified_copy(sc_event *ev, uint64_t dst, uint64_t src, uint64_t size) {
@@ -765,6 +780,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     unsigned nmemops = 0;
     const sc_memcpy3d_op *ops3d = NULL; /* a cuMemcpy3DBatchAsync's copies */
     size_t nops3d = 0;
+    CUgraph *bodies = NULL; /* a conditional node's body graphs */
+    unsigned nbodies = 0;
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
@@ -798,7 +815,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     case H_CAPTURE_BEGIN:
         ev.op = OP_CAPTURE_BEGIN;
         ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
-        if (in.elem == 1) ev.graph = (uint64_t)(uintptr_t)((const p_first_two *)pp)->second;
+        if (in.elem == 1)
+            ev.graph = (uint64_t)(uintptr_t)((const p_first_two *)pp)->second;
+        else if (ok)
+            ev.graph = capturing_graph(ev.stream);
         break;
     case H_CAPTURE_END: {
         const p_cuStreamEndCapture *p = pp;
@@ -1146,6 +1166,22 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
                 ev.src = child_graph_of(own);
                 break;
             }
+            if (type == SC_GRAPH_NODE_TYPE_CONDITIONAL) {
+                /* One event a body graph, which the driver made: the
+                 * program fills them later. */
+                const sc_conditional_node_params *c = (const sc_conditional_node_params *)own;
+                ev.graph = (uint64_t)(uintptr_t)g;
+                if (c->phGraph_out && c->size > 0) {
+                    ev.op = OP_GRAPH_CLONE;
+                    ev.flags |= FLAG_CONDITIONAL;
+                    bodies = c->phGraph_out;
+                    nbodies = c->size;
+                    ev.src = (uint64_t)(uintptr_t)bodies[0];
+                } else {
+                    ev.op = OP_GRAPH_FORGET; /* bodies not given back: the graph's work is unknown */
+                }
+                break;
+            }
             CUgraphNode *ph = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
             if (event_node(&ev, type, own, (uint64_t)(uintptr_t)g, 0, ph ? (uint64_t)(uintptr_t)*ph : 0)) {
                 ev.flags |= FLAG_LIFETIME; /* a new node */
@@ -1336,6 +1372,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     sc_emit(ts, &ev);
     for (size_t i = 1; i < batch.count; i++) { /* a batch's other copies */
         batch_copy(&ev, &batch, i);
+        sc_emit(ts, &ev);
+    }
+    for (unsigned i = 1; i < nbodies; i++) { /* a conditional node's other bodies */
+        ev.src = (uint64_t)(uintptr_t)bodies[i];
         sc_emit(ts, &ev);
     }
     for (size_t i = 1; i < nops3d; i++) { /* a 3D batch's other copies */

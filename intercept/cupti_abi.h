@@ -429,6 +429,16 @@ typedef struct {
 } p_graph_add_child;
 /* cuGraphAddNode of a child graph: CUDA_CHILD_GRAPH_NODE_PARAMS starts with the graph. */
 #define SC_GRAPH_NODE_TYPE_GRAPH 4
+/* cuGraphAddNode of a conditional node: CUDA_CONDITIONAL_NODE_PARAMS, whose
+ * phGraph_out the driver points at its array of size body graphs. */
+#define SC_GRAPH_NODE_TYPE_CONDITIONAL 13
+typedef struct {
+    uint64_t handle;
+    int type;
+    unsigned int size;
+    CUgraph *phGraph_out;
+    void *ctx;
+} sc_conditional_node_params;
 
 /* cuGraphAddEventRecordNode and cuGraphAddEventWaitNode */
 typedef struct {

@@ -820,6 +820,14 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpMemcpyAsync, api: "cuMemcpy3DBatchAsync", stream: s, ptr: d + 8192, src: pinned, size: 192, kind: model.CopyH2D, flags: model.FlagPinned},
 		{op: model.OpMemcpyAsync, api: "cuMemcpy3DBatchAsync", stream: s, ptr: d + 16384, size: 256, kind: model.CopyD2D},
 		{op: model.OpMemcpyAsync, api: "cuMemcpy3DWithAttributesAsync", stream: s, ptr: d + 8192, src: d + 4096, size: 16, kind: model.CopyD2D},
+		// A capture names the graph it builds; a conditional node added to
+		// it is one event a body; one whose bodies are not given back
+		// makes its graph's work unknown.
+		{op: model.OpCaptureBegin, api: "cuStreamBeginCapture", stream: s, graph: 0x9c00},
+		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9d00, flags: model.FlagConditional},
+		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9e00, flags: model.FlagConditional},
+		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9f00},
+		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9c00},
 		// Stream memory operations: one event each, one a batch's
 		// operation (the 32-bit wait's value without the union's high
 		// half), one for a failed batch (its operations not read).

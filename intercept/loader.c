@@ -204,6 +204,11 @@ static int load_driver(void) {
         (CUresult(*)(CUgraphNode, CUgraph *))dlsym(h, "cuGraphNodeGetContainingGraph");
     sc_drv.cuFuncGetName = (CUresult(*)(const char **, CUfunction))dlsym(h, "cuFuncGetName");
     sc_drv.cuKernelGetName = (CUresult(*)(const char **, CUkernel))dlsym(h, "cuKernelGetName");
+    sc_drv.cuStreamGetCaptureInfo_v3 =
+        (CUresult(*)(CUstream, int *, uint64_t *, CUgraph *, const void **, const void **, size_t *))dlsym(
+            h, "cuStreamGetCaptureInfo_v3");
+    sc_drv.cuStreamGetCaptureInfo_v2 = (CUresult(*)(CUstream, int *, uint64_t *, CUgraph *, const void **, size_t *))dlsym(
+        h, "cuStreamGetCaptureInfo_v2");
     return 1;
 }
 

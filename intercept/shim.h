@@ -74,6 +74,7 @@ enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
 #define FLAG_LIFETIME (1u << 6)    /* graph instantiate/forget/clone that creates or destroys its object; a new event node */
 #define FLAG_PEER (1u << 7)        /* synchronous peer copy: serialized with its devices' work */
 #define FLAG_GRAPH_NODE (1u << 8)  /* launch, copy or set added to a graph as a node, not issued to a stream */
+#define FLAG_CONDITIONAL (1u << 9) /* graph clone: a conditional node's body graph (src) in graph */
 
 /* Record kinds (docs/trace-format.md). */
 enum {
@@ -262,6 +263,11 @@ typedef struct {
     CUresult (*cuGraphNodeGetContainingGraph)(CUgraphNode, CUgraph *); /* CUDA 13.1 and later */
     CUresult (*cuFuncGetName)(const char **, CUfunction);               /* CUDA 12.3 and later */
     CUresult (*cuKernelGetName)(const char **, CUkernel);
+    /* cuStreamGetCaptureInfo_v3 (CUDA 12.3 and later; with edge data) or
+     * _v2, which differ after graph_out: only the first four are passed. */
+    CUresult (*cuStreamGetCaptureInfo_v3)(CUstream, int *, uint64_t *, CUgraph *, const void **, const void **,
+                                          size_t *);
+    CUresult (*cuStreamGetCaptureInfo_v2)(CUstream, int *, uint64_t *, CUgraph *, const void **, size_t *);
 } sc_driver_fns;
 extern sc_driver_fns sc_drv;
 

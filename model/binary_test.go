@@ -200,7 +200,7 @@ func TestBinaryCorrupt(t *testing.T) {
 		{"graph malformed", newEnc().event(rawEvent{op: 23, seq: 1, tail: []byte{0x80}}), "graph", "graph malformed"},
 		{"exec malformed", newEnc().event(rawEvent{op: 24, seq: 1, tail: []byte{0x01, 0xff}}), "exec", "exec malformed"},
 		{"node malformed", newEnc().event(rawEvent{op: 28, seq: 1, tail: []byte{0, 0, 0, 0, 0x80}}), "node", "node malformed"},
-		{"unknown flag", newEnc().event(rawEvent{op: 16, seq: 1, flags: 1 << 9}), "flags", "unknown flag bits 0x200"},
+		{"unknown flag", newEnc().event(rawEvent{op: 16, seq: 1, flags: 1 << 10}), "flags", "unknown flag bits 0x400"},
 		{"event payload short", newEnc().event(rawEvent{op: 1, seq: 1, cut: 1}), "nptrs", "corrupt event record"},
 		{"empty event payload", newEnc().record(RecordEvent, nil), "op", "corrupt event record"},
 		{"varint overflow", newEnc().record(RecordEvent, bytes.Repeat([]byte{0xff}, 11)), "op", "malformed"},

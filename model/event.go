@@ -32,7 +32,7 @@ const (
 	OpMemsetAsync   // Set of Size bytes at Ptr on Stream.
 	OpMemset        // Synchronous-API set (cudaMemset) of Size bytes at Ptr.
 	OpHostFunc      // Host function enqueued on Stream.
-	OpCaptureBegin  // Stream capture begins on Stream; Graph is set when it adds to that graph (cudaStreamBeginCaptureToGraph).
+	OpCaptureBegin  // Stream capture begins on Stream; Graph is the graph it builds (a new one, or the one cudaStreamBeginCaptureToGraph adds to), when known.
 	OpCaptureEnd    // Stream capture ends on Stream; Graph is the graph it made.
 	OpGraphLaunch   // Executable graph Exec launched on Stream.
 	OpPoolCreate    // Memory pool Pool created.
@@ -61,7 +61,10 @@ const (
 	OpGraphEventWaitNode
 	// OpGraphClone copies the work of graph Src into Graph: a new graph
 	// (cudaGraphClone; FlagLifetime set) or a child graph node added to
-	// Graph (cudaGraphAddChildGraphNode, which embeds a copy of Src).
+	// Graph (cudaGraphAddChildGraphNode, which embeds a copy of Src). With
+	// FlagConditional, Src is a body graph of a conditional node added to
+	// Graph: not copied now, but run, as it is when Graph is instantiated,
+	// any number of times at each launch.
 	OpGraphClone
 	// OpStreamMemOp is a stream memory operation on Stream
 	// (cuStreamWaitValue32/64, cuStreamWriteValue32/64, one operation of a
@@ -307,9 +310,17 @@ const (
 	// those types), not work issued to a stream: each launch of the graph
 	// makes its uses. Stream is unused.
 	FlagGraphNode uint32 = 1 << 8
+	// FlagConditional marks an OpGraphClone that gives graph Graph a
+	// conditional node (cudaGraphAddNode of cudaGraphNodeTypeConditional:
+	// if, while, switch) with body graph Src. The driver makes the body
+	// empty; the program fills it later (cudaStreamBeginCaptureToGraph,
+	// nodes added by hand), and each launch of an executable graph made
+	// from Graph runs the body's work as it was at the instantiation, zero
+	// or more times.
+	FlagConditional uint32 = 1 << 9
 
 	knownFlags = FlagNonBlocking | FlagPageable | FlagImplicit | FlagPinned | FlagGraphAlloc | FlagExternal |
-		FlagLifetime | FlagPeer | FlagGraphNode
+		FlagLifetime | FlagPeer | FlagGraphNode | FlagConditional
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose
@@ -369,7 +380,7 @@ type Event struct {
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
-	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: added to; OpGraphInstantiate, OpGraphForget, OpGraphEvent*Node; OpGraphClone: the copy, or the parent of a child graph node; FlagGraphNode: the node's); 0 if unknown.
+	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: built, or added to; OpGraphInstantiate, OpGraphForget, OpGraphEvent*Node; OpGraphClone: the copy, or the parent of a child graph node; FlagGraphNode: the node's); 0 if unknown.
 	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch, OpGraphForget, OpGraphEvent*Node); 0 if unknown.
 	// PeerSrc and PeerDst are, with FlagPeer, the devices of a peer copy's
 	// source and destination.

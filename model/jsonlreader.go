@@ -41,6 +41,7 @@ type jsonLine struct {
 	Implicit *bool             `json:"implicit"`
 	External *bool             `json:"external"`
 	Lifetime *bool             `json:"lifetime"`
+	Cond     *bool             `json:"conditional"`
 	Pageable *bool             `json:"pageable"`
 	Pinned   *bool             `json:"pinned"`
 	Graph    json.RawMessage   `json:"graph"` // true (malloc_async) or a graph's name
@@ -287,6 +288,9 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	}
 	if form.has(jLifetime) && l.Lifetime != nil && *l.Lifetime {
 		ev.Flags |= FlagLifetime
+	}
+	if form.has(jConditional) && l.Cond != nil && *l.Cond {
+		ev.Flags |= FlagConditional
 	}
 	if form.has(jCreate|jImplicit) && l.Implicit != nil && *l.Implicit {
 		ev.Flags |= FlagImplicit

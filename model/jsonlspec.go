@@ -34,6 +34,7 @@ const (
 	jNode                             // "node": a graph node's name (graph_event_*_node, graph_forget)
 	jFrom                             // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
 	jMemOp                            // "mem_op", "mem_flags", "value" (stream_mem_op)
+	jConditional                      // "conditional": true (graph_clone of a conditional node's body)
 )
 
 type opForm struct {
@@ -73,7 +74,7 @@ var opForms = [opCount]opForm{
 
 	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
 	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
-	OpGraphClone:           {jGraphName | jFrom, jLifetime, "cudaGraphClone"},
+	OpGraphClone:           {jGraphName | jFrom, jLifetime | jConditional, "cudaGraphClone"},
 	OpStreamMemOp:          {jStream, jPtr | jMemOp, "cuStreamWaitValue32"},
 }
 

@@ -168,6 +168,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jLifetime) && ev.Flags&FlagLifetime != 0 {
 		b = append(b, `,"lifetime":true`...)
 	}
+	if form.has(jConditional) && ev.Flags&FlagConditional != 0 {
+		b = append(b, `,"conditional":true`...)
+	}
 	if form.has(jCreate|jImplicit) && ev.Flags&FlagImplicit != 0 {
 		b = append(b, `,"implicit":true`...)
 	}

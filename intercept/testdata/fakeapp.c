@@ -752,6 +752,39 @@ static int more(void) {
         fk_driver_exit("cuMemcpy3DWithAttributesAsync", &w, 0, NULL);
     }
     {
+        /* A capture whose graph the driver names (cuStreamGetCaptureInfo):
+         * a conditional node with an if and an else body is added to the
+         * graph being captured, and one whose bodies the driver did not
+         * give back (its graph's work is unknown). */
+        fk_set_capture_graph(s, (CUgraph)0x9c00);
+        cuStreamBeginCapture_v2_params cb = {s, 0};
+        fk_driver_enter("cuStreamBeginCapture_v2", &cb, NULL);
+        fk_driver_exit("cuStreamBeginCapture_v2", &cb, 0, NULL);
+        CUgraphNodeParams gp;
+        memset(&gp, 0, sizeof gp);
+        gp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+        gp.conditional.type = 0; /* if */
+        gp.conditional.size = 2;
+        CUgraphNode node;
+        cuGraphAddNode_v2_params c = {&node, (CUgraph)0x9c00, NULL, NULL, 0, &gp};
+        fk_driver_enter("cuGraphAddNode_v2", &c, NULL);
+        static CUgraph bodies[2] = {(CUgraph)0x9d00, (CUgraph)0x9e00};
+        gp.conditional.phGraph_out = bodies; /* the driver's array */
+        fk_driver_exit("cuGraphAddNode_v2", &c, 0, NULL);
+        CUgraphNodeParams lost;
+        memset(&lost, 0, sizeof lost);
+        lost.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+        lost.conditional.size = 1;
+        cuGraphAddNode_v2_params d = {&node, (CUgraph)0x9f00, NULL, NULL, 0, &lost};
+        fk_driver_enter("cuGraphAddNode_v2", &d, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &d, 0, NULL);
+        fk_set_capture_graph(NULL, NULL);
+        CUgraph g = (CUgraph)0x9c00;
+        cuStreamEndCapture_params e = {s, &g};
+        fk_driver_enter("cuStreamEndCapture", &e, NULL);
+        fk_driver_exit("cuStreamEndCapture", &e, 0, NULL);
+    }
+    {
         /* Stream memory operations, alone and in batches. */
         cuStreamWriteValue32_v2_params w = {s, d + 4096, 1, 1 /* no memory barrier */};
         fk_driver_enter("cuStreamWriteValue32_v2", &w, NULL);

@@ -177,6 +177,16 @@ typedef struct {
 #define CU_GRAPH_NODE_TYPE_MEMSET 2
 #define CU_GRAPH_NODE_TYPE_HOST 3
 #define CU_GRAPH_NODE_TYPE_GRAPH 4
+#define CU_GRAPH_NODE_TYPE_CONDITIONAL 13
+/* CUDA_CONDITIONAL_NODE_PARAMS: the driver points phGraph_out at its
+ * array of size body graphs. */
+typedef struct {
+    unsigned long long handle;
+    int type; /* CU_GRAPH_COND_TYPE_IF 0, WHILE 1, SWITCH 2 */
+    unsigned int size;
+    CUgraph *phGraph_out;
+    CUcontext ctx;
+} CUDA_CONDITIONAL_NODE_PARAMS;
 typedef struct {
     int type;
     int reserved0[3];
@@ -192,6 +202,7 @@ typedef struct {
         CUDA_MEM_ALLOC_NODE_PARAMS alloc;
         CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
         CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
+        CUDA_CONDITIONAL_NODE_PARAMS conditional;
     };
     long long reserved2;
 } CUgraphNodeParams;
@@ -251,6 +262,9 @@ void fk_register_pinned(const void *p, size_t n);
 void fk_set_stream_flags(CUstream s, unsigned int flags, int prio);
 void fk_set_device(int dev);
 void fk_set_memory_device(CUdeviceptr p, size_t n, int dev);
+/* The graph cuStreamGetCaptureInfo says a capture on s builds (NULL: s is
+ * not capturing). */
+void fk_set_capture_graph(CUstream s, CUgraph g);
 
 /* Calls that create, change or destroy graphs, laid out as
  * generated_cuda_meta.h lays out their parameters. */

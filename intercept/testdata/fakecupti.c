@@ -448,6 +448,29 @@ CUresult cuGraphNodeGetContainingGraph(void *node, void **graph) {
     return 0;
 }
 
+static CUstream capture_stream;
+static CUgraph capture_graph;
+
+void fk_set_capture_graph(CUstream s, CUgraph g) {
+    pthread_mutex_lock(&mu);
+    capture_stream = s;
+    capture_graph = g;
+    pthread_mutex_unlock(&mu);
+}
+
+/* The capture status and graph of stream s: active with the graph the app
+ * set, else none. */
+CUresult cuStreamGetCaptureInfo_v3(CUstream s, int *status, unsigned long long *id, CUgraph *graph,
+                                   const void **deps, const void **edges, size_t *ndeps) {
+    (void)id, (void)deps, (void)edges, (void)ndeps;
+    pthread_mutex_lock(&mu);
+    int active = capture_graph && s == capture_stream;
+    if (status) *status = active ? 1 : 0;
+    if (graph) *graph = active ? capture_graph : NULL;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
 static struct {
     CUstream s;
     unsigned int flags;
