@@ -753,7 +753,8 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 	a.freed = true
 	if c.engine.HasMemoryWrites() {
 		base, size := a.wholeOf()
-		c.engine.ForgetMemory(base, rangeEnd(base, size))
+		c.memOps.forgot = c.engine.ForgetMemory(base, rangeEnd(base, size), c.memOps.forgot[:0])
+		c.forgetMemOps(c.memOps.forgot)
 	}
 	c.graveQ.push(a)
 	c.graveLen++

@@ -191,16 +191,36 @@ func explainMemOp(f *Finding, op *Op, note memNote) {
 		f.Fix = fmt.Sprintf("Drop CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER from the write this wait at %s reads, or %s", op.Site(), eventFix)
 	case memNoteUnknown:
 		f.Message = fmt.Sprintf("%s waits for a value in a way streamcheck cannot follow", what(op))
-		f.Why = "Either the wait's condition is not one streamcheck knows, or more writes were made at the address than it keeps (32) since the last one the waiting stream is ordered after, so it cannot tell which writes can meet the wait."
+		f.Why = "Either the wait's condition is not one streamcheck knows, or more writes were made at the address than it keeps (32) and the waiting stream is not ordered after the older ones, so it cannot tell which writes can meet the wait."
+		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
+	case memNoteGraphWrite:
+		f.Message = fmt.Sprintf("%s waits for a value that a graph may write", what(op))
+		f.Why = "A write captured into a graph changes this memory at the graph's launches, which streamcheck does not follow for values: it cannot tell which write meets the wait, so it takes the work after the wait as unordered with every writer."
+		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
+	case memNoteAfterUnknown:
+		f.Message = fmt.Sprintf("%s waits for a value after a stream memory operation streamcheck cannot read", what(op))
+		f.Why = "An earlier stream memory operation in the trace is of a kind streamcheck does not know, and may have written this memory, so no wait after it is followed: the work after the wait is taken as unordered with the writer."
 		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
 	case memNoteCaptured:
 		f.Message = fmt.Sprintf("%s waits for a value inside a stream capture, which streamcheck does not follow", what(op))
 		f.Why = "The wait became a node of the captured graph; streamcheck does not follow what a graph's memory operations order, so it takes the graph's work after the wait as unordered with the writer."
 		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
+	case memNoteCapturedWrite:
+		f.Message = fmt.Sprintf("%s writes a value inside a stream capture, which streamcheck does not follow", what(op))
+		f.Why = "The write became a node of the captured graph and lands at the graph's launches: waits for values at this memory are not followed, and one taken before as ordered after other writes may have been met by this one first, so races after it may be missed."
+		f.Fix = fmt.Sprintf("Order the streams that wait for this value with an event as well, or check the waits at %s by hand.", op.Site())
+	case memNoteLateWrite:
+		f.Message = fmt.Sprintf("%s writes a value that an earlier wait may have read first", what(op))
+		f.Why = "A wait for a value recorded before this write was taken as ordered after the writes recorded before it; this write can meet the wait too, and nothing orders it after them or after the wait, so on the GPU it may have released the wait first. The work after that wait was taken as ordered after more than it is: races after it may be missed."
+		f.Fix = fmt.Sprintf("Make the value this write gives one the earlier wait does not wait for, order the write after the wait's other writers with an event, or order the streams with an event as well; the write is at %s.", op.Site())
 	case memNoteUnread:
 		f.Message = fmt.Sprintf("%s writes a value that no recorded wait reads", what(op))
-		f.Why = "No cuStreamWaitValue* was recorded at this address. If the host or a kernel waits for the value, the ordering that gives is not followed: streamcheck takes what runs after that wait as unordered with this stream."
+		f.Why = "No cuStreamWaitValue* was recorded at this memory. If the host or a kernel waits for the value, the ordering that gives is not followed: streamcheck takes what runs after that wait as unordered with this stream."
 		f.Fix = fmt.Sprintf("Findings between stream %s and work ordered by this value may be false alarms: order them with an event or a stream synchronization as well, or suppress them with a reason.", op.Stream)
+	case memNoteUnknownType:
+		f.Message = fmt.Sprintf("%s is a stream memory operation of a type streamcheck does not know", what(op))
+		f.Why = "The recorder did not know this operation's parameters, so streamcheck cannot tell what memory it changes: no wait for a value after it is followed."
+		f.Fix = fmt.Sprintf("Findings between stream %s and the streams that wait for values may be false alarms: order them with an event as well, or suppress them with a reason.", op.Stream)
 	default:
 		f.Message = fmt.Sprintf("%s orders work through memory, which streamcheck does not follow", what(op))
 		f.Why = "The trace does not say what this stream memory operation waited for or wrote (it was recorded by an older streamcheck), so streamcheck takes the streams it orders as unordered."

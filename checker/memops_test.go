@@ -26,6 +26,12 @@ func TestStreamMemOpMessages(t *testing.T) {
 		{"stream_mem_op_unread_ok", 6, "writes a value that no recorded wait reads", "If the host or a kernel waits for the value"},
 		{"stream_mem_op_captured_racy", 6, "waits for a value inside a stream capture", "graph's memory operations"},
 		{"stream_mem_op_unmodelled_racy", 6, "orders work through memory, which streamcheck does not follow", "recorded by an older streamcheck"},
+		{"stream_mem_op_late_write_racy", 10, "writes a value that an earlier wait may have read first", "races after it may be missed"},
+		{"stream_mem_op_graph_write_racy", 6, "writes a value inside a stream capture", "races after it may be missed"},
+		{"stream_mem_op_graph_write_racy", 13, "waits for a value that a graph may write", "at the graph's launches"},
+		{"stream_mem_op_atomic_racy", 11, "of a type streamcheck does not know", "cannot tell what memory it changes"},
+		{"stream_mem_op_atomic_racy", 13, "after a stream memory operation streamcheck cannot read", "no wait after it is followed"},
+		{"stream_mem_op_reused_flag_ok", 9, "writes a value that no recorded wait reads", "No cuStreamWaitValue*"},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			ar, err := txtar.ParseFile("testdata/" + tc.golden + ".txtar")

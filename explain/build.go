@@ -331,7 +331,7 @@ func (rp *replay) add(ev *model.Event) {
 	case model.OpStreamMemOp:
 		// A write of a value, or a wait for one: a wait that was followed
 		// orders its stream after writes shown on theirs.
-		if ev.MemOp.IsWait() || ev.MemOp.IsWrite() {
+		if ev.MemOp.IsWait() || ev.MemOp.Changes() {
 			touched = append(touched, st.Agent)
 		}
 	case model.OpMemcpy, model.OpMemset:
@@ -457,6 +457,8 @@ func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
 	rp.annotate(v, r, devices)
 	if r.ev.Op == model.OpStreamMemOp {
 		v.memAddr = r.ev.Ptr
+		v.memWrite = r.ev.MemOp.Changes()
+		v.memFollowed = r.step.memWait == hb.MemWaitFollowed
 	}
 	return v
 }
@@ -465,6 +467,8 @@ func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
 // and whether a wait was followed.
 func memOpDetail(ev *model.Event, wait hb.MemWait) string {
 	switch {
+	case ev.MemOp == model.MemOpAtomic:
+		return fmt.Sprintf("atomic reduction by %d at 0x%x", ev.Value, ev.Ptr)
 	case ev.MemOp.IsWrite():
 		s := fmt.Sprintf("writes %d to 0x%x", ev.Value, ev.Ptr)
 		if ev.MemFlags&model.MemWriteNoBarrier != 0 {
@@ -484,7 +488,7 @@ func memOpDetail(ev *model.Event, wait hb.MemWait) string {
 			s += ", which no write recorded before it gives: orders nothing here"
 		case hb.MemWaitNoBarrier:
 			s += ", written without a memory barrier: orders nothing here"
-		case hb.MemWaitUnknown:
+		case hb.MemWaitUnknown, hb.MemWaitGraphWrite, hb.MemWaitUnknownOp:
 			s += ": not followed"
 		}
 		return s
@@ -751,8 +755,8 @@ func classify(u, v *Vertex) (EdgeKind, string) {
 	if u.Op == model.OpEventRecord.String() && v.joined == u.Seq {
 		return EdgeEvent, "event " + v.event
 	}
-	if u.Op == model.OpStreamMemOp.String() && v.Op == model.OpStreamMemOp.String() && u.memAddr != 0 && u.memAddr == v.memAddr {
-		return EdgeValue, fmt.Sprintf("value at 0x%x", u.memAddr)
+	if u.memWrite && v.memFollowed && u.memAddr&^7 == v.memAddr&^7 {
+		return EdgeValue, fmt.Sprintf("value at 0x%x", v.memAddr)
 	}
 	switch u.Op {
 	case model.OpMemcpy.String(), model.OpMemset.String():

@@ -63,6 +63,9 @@ type Vertex struct {
 	event   string // Display name of the event an event operation names.
 	joined  uint64 // Seq of the event record a wait or event synchronize joined.
 	memAddr uint64 // The address a stream memory operation names.
+	// memWrite: a stream memory operation that changes memAddr;
+	// memFollowed: a wait for a value there that the engine followed.
+	memWrite, memFollowed bool
 }
 
 // NoteID is the id of the vertex that says how many operations were left out.

@@ -40,13 +40,16 @@
 //     device synchronization of any of them waits for it (measured on two
 //     H200s; non-blocking streams take part in neither).
 //   - A stream's wait for a value in memory (cuStreamWaitValue32/64) is
-//     ordered after the recorded writes of values there
-//     (cuStreamWriteValue32/64) that can meet its condition: all but those
-//     overwritten, before the wait, by a write of a value that does not.
-//     The memory is assumed not to meet the condition before those writes.
-//     A wait no recorded write can meet, or met by a write that may pass
-//     its stream's earlier writes (no memory barrier), orders nothing
-//     (Step.MemWait says which).
+//     ordered after the recorded writes of values (cuStreamWriteValue32/64,
+//     atomic reductions) before it that can meet its condition, by the
+//     8-byte block of memory they touch: all but those overwritten, before
+//     the wait, by a write of a value that does not (with a memory
+//     barrier). The memory is assumed not to meet the condition before
+//     those writes. A wait no recorded write can meet, one met by a write
+//     without a memory barrier, at memory a graph writes, or after an
+//     operation the trace does not describe, orders nothing (Step.MemWait
+//     says which); a write that may have met an earlier followed wait
+//     first is flagged (Step.MemLateWrite).
 //   - Operations on a stream that is being captured into a graph do not run
 //     when issued and are not ordered with the work outside the capture;
 //     Step.CaptureOrigin and Step.Capture tell which capture they belong to

@@ -210,6 +210,11 @@ type Step struct {
 	// MemWait is, for a stream memory operation that waits for a value,
 	// whether the engine ordered it after recorded writes of the value.
 	MemWait MemWait
+	// MemLateWrite is set on a write of a value that may have met a wait
+	// the engine followed before it (to other writes) first: the wait was
+	// taken as ordered after more than it may have been, which can hide
+	// races after it.
+	MemLateWrite bool
 	// EndedCapture and EndedOrigin are set on a capture's begin that ended
 	// another capture its stream was in (CUDA refuses such a begin; a
 	// trace may still say it succeeded): that capture's number and origin.
@@ -275,8 +280,13 @@ type Engine struct {
 	spare []Clock
 	host  Clock
 	// memory holds the recorded writes of values (cuStreamWriteValue*) by
-	// address, for the waits that read them.
-	memory map[uint64]*memAddr
+	// 8-byte block, for the waits that read them; memBlocks the blocks'
+	// keys, sorted, for ForgetMemory.
+	memory    map[uint64]*memBlock
+	memBlocks []uint64
+	// unknownMemOps is set once a stream memory operation the trace does
+	// not describe ran: it may have written anywhere.
+	unknownMemOps bool
 	// hostVer counts changes of the host clock, so that work issued to a
 	// stream joins it only when it changed since the stream last did.
 	hostVer uint64
@@ -848,6 +858,14 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		if ev.Flags&model.FlagExternal != 0 && (ev.Op == model.OpEventRecord || ev.Op == model.OpStreamWait) {
 			e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
 		}
+		if ev.Op == model.OpStreamMemOp {
+			switch {
+			case ev.MemOp.Changes():
+				e.capturedWrite(ev)
+			case ev.MemOp == model.MemOpUnknown:
+				e.unknownMemOps = true
+			}
+		}
 		e.graphEvents.Apply(ev, st, nil) // a child graph's external records and waits join the capture
 		return
 	}
@@ -933,8 +951,13 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpEventRecord:
 		recordOn(e.events, ev.Event, a)
 	case model.OpStreamMemOp:
-		if ev.MemOp.IsWrite() {
-			e.memoryWrite(ev, a, st.Epoch)
+		switch {
+		case ev.MemOp.Changes():
+			e.memoryWrite(ev, a, st.Epoch, st)
+		case st.MemWait == MemWaitFollowed:
+			e.noteWait(ev, st.Epoch)
+		case ev.MemOp == model.MemOpUnknown:
+			e.unknownMemOps = true
 		}
 	case model.OpGraphLaunch:
 		if ev.Exec != 0 {

@@ -217,7 +217,9 @@ func TestForgetMemory(t *testing.T) {
 	if !m.e.HasMemoryWrites() {
 		t.Fatal("no write known")
 	}
-	m.e.ForgetMemory(flag, flag+4)
+	if got := m.e.ForgetMemory(flag, flag+4, nil); len(got) != 1 || got[0] != flag {
+		t.Fatalf("forgot blocks %#x, want [%#x]", got, uint64(flag))
+	}
 	if m.e.HasMemoryWrites() {
 		t.Fatal("write kept after its memory was forgotten")
 	}
@@ -226,12 +228,132 @@ func TestForgetMemory(t *testing.T) {
 	}
 }
 
+// A write captured into a graph is made at the graph's launches, which
+// the engine does not follow for values: waits at its block are not
+// followed, even to writes made outside the graph.
 func TestMemoryWriteCaptured(t *testing.T) {
 	m := newMemTrace(t)
-	m.apply(model.Event{Op: model.OpCaptureBegin, Stream: memA})
+	const c = 0xc000
+	m.apply(model.Event{Op: model.OpStreamCreate, Stream: c, Flags: model.FlagNonBlocking})
+	m.apply(model.Event{Op: model.OpCaptureBegin, Stream: c})
+	m.write(c, model.MemOpWrite32, 1, 0)
+	m.apply(model.Event{Op: model.OpCaptureEnd, Stream: c})
+	work := m.launch(memA)
 	m.write(memA, model.MemOpWrite32, 1, 0)
-	m.apply(model.Event{Op: model.OpCaptureEnd, Stream: memA})
-	if m.e.HasMemoryWrites() {
-		t.Fatal("a captured write was recorded as made")
+	if st := m.wait(memB, model.MemOpWait32, 1, model.MemWaitEQ); st.MemWait != hb.MemWaitGraphWrite {
+		t.Fatalf("got %v, want graph write", st.MemWait)
+	}
+	if m.ordered(work) {
+		t.Error("a wait a graph's write can meet ordered B after A")
+	}
+}
+
+// A write recorded after a followed wait that can meet it, made by a
+// stream not ordered after what the wait was joined with, may have met it
+// first: the write says so. One ordered after the first write (the next
+// step of a counter on the same stream) changes nothing.
+func TestMemoryLateWrite(t *testing.T) {
+	m := newMemTrace(t)
+	const c = 0xc000
+	m.apply(model.Event{Op: model.OpStreamCreate, Stream: c, Flags: model.FlagNonBlocking})
+	m.write(memA, model.MemOpWrite32, 1, 0)
+	m.wait(memB, model.MemOpWait32, 1, model.MemWaitGEQ)
+	if st := m.write(memA, model.MemOpWrite32, 2, 0); st.MemLateWrite {
+		t.Error("the counter's next step on the same stream was taken as a late write")
+	}
+	if st := m.write(c, model.MemOpWrite32, 0, 0); st.MemLateWrite {
+		t.Error("a write that cannot meet the wait was taken as a late write")
+	}
+	if st := m.write(c, model.MemOpWrite32, 5, 0); !st.MemLateWrite {
+		t.Error("a write by an unordered stream that can meet the wait was not reported")
+	}
+	// Ordered after the wait: it cannot have released it.
+	m.apply(model.Event{Op: model.OpEventRecord, Stream: memB, Event: 0xe1})
+	m.apply(model.Event{Op: model.OpStreamWait, Stream: c, Event: 0xe1})
+	if st := m.write(c, model.MemOpWrite32, 7, 0); st.MemLateWrite {
+		t.Error("a write ordered after the wait was taken as a late write")
+	}
+}
+
+// Writes are matched to waits by the memory they overlap: a 64-bit write
+// covering a 32-bit wait's word can give it its value (unknown), so the
+// wait is ordered only after what both writes are.
+func TestMemoryWaitOverlap(t *testing.T) {
+	m := newMemTrace(t)
+	const c = 0xc000
+	m.apply(model.Event{Op: model.OpStreamCreate, Stream: c, Flags: model.FlagNonBlocking})
+	m.apply(model.Event{Op: model.OpStreamMemOp, Stream: c, Ptr: flag, MemOp: model.MemOpWrite64, Value: 1 << 32})
+	work := m.launch(memA)
+	m.apply(model.Event{Op: model.OpStreamMemOp, Stream: memA, Ptr: flag + 4, MemOp: model.MemOpWrite32, Value: 1})
+	st := m.apply(model.Event{Op: model.OpStreamMemOp, Stream: memB, Ptr: flag + 4, MemOp: model.MemOpWait32, Value: 1, MemFlags: model.MemWaitEQ})
+	if st.MemWait != hb.MemWaitFollowed {
+		t.Fatalf("got %v", st.MemWait)
+	}
+	if m.ordered(work) {
+		t.Error("ordered after A's write though C's 64-bit write can meet the wait first")
+	}
+	// A 32-bit write of the block's other word does not.
+	m2 := newMemTrace(t)
+	m2.apply(model.Event{Op: model.OpStreamMemOp, Stream: memB, Ptr: flag, MemOp: model.MemOpWrite32, Value: 1})
+	work = m2.launch(memA)
+	m2.apply(model.Event{Op: model.OpStreamMemOp, Stream: memA, Ptr: flag + 4, MemOp: model.MemOpWrite32, Value: 1})
+	m2.apply(model.Event{Op: model.OpStreamMemOp, Stream: memB, Ptr: flag + 4, MemOp: model.MemOpWait32, Value: 1, MemFlags: model.MemWaitEQ})
+	if !m2.ordered(work) {
+		t.Error("a write of the other word kept the wait from following A's write")
+	}
+}
+
+// An atomic reduction changes the value to one the trace does not know:
+// it can meet a wait (unknown), and overwrites nothing.
+func TestMemoryWaitAtomic(t *testing.T) {
+	m := newMemTrace(t)
+	const c = 0xc000
+	m.apply(model.Event{Op: model.OpStreamCreate, Stream: c, Flags: model.FlagNonBlocking})
+	work := m.launch(memA)
+	m.write(memA, model.MemOpWrite32, 1, 0)
+	m.apply(model.Event{Op: model.OpStreamMemOp, Stream: c, Ptr: flag, MemOp: model.MemOpAtomic, Value: 1, MemFlags: 4})
+	m.wait(memB, model.MemOpWait32, 1, model.MemWaitGEQ)
+	if m.ordered(work) {
+		t.Error("ordered after A's write though C's atomic add can meet the wait first")
+	}
+}
+
+// After an operation the trace does not describe, no wait is followed.
+func TestMemoryWaitAfterUnknownOp(t *testing.T) {
+	m := newMemTrace(t)
+	m.write(memA, model.MemOpWrite32, 1, 0)
+	m.apply(model.Event{Op: model.OpStreamMemOp, Stream: memA, Value: 99})
+	if st := m.wait(memB, model.MemOpWait32, 1, model.MemWaitEQ); st.MemWait != hb.MemWaitUnknownOp {
+		t.Fatalf("got %v, want unknown op", st.MemWait)
+	}
+}
+
+// Dropped writes the waiting stream is ordered after do not make the wait
+// unknown: whatever they give, the wait is ordered after them already.
+func TestMemoryWaitDroppedButOrdered(t *testing.T) {
+	m := newMemTrace(t)
+	for range 40 {
+		m.write(memA, model.MemOpWrite32, 1, 0)
+	}
+	m.apply(model.Event{Op: model.OpEventRecord, Stream: memA, Event: 0xe1})
+	m.apply(model.Event{Op: model.OpStreamWait, Stream: memB, Event: 0xe1})
+	if st := m.wait(memB, model.MemOpWait32, 1, model.MemWaitEQ); st.MemWait != hb.MemWaitFollowed {
+		t.Fatalf("got %v, want followed", st.MemWait)
+	}
+}
+
+// A write without a memory barrier may land before the writes issued
+// before it on its stream, so it overwrites none of them.
+func TestMemoryNoBarrierOverwritesNothing(t *testing.T) {
+	m := newMemTrace(t)
+	m.write(memA, model.MemOpWrite32, 1, 0)
+	m.write(memA, model.MemOpWrite32, 0, model.MemWriteNoBarrier)
+	m.apply(model.Event{Op: model.OpEventRecord, Stream: memA, Event: 0xe1})
+	m.apply(model.Event{Op: model.OpStreamWait, Stream: memB, Event: 0xe1})
+	work := m.launch(memA)
+	m.write(memA, model.MemOpWrite32, 1, 0)
+	m.wait(memB, model.MemOpWait32, 1, model.MemWaitEQ)
+	if m.ordered(work) {
+		t.Error("the first write, possibly not overwritten, did not keep the wait from following the third")
 	}
 }

@@ -715,8 +715,16 @@ static void batch_memop(sc_event *ev, const sc_memop_params *ops, unsigned i) {
     case SC_MEMOP_BARRIER:
         ev->mem_flags = ((const sc_memop_flags_only *)o)->flags;
         break;
-    default:
-        ev->memop = 0; /* unknown to this shim: the analyzer warns */
+    case SC_MEMOP_ATOMIC: { /* its data type's width is not decoded: mem_flags 0 */
+        const sc_memop_atomic *a = (const sc_memop_atomic *)o;
+        ev->ptr = a->address;
+        ev->value = a->value;
+        ev->mem_flags = 0;
+        break;
+    }
+    default: /* unknown to this shim: the type goes in value, and the analyzer warns */
+        ev->memop = 0;
+        ev->value = o->operation;
         ev->mem_flags = 0;
     }
 }

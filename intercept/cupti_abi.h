@@ -395,6 +395,7 @@ enum {
     SC_MEMOP_WAIT64 = 4,
     SC_MEMOP_WRITE64 = 5,
     SC_MEMOP_BARRIER = 6,
+    SC_MEMOP_ATOMIC = 8, /* CUDA 13.1: an atomic reduction (add, and, or) */
 };
 /* CUstreamBatchMemOpParams: a 48-byte union whose wait and write members
  * are laid out alike (a 32-bit value in the low half of value64); flush and
@@ -408,6 +409,15 @@ typedef struct {
     uint64_t pad_; /* to the union's 48 bytes */
 } sc_memop_params;
 typedef struct { uint32_t operation; unsigned int flags; } sc_memop_flags_only;
+/* CUstreamMemOpAtomicReductionParams: the address and operand after the
+ * operation, flags, reduction and data type. */
+typedef struct {
+    uint32_t operation;
+    unsigned int flags;
+    uint32_t reductionOp, dataType;
+    CUdeviceptr address;
+    uint64_t value;
+} sc_memop_atomic;
 _Static_assert(sizeof(sc_memop_params) == 48, "CUstreamBatchMemOpParams is 48 bytes");
 /* cuStreamBatchMemOp(_v2) */
 typedef struct {

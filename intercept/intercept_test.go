@@ -837,7 +837,8 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4104, memOp: model.MemOpWrite64, value: 1<<40 + 5},
 		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, memOp: model.MemOpBarrier, memFlags: 1},
 		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, memOp: model.MemOpFlush},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s},
+		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, value: 99},
+		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4112, memOp: model.MemOpAtomic, value: 3},
 		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, res: 1},
 	})
 	checkCommon(t, tr, r.log["pid"])

@@ -324,7 +324,7 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 			return fieldErr(eventTailFields[i], "corrupt event record: device %d out of range", graph[i])
 		}
 	}
-	if graph[5] >= uint64(len(memOpNames)) {
+	if graph[5] > math.MaxUint8 || !MemOpKind(graph[5]).Valid() {
 		return fieldErr("mem_op", "corrupt event record: unknown memory operation %d", graph[5])
 	}
 	if graph[6] > math.MaxUint32 {

@@ -182,8 +182,9 @@ func (k MemcpyKind) DstDevice() bool { return k == CopyDefault || k == CopyH2D |
 func (k MemcpyKind) SrcDevice() bool { return k == CopyDefault || k == CopyD2H || k == CopyD2D }
 
 // MemOpKind is what a stream memory operation does (Event.MemOp). The
-// values are CUDA's CUstreamBatchMemOpType; zero is a trace that did not
-// say (recorded before the kind was).
+// values are CUDA's CUstreamBatchMemOpType; zero is an operation the trace
+// does not describe: recorded before the kind was, or of a type the
+// recorder did not know (then Value holds CUDA's type number).
 type MemOpKind uint8
 
 const (
@@ -194,24 +195,31 @@ const (
 	MemOpWait64  MemOpKind = 4 // cuStreamWaitValue64
 	MemOpWrite64 MemOpKind = 5 // cuStreamWriteValue64
 	MemOpBarrier MemOpKind = 6 // memory barrier
+	// MemOpAtomic is an atomic reduction (add, and, or) of Value into
+	// memory at Ptr (CUDA 13.1): a write whose result the trace does not
+	// know. MemFlags holds the data type's width in bytes (4 or 8; 0 if
+	// unknown).
+	MemOpAtomic MemOpKind = 8
 )
 
-var memOpNames = [...]string{"unknown", "wait32", "write32", "flush", "wait64", "write64", "barrier"}
+// memOpNames holds the JSON Lines names by kind; "" is no kind (CUDA has
+// no type 7).
+var memOpNames = [...]string{"unknown", "wait32", "write32", "flush", "wait64", "write64", "barrier", "", "atomic"}
 
 func (k MemOpKind) String() string {
-	if int(k) < len(memOpNames) {
+	if k.Valid() {
 		return memOpNames[k]
 	}
 	return fmt.Sprintf("mem_op(%d)", uint8(k))
 }
 
 // Valid reports whether k is one of the kinds above.
-func (k MemOpKind) Valid() bool { return int(k) < len(memOpNames) }
+func (k MemOpKind) Valid() bool { return int(k) < len(memOpNames) && memOpNames[k] != "" }
 
 // ParseMemOpKind returns the kind with the given JSON Lines name.
 func ParseMemOpKind(name string) (MemOpKind, bool) {
 	for i, n := range memOpNames {
-		if n == name {
+		if n == name && n != "" {
 			return MemOpKind(i), true
 		}
 	}
@@ -221,10 +229,15 @@ func ParseMemOpKind(name string) (MemOpKind, bool) {
 // IsWait reports whether k waits for a value in memory.
 func (k MemOpKind) IsWait() bool { return k == MemOpWait32 || k == MemOpWait64 }
 
-// IsWrite reports whether k writes a value to memory.
+// IsWrite reports whether k writes a known value to memory.
 func (k MemOpKind) IsWrite() bool { return k == MemOpWrite32 || k == MemOpWrite64 }
 
-// Width is the bytes a wait or write reads or writes (4 or 8), 0 for others.
+// Changes reports whether k changes memory at Ptr: a write, or an atomic
+// reduction, whose result is not known.
+func (k MemOpKind) Changes() bool { return k.IsWrite() || k == MemOpAtomic }
+
+// Width is the bytes a wait or write reads or writes (4 or 8), 0 for others
+// (an atomic reduction's is in its MemFlags).
 func (k MemOpKind) Width() uint64 {
 	switch k {
 	case MemOpWait32, MemOpWrite32:

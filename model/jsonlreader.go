@@ -355,7 +355,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	if form.has(jMemOp) {
 		if l.MemOp != nil {
 			if ev.MemOp, ok = ParseMemOpKind(*l.MemOp); !ok {
-				return "mem_op", corruptf("unknown memory operation %q (want wait32, wait64, write32, write64, flush or barrier)", *l.MemOp)
+				return "mem_op", corruptf("unknown memory operation %q (want wait32, wait64, write32, write64, atomic, flush or barrier)", *l.MemOp)
 			}
 		}
 		if l.MemFlags != nil {
@@ -406,7 +406,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	if l.Time != nil {
 		ev.Time = *l.Time
 	}
-	api := defaultAPI(op, ev.Pool)
+	api := defaultAPI(ev)
 	if l.API != nil {
 		api = *l.API
 	}

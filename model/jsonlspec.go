@@ -80,12 +80,25 @@ var opForms = [opCount]opForm{
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }
 
-// defaultAPI is the API name a JSON Lines line gets when it has no "api".
-func defaultAPI(op Op, pool uint64) string {
-	if op == OpMallocAsync && pool != 0 {
+// defaultAPI is the API name a JSON Lines line of ev gets when it has no
+// "api".
+func defaultAPI(ev *Event) string {
+	switch {
+	case ev.Op == OpMallocAsync && ev.Pool != 0:
 		return "cudaMallocFromPoolAsync"
+	case ev.Op == OpStreamMemOp:
+		switch ev.MemOp {
+		case MemOpWait64:
+			return "cuStreamWaitValue64"
+		case MemOpWrite32:
+			return "cuStreamWriteValue32"
+		case MemOpWrite64:
+			return "cuStreamWriteValue64"
+		case MemOpFlush, MemOpBarrier, MemOpAtomic:
+			return "cuStreamBatchMemOp"
+		}
 	}
-	return opForms[op].api
+	return opForms[ev.Op].api
 }
 
 // defaultPageable: a synchronous copy with a host side is assumed to use

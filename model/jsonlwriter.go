@@ -199,7 +199,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 		b = strconv.AppendUint(append(b, `,"mem_flags":`...), uint64(ev.MemFlags), 10)
 	}
 	if form.has(jMemOp) && ev.Value != 0 {
-		b = strconv.AppendUint(append(b, `,"value":`...), ev.Value, 10)
+		b = appendHex(append(b, `,"value":`...), ev.Value) // a string: JSON numbers past 2^53 lose precision in many readers
 	}
 	if form.has(jPeer) && ev.Flags&FlagPeer != 0 {
 		b = strconv.AppendInt(append(b, `,"peer_src":`...), int64(ev.PeerSrc), 10)
@@ -236,7 +236,7 @@ func (w *JSONLWriter) appendCommon(b []byte, ev *Event, t *Tables, api string) [
 	if ev.Device != 0 {
 		b = strconv.AppendInt(append(b, `,"device":`...), int64(ev.Device), 10)
 	}
-	if api != defaultAPI(ev.Op, ev.Pool) {
+	if api != defaultAPI(ev) {
 		b = appendJSONString(append(b, `,"api":`...), api)
 	}
 	switch frames := t.Stack(ev.Stack); {

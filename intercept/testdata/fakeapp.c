@@ -793,7 +793,7 @@ static int more(void) {
         cuStreamWaitValue64_v2_params wt = {NULL, d + 4096, 1ull << 40, 1 | (1u << 30)};
         fk_driver_enter("cuStreamWaitValue64_v2_ptsz", &wt, NULL);
         fk_driver_exit("cuStreamWaitValue64_v2_ptsz", &wt, 0, NULL);
-        CUstreamBatchMemOpParams ops[5];
+        CUstreamBatchMemOpParams ops[6];
         memset(ops, 0xee, sizeof ops); /* what the union leaves unset is not read */
         ops[0].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
         ops[0].waitValue.address = d + 4096;
@@ -808,7 +808,10 @@ static int more(void) {
         ops[3].flushRemoteWrites.operation = CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
         ops[3].flushRemoteWrites.flags = 0;
         ops[4].operation = 99; /* a kind this shim does not know */
-        cuStreamBatchMemOp_v2_params b = {s, 5, ops, 0};
+        ops[5].operation = 8;  /* CUDA 13.1's atomic reduction: address at 16, operand at 24 */
+        memcpy((char *)&ops[5] + 16, &(CUdeviceptr){d + 4112}, 8);
+        memcpy((char *)&ops[5] + 24, &(unsigned long long){3}, 8);
+        cuStreamBatchMemOp_v2_params b = {s, 6, ops, 0};
         fk_driver_enter("cuStreamBatchMemOp_v2", &b, NULL);
         fk_driver_exit("cuStreamBatchMemOp_v2", &b, 0, NULL);
         cuStreamBatchMemOp_v2_params bad = {s, 1u << 30, ops, 0}; /* failed: nothing read */
