@@ -426,7 +426,7 @@ func eachUse(ev *model.Event, use func(uint64)) {
 	case model.OpMemset, model.OpMemsetAsync:
 		use(ev.Ptr)
 	case model.OpStreamMemOp:
-		if ev.MemOp.IsWait() || ev.MemOp.IsWrite() || ev.MemOp == model.MemOpUnknown {
+		if ev.MemOp.IsWait() || ev.MemOp.Changes() || ev.MemOp == model.MemOpUnknown {
 			use(ev.Ptr)
 		}
 	}

@@ -191,7 +191,7 @@ func explainMemOp(f *Finding, op *Op, note memNote) {
 		f.Fix = fmt.Sprintf("Drop CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER from the write this wait at %s reads, or %s", op.Site(), eventFix)
 	case memNoteUnknown:
 		f.Message = fmt.Sprintf("%s waits for a value in a way streamcheck cannot follow", what(op))
-		f.Why = "Either the wait's condition is not one streamcheck knows, or more writes were made at the address than it keeps (32) and the waiting stream is not ordered after the older ones, so it cannot tell which writes can meet the wait."
+		f.Why = "Either the wait's condition is not one streamcheck knows, or more writes were made to this 8-byte block of memory than it keeps (32) and the waiting stream is not ordered after the older ones, so it cannot tell which writes can meet the wait."
 		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
 	case memNoteGraphWrite:
 		f.Message = fmt.Sprintf("%s waits for a value that a graph may write", what(op))
@@ -219,7 +219,7 @@ func explainMemOp(f *Finding, op *Op, note memNote) {
 		f.Fix = fmt.Sprintf("Findings between stream %s and work ordered by this value may be false alarms: order them with an event or a stream synchronization as well, or suppress them with a reason.", op.Stream)
 	case memNoteUnknownType:
 		f.Message = fmt.Sprintf("%s is a stream memory operation of a type streamcheck does not know", what(op))
-		f.Why = "The recorder did not know this operation's parameters, so streamcheck cannot tell what memory it changes: no wait for a value after it is followed."
+		f.Why = "The recorder did not know this operation's parameters, so streamcheck cannot tell what memory it changes: no wait for a value after it is followed, and a wait followed before it may have been met by it first (races after that wait may be missed)."
 		f.Fix = fmt.Sprintf("Findings between stream %s and the streams that wait for values may be false alarms: order them with an event as well, or suppress them with a reason.", op.Stream)
 	default:
 		f.Message = fmt.Sprintf("%s orders work through memory, which streamcheck does not follow", what(op))

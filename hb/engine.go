@@ -862,6 +862,8 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			switch {
 			case ev.MemOp.Changes():
 				e.capturedWrite(ev)
+			case ev.MemOp.IsWait():
+				e.block(blockOf(ev.Ptr)) // its address is waited on (ForgetMemory)
 			case ev.MemOp == model.MemOpUnknown:
 				e.unknownMemOps = true
 			}

@@ -141,7 +141,7 @@ func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 			g.close(st.EndedOrigin) // the begin ended a capture
 		}
 		if st.Captured {
-			g.begin(st.CaptureOrigin, ev.Graph)
+			g.begin(st.CaptureOrigin, ev.Graph, ev.Flags&model.FlagLifetime != 0)
 		}
 	case model.OpCaptureEnd:
 		if st.Captured || st.CaptureOrigin != 0 { // a failed end that ended the capture made no graph
@@ -158,15 +158,22 @@ func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 	}
 }
 
-// begin starts a capture on origin, building graph (0: not known). A
-// capture into an existing graph (cudaStreamBeginCaptureToGraph) adds to
-// its items.
-func (g *GraphWork[T]) begin(origin AgentID, graph uint64) {
+// begin starts a capture on origin, building graph (0: not known): a new
+// graph (fresh), or one it adds to (cudaStreamBeginCaptureToGraph), whose
+// items it starts with.
+func (g *GraphWork[T]) begin(origin AgentID, graph uint64, fresh bool) {
 	g.close(origin)
 	if g.captures == nil {
 		g.captures = map[AgentID][]T{}
 	}
-	g.captures[origin] = slices.Clone(g.graphs[graph])
+	if fresh {
+		// A handle used again names the new graph: nothing of an old one
+		// (a failed capture's conditional nodes, say) carries over.
+		g.forgetBodies(graph, 0)
+		g.captures[origin] = []T{}
+	} else {
+		g.captures[origin] = slices.Clone(g.graphs[graph])
+	}
 	if graph != 0 {
 		if g.open == nil {
 			g.open = map[uint64]AgentID{}
@@ -186,8 +193,8 @@ func (g *GraphWork[T]) close(origin AgentID) {
 }
 
 // AddBody gives graph a conditional node whose body is graph body
-// (OpGraphClone with FlagConditional). The driver makes the body empty,
-// so its work is known until something unknown is added to it.
+// (OpGraphClone with FlagConditional). The driver makes the body, empty:
+// whatever a graph that had its handle held is gone.
 func (g *GraphWork[T]) AddBody(graph, body uint64) {
 	if graph == 0 || body == 0 || graph == model.AllGraphs || body == model.AllGraphs {
 		return
@@ -198,11 +205,25 @@ func (g *GraphWork[T]) AddBody(graph, body uint64) {
 	g.bodies[graph] = append(g.bodies[graph], body)
 	// Adding the node makes the graph's work known, as Put does: a graph
 	// built by hand holds what its recorded nodes do.
-	same := func(items []T) []T { return items }
-	g.Update(graph, 0, same)
-	if _, known := g.graphs[body]; !known {
-		g.Update(body, 0, same)
+	g.Update(graph, 0, func(items []T) []T { return items })
+	g.forgetBodies(body, 0)
+	if g.graphs == nil {
+		g.graphs = map[uint64][]T{}
 	}
+	g.graphs[body] = []T{}
+}
+
+// forgetBodies drops graph's conditional bodies and what is known of
+// them, nested ones too: the driver destroys them with their graph.
+func (g *GraphWork[T]) forgetBodies(graph uint64, depth int) {
+	if depth >= maxBodyDepth {
+		return
+	}
+	for _, b := range g.bodies[graph] {
+		g.forgetBodies(b, depth+1)
+		delete(g.graphs, b)
+	}
+	delete(g.bodies, graph)
 }
 
 // maxBodyDepth bounds the nesting of conditional bodies that an
@@ -212,26 +233,39 @@ const maxBodyDepth = 16
 
 // gather returns the work of graph with that of its conditional bodies,
 // nested ones too, each as Body makes it, and whether all of it is known.
-func (g *GraphWork[T]) gather(graph uint64, depth int) ([]T, bool) {
+// A body reached twice adds its work once: a repeat adds no use and no
+// record that is not there already.
+func (g *GraphWork[T]) gather(graph uint64) ([]T, bool) {
 	items, known := g.graphs[graph]
-	bodies := g.bodies[graph]
-	if !known || len(bodies) == 0 {
+	if !known || len(g.bodies[graph]) == 0 {
 		return items, known
 	}
-	if depth >= maxBodyDepth {
-		return nil, false
-	}
 	out := slices.Clone(items)
-	for _, b := range bodies {
-		inner, known := g.gather(b, depth+1)
-		if !known {
-			return nil, false
+	seen := map[uint64]bool{graph: true}
+	var walk func(parent uint64, depth int) bool
+	walk = func(parent uint64, depth int) bool {
+		for _, b := range g.bodies[parent] {
+			if seen[b] {
+				continue
+			}
+			seen[b] = true
+			inner, known := g.graphs[b]
+			if !known || depth >= maxBodyDepth {
+				return false
+			}
+			if g.Body == nil {
+				out = append(out, inner...)
+			} else {
+				out = appendConverted(out, inner, g.Body)
+			}
+			if !walk(b, depth+1) {
+				return false
+			}
 		}
-		if g.Body == nil {
-			out = append(out, inner...)
-		} else {
-			out = appendConverted(out, inner, g.Body)
-		}
+		return true
+	}
+	if !walk(graph, 1) {
+		return nil, false
 	}
 	return slices.Clip(out), true
 }
@@ -277,28 +311,22 @@ func (g *GraphWork[T]) Update(graph, exec uint64, change func([]T) []T) {
 // Copy gives graph to the items of graph from's known work, each as
 // convert makes it (false: left out), in place of its own (replace: a
 // clone) or after them (a child graph node embedding from). It reports
-// whether from's work is known; if not, nothing changes.
+// whether from's work is known; if not, nothing changes. The copy's
+// conditional nodes have bodies of their own, copies of from's as they
+// are now, whose handles the trace does not see: their work is copied in
+// with from's, as an instantiation gathers it.
 func (g *GraphWork[T]) Copy(from, to uint64, replace bool, convert func(T) (T, bool)) bool {
-	items, known := g.graphs[from]
+	items, known := g.gather(from)
 	if known {
+		if replace {
+			g.forgetBodies(to, 0)
+		}
 		g.Update(to, 0, func(old []T) []T {
 			if replace {
 				old = old[:0]
 			}
 			return appendConverted(old, items, convert)
 		})
-		// The copy's conditional nodes have bodies of their own, copies
-		// of from's, whose handles the trace does not see: taken as
-		// from's bodies, which can only hide a later change to them.
-		if replace {
-			delete(g.bodies, to)
-		}
-		if b := g.bodies[from]; len(b) > 0 && to != 0 && to != model.AllGraphs {
-			if g.bodies == nil {
-				g.bodies = map[uint64][]uint64{}
-			}
-			g.bodies[to] = append(g.bodies[to], b...)
-		}
 	}
 	return known
 }
@@ -307,7 +335,7 @@ func (g *GraphWork[T]) Copy(from, to uint64, replace bool, convert func(T) (T, b
 // from's, as Copy adds them to a graph's: a child graph node given a new
 // graph in place. Nothing changes if from's work is unknown.
 func (g *GraphWork[T]) CopyToExec(from, exec uint64, convert func(T) (T, bool)) {
-	if items, known := g.graphs[from]; known {
+	if items, known := g.gather(from); known {
 		g.Update(0, exec, func(old []T) []T { return appendConverted(old, items, convert) })
 	}
 }
@@ -335,6 +363,15 @@ func (g *GraphWork[T]) UpdateGraphs(change func([]T) []T) {
 // graph; a capture that made no graph (graph 0) is dropped.
 func (g *GraphWork[T]) end(origin AgentID, graph uint64, finish func([]T) []T) {
 	items, ok := g.captures[origin]
+	if graph == 0 {
+		// No graph (a failed end): the conditional nodes added to the one
+		// it was building went with it.
+		for h, o := range g.open {
+			if o == origin {
+				g.forgetBodies(h, 0)
+			}
+		}
+	}
 	g.close(origin)
 	if !ok {
 		return
@@ -356,7 +393,7 @@ func (g *GraphWork[T]) instantiate(graph, exec uint64) {
 	if exec == 0 {
 		return
 	}
-	items, ok := g.gather(graph, 0)
+	items, ok := g.gather(graph)
 	if !ok {
 		// Its work is unknown now, but what lasts (the executable graph
 		// being updated, or a new one: nothing).
@@ -370,14 +407,14 @@ func (g *GraphWork[T]) instantiate(graph, exec uint64) {
 }
 
 // Forget drops what is known of graph's work (model.AllGraphs: every
-// graph's) and of exec's, its conditional bodies too. Executable graphs
+// graph's) and of exec's, its conditional bodies' too. Executable graphs
 // keep the work they were instantiated with when their graph changes.
 func (g *GraphWork[T]) Forget(graph, exec uint64) {
 	g.drop(graph, exec, nil)
 	if graph == model.AllGraphs {
 		clear(g.bodies)
 	} else {
-		delete(g.bodies, graph)
+		g.forgetBodies(graph, 0)
 	}
 }
 
@@ -392,11 +429,11 @@ func (g *GraphWork[T]) drop(graph, exec uint64, lasting func(T) bool) {
 	switch graph {
 	case 0:
 	case model.AllGraphs:
+		// A change the trace does not place (a node's new parameters):
+		// taken to be in a graph already made, not in one a capture is
+		// building.
 		for h := range g.graphs {
 			keep(g.graphs, h, lasting)
-		}
-		for h := range g.open {
-			g.dropCapture(h, lasting)
 		}
 	default:
 		if _, ok := g.open[graph]; ok {

@@ -142,12 +142,38 @@ func TestConditionalBodyUnknown(t *testing.T) {
 	if _, known := instantiateFor(&g, parent, 0x101); known {
 		t.Error("a body of unknown work left its graph's known")
 	}
-	var c GraphWork[int]
-	c.Put(parent, 0, 1)
-	c.AddBody(parent, body)
-	c.AddBody(body, parent)
-	if _, known := instantiateFor(&c, parent, 0x100); known {
-		t.Error("a cycle of bodies gave known work")
+}
+
+// Bodies are gathered once each, however often they are reached: a graph
+// whose every level holds the next four times instantiates in linear
+// time, and a cycle (a damaged trace) ends.
+func TestConditionalBodiesGatheredOnce(t *testing.T) {
+	g := GraphWork[int]{bodies: map[uint64][]uint64{}}
+	for i := uint64(1); i <= 40; i++ {
+		g.Put(i, 0, int(i))
+		if i > 1 {
+			for range 4 {
+				g.bodies[i-1] = append(g.bodies[i-1], i)
+			}
+		}
+	}
+	items, known := instantiateFor(&g, 1, 0x100)
+	if known {
+		t.Fatalf("a nesting deeper than %d was gathered: %d items", maxBodyDepth, len(items))
+	}
+	h := GraphWork[int]{bodies: map[uint64][]uint64{}}
+	for i := uint64(1); i <= 10; i++ {
+		h.Put(i, 0, int(i))
+		if i > 1 {
+			for range 4 {
+				h.bodies[i-1] = append(h.bodies[i-1], i)
+			}
+		}
+	}
+	h.bodies[10] = []uint64{1} // a cycle
+	items, known = instantiateFor(&h, 1, 0x100)
+	if !known || len(items) != 10 {
+		t.Fatalf("got %d items (known %v), want the 10 graphs' one each", len(items), known)
 	}
 }
 

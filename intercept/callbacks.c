@@ -823,10 +823,11 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     case H_CAPTURE_BEGIN:
         ev.op = OP_CAPTURE_BEGIN;
         ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
-        if (in.elem == 1)
+        if (in.elem == 1) {
             ev.graph = (uint64_t)(uintptr_t)((const p_first_two *)pp)->second;
-        else if (ok)
-            ev.graph = capturing_graph(ev.stream);
+        } else if (ok && (ev.graph = capturing_graph(ev.stream))) {
+            ev.flags |= FLAG_LIFETIME; /* the new graph the capture builds */
+        }
         break;
     case H_CAPTURE_END: {
         const p_cuStreamEndCapture *p = pp;
@@ -1196,6 +1197,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
                 remember_event_node(ph, g);
                 break;
             }
+            if (type == SC_GRAPH_NODE_TYPE_EMPTY || type == SC_GRAPH_NODE_TYPE_HOST)
+                return; /* no device memory, no event: the graph's known work stays whole */
             if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) { /* other work added to the graph */
                 ev.op = OP_GRAPH_FORGET;
                 ev.graph = (uint64_t)(uintptr_t)g;

@@ -255,7 +255,9 @@ typedef struct {
     } op;
 } sc_memcpy3d_operand;
 /* CUDA_MEMCPY3D_BATCH_OP: the extent is in elements, of 1 byte between
- * two pointers. */
+ * two pointers, of the CUDA array's element size otherwise (not read: the
+ * recorded size of such a copy is in elements, short of its bytes; the
+ * analyzer uses only a copy's first byte). */
 typedef struct {
     sc_memcpy3d_operand src, dst;
     size_t width, height, depth;
@@ -439,6 +441,9 @@ typedef struct {
 } p_graph_add_child;
 /* cuGraphAddNode of a child graph: CUDA_CHILD_GRAPH_NODE_PARAMS starts with the graph. */
 #define SC_GRAPH_NODE_TYPE_GRAPH 4
+/* Host and empty nodes: no device memory and no event. */
+#define SC_GRAPH_NODE_TYPE_HOST 3
+#define SC_GRAPH_NODE_TYPE_EMPTY 5
 /* cuGraphAddNode of a conditional node: CUDA_CONDITIONAL_NODE_PARAMS, whose
  * phGraph_out the driver points at its array of size body graphs. */
 #define SC_GRAPH_NODE_TYPE_CONDITIONAL 13

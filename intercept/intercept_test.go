@@ -766,7 +766,8 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpMallocAsync, api: "cuGraphAddMemAllocNode", ptr: r.log["gd"], size: 4096, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd2"], size: 8192, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd3"], size: 2048, flags: model.FlagGraphAlloc},
-		// A kernel node changes the graph's work: what a capture saw of it is forgotten.
+		// A host node is not recorded; a memory free node changes the
+		// graph's work: what a capture saw of it is forgotten.
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9000},
 		// New graphs; a node added; new node parameters, on a graph (which
 		// the call does not name: every graph) and on an executable graph.
@@ -823,7 +824,7 @@ func TestMoreEntryPoints(t *testing.T) {
 		// A capture names the graph it builds; a conditional node added to
 		// it is one event a body; one whose bodies are not given back
 		// makes its graph's work unknown.
-		{op: model.OpCaptureBegin, api: "cuStreamBeginCapture", stream: s, graph: 0x9c00},
+		{op: model.OpCaptureBegin, api: "cuStreamBeginCapture", stream: s, graph: 0x9c00, flags: model.FlagLifetime},
 		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9d00, flags: model.FlagConditional},
 		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9e00, flags: model.FlagConditional},
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9f00},

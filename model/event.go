@@ -32,7 +32,7 @@ const (
 	OpMemsetAsync   // Set of Size bytes at Ptr on Stream.
 	OpMemset        // Synchronous-API set (cudaMemset) of Size bytes at Ptr.
 	OpHostFunc      // Host function enqueued on Stream.
-	OpCaptureBegin  // Stream capture begins on Stream; Graph is the graph it builds (a new one, or the one cudaStreamBeginCaptureToGraph adds to), when known.
+	OpCaptureBegin  // Stream capture begins on Stream; Graph is the graph it builds, when known: a new one (FlagLifetime), or the one cudaStreamBeginCaptureToGraph adds to.
 	OpCaptureEnd    // Stream capture ends on Stream; Graph is the graph it made.
 	OpGraphLaunch   // Executable graph Exec launched on Stream.
 	OpPoolCreate    // Memory pool Pool created.
@@ -307,7 +307,9 @@ const (
 	// OpGraphClone that creates or destroys the object its handle names
 	// (cudaGraphInstantiate, cudaGraphCreate, cudaGraphClone,
 	// cudaGraphDestroy, cudaGraphExecDestroy), so that a handle used again
-	// names another object, and an OpGraphEvent*Node that adds its node.
+	// names another object, an OpGraphEvent*Node that adds its node, and
+	// an OpCaptureBegin whose Graph is the new graph the capture builds
+	// (cudaStreamBeginCapture; without it, Graph is one it adds to).
 	// Without it, the call changes the object in place
 	// (cudaGraphExecUpdate, nodes added or given new parameters).
 	FlagLifetime uint32 = 1 << 6

@@ -64,7 +64,7 @@ var opForms = [opCount]opForm{
 	OpMemsetAsync:   {jStream | jPtr | jSize, jHost | jGraphNode, "cudaMemsetAsync"},
 	OpMemset:        {jPtr | jSize, jHost | jStream, "cudaMemset"},
 	OpHostFunc:      {jStream, 0, "cudaLaunchHostFunc"},
-	OpCaptureBegin:  {jStream, jGraphName, "cudaStreamBeginCapture"},
+	OpCaptureBegin:  {jStream, jGraphName | jLifetime, "cudaStreamBeginCapture"},
 	OpCaptureEnd:    {jStream, jGraphName, "cudaStreamEndCapture"},
 	OpGraphLaunch:   {jStream, jExec, "cudaGraphLaunch"},
 	OpPoolCreate:    {jPool, 0, "cudaMemPoolCreate"},

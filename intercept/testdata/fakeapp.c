@@ -506,9 +506,16 @@ static int more(void) {
         gp.alloc.bytesize = 2048;
         cuGraphAddNode_params c = {&node, (CUgraph)0x9000, NULL, 0, &gp};
         add_alloc_node("cuGraphAddNode", &c, &gp.alloc.dptr, 2048, "gd3");
+        /* A host node: no device memory, nothing recorded. */
         memset(&gp, 0, sizeof gp);
         gp.type = CU_GRAPH_NODE_TYPE_HOST;
         gp.alloc.dptr = 0x123456; /* not an allocation: another member of the union */
+        fk_driver_enter("cuGraphAddNode_v2", &b, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
+        /* A memory free node: work the trace does not follow. */
+        memset(&gp, 0, sizeof gp);
+        gp.type = 11; /* CU_GRAPH_NODE_TYPE_MEM_FREE */
+        gp.alloc.dptr = 0x123456;
         fk_driver_enter("cuGraphAddNode_v2", &b, NULL);
         fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
     }
