@@ -11,30 +11,30 @@ import (
 type jsonFields uint32
 
 const (
-	jStream    jsonFields = 1 << iota // "stream"
-	jEvent                            // "event"
-	jPtr                              // "ptr" (Event.Ptr)
-	jDst                              // "dst" (Event.Ptr of a copy)
-	jSrc                              // "src"
-	jSize                             // "size"
-	jKind                             // "kind"
-	jPool                             // "pool"
-	jKernel                           // "kernel", "ptrs"
-	jCreate                           // "flags", "priority", "implicit" (stream_create)
-	jImplicit                         // "implicit" (event_create)
-	jResult                           // "result" is required
-	jHost                             // "pageable", "pinned"
-	jGraph                            // "graph": true (malloc_async)
-	jGraphName                        // "graph": a graph's name (capture_begin, capture_end, graph_instantiate, graph_forget, graph_event_*_node, graph_clone)
-	jExec                             // "exec": the executable graph's name
-	jExternal                         // "external" (event_record, stream_wait_event)
-	jLifetime                         // "lifetime" (graph_instantiate, graph_forget, graph_clone, graph_event_*_node)
-	jPeer                             // "peer_src", "peer_dst" (memcpy): a synchronous peer copy
-	jGraphNode                        // "graph": the name of the graph a launch, copy or set is a node of (FlagGraphNode)
-	jNode                             // "node": a graph node's name (graph_event_*_node, graph_forget)
-	jFrom                             // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
-	jMemOp                            // "mem_op", "mem_flags", "value" (stream_mem_op)
-	jConditional                      // "conditional": true (graph_clone of a conditional node's body)
+	jStream      jsonFields = 1 << iota // "stream"
+	jEvent                              // "event"
+	jPtr                                // "ptr" (Event.Ptr)
+	jDst                                // "dst" (Event.Ptr of a copy)
+	jSrc                                // "src"
+	jSize                               // "size"
+	jKind                               // "kind"
+	jPool                               // "pool"
+	jKernel                             // "kernel", "ptrs"
+	jCreate                             // "flags", "priority", "implicit" (stream_create)
+	jImplicit                           // "implicit" (event_create)
+	jResult                             // "result" is required
+	jHost                               // "pageable", "pinned"
+	jGraph                              // "graph": true (malloc_async)
+	jGraphName                          // "graph": a graph's name (capture_begin, capture_end, graph_instantiate, graph_forget, graph_event_*_node, graph_clone)
+	jExec                               // "exec": the executable graph's name
+	jExternal                           // "external" (event_record, stream_wait_event)
+	jLifetime                           // "lifetime" (graph_instantiate, graph_forget, graph_clone, graph_event_*_node)
+	jPeer                               // "peer_src", "peer_dst" (memcpy): a synchronous peer copy
+	jGraphNode                          // "graph": the name of the graph a launch, copy or set is a node of (FlagGraphNode)
+	jNode                               // "node": a graph node's name (graph_event_*_node, graph_forget)
+	jFrom                               // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
+	jMemOp                              // "mem_op", "mem_flags", "value" (stream_mem_op)
+	jConditional                        // "conditional": true (graph_clone of a conditional node's body)
 )
 
 type opForm struct {
