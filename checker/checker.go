@@ -281,7 +281,7 @@ func (c *Checker) Add(ev *model.Event) {
 		if ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() {
 			c.graphNode(ev, st)
 		}
-		if st.Captured && ev.Op == model.OpStreamMemOp {
+		if ev.Op == model.OpStreamMemOp && (st.Captured || ev.Flags&model.FlagGraphNode != 0 && !ev.Failed()) {
 			c.capturedMemOp(ev, st)
 		}
 		return
@@ -327,7 +327,7 @@ func (c *Checker) Add(ev *model.Event) {
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphClone:
 		if ev.Flags&model.FlagConditional != 0 {
-			c.graphs.AddBody(ev.Graph, ev.Src) // see graphMemory's Body
+			c.graphs.AddBody(ev.Graph, ev.Src, ev.Node) // see graphMemory's Body
 			break
 		}
 		// The copy uses what the original uses; its allocations (outputs)
@@ -362,6 +362,9 @@ func (c *Checker) Add(ev *model.Event) {
 			c.graphs.Forget(ev.Graph, ev.Exec)
 		} else {
 			c.graphs.Change(ev.Graph, ev.Exec)
+		}
+		if ev.Node != 0 && ev.Exec == 0 {
+			c.graphs.DestroyNode(ev.Node) // a conditional node's bodies go with it
 		}
 	case model.OpGraphLaunch:
 		// The graph's work runs in stream order on the launching stream:

@@ -202,12 +202,12 @@ func explainMemOp(f *Finding, op *Op, note memNote) {
 		f.Why = "An earlier stream memory operation in the trace is of a kind streamcheck does not know, and may have written this memory, so no wait after it is followed: the work after the wait is taken as unordered with the writer."
 		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
 	case memNoteCaptured:
-		f.Message = fmt.Sprintf("%s waits for a value inside a stream capture, which streamcheck does not follow", what(op))
-		f.Why = "The wait became a node of the captured graph; streamcheck does not follow what a graph's memory operations order, so it takes the graph's work after the wait as unordered with the writer."
+		f.Message = fmt.Sprintf("%s waits for a value in a graph (captured, or a node added by hand), which streamcheck does not follow", what(op))
+		f.Why = "The wait is a node of a graph and runs at its launches; streamcheck does not follow what a graph's memory operations order, so it takes the graph's work after the wait as unordered with the writer."
 		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
 	case memNoteCapturedWrite:
-		f.Message = fmt.Sprintf("%s writes a value inside a stream capture, which streamcheck does not follow", what(op))
-		f.Why = "The write became a node of the captured graph and lands at the graph's launches: waits for values at this memory are not followed, and one taken before as ordered after other writes may have been met by this one first, so races after it may be missed."
+		f.Message = fmt.Sprintf("%s writes a value in a graph (captured, or a node added by hand), which streamcheck does not follow", what(op))
+		f.Why = "The write is a node of a graph and lands at the graph's launches: waits for values at this memory are not followed, and one taken before as ordered after other writes may have been met by this one first, so races after it may be missed."
 		f.Fix = fmt.Sprintf("Order the streams that wait for this value with an event as well, or check the waits at %s by hand.", op.Site())
 	case memNoteLateWrite:
 		f.Message = fmt.Sprintf("%s writes a value that an earlier wait may have read first", what(op))

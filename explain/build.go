@@ -455,11 +455,6 @@ func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
 		Captured: r.step.captured, step: r.step, hasStep: r.step.known(),
 	}
 	rp.annotate(v, r, devices)
-	if r.ev.Op == model.OpStreamMemOp {
-		v.memAddr = r.ev.Ptr
-		v.memWrite = r.ev.MemOp.Changes()
-		v.memFollowed = r.step.memWait == hb.MemWaitFollowed
-	}
 	return v
 }
 
@@ -497,7 +492,7 @@ func memOpDetail(ev *model.Event, wait hb.MemWait) string {
 }
 
 // annotate adds what a vertex's event names: its detail line, its event,
-// and the record it joined.
+// the record it joined, and a stream memory operation's address.
 func (rp *replay) annotate(v *Vertex, r *recorded, devices []int32) {
 	v.Detail = rp.detail(r, devices)
 	switch r.ev.Op {
@@ -506,6 +501,11 @@ func (rp *replay) annotate(v *Vertex, r *recorded, devices []int32) {
 	}
 	if r.record != nil {
 		v.joined = r.record.ev.Seq
+	}
+	if r.ev.Op == model.OpStreamMemOp {
+		v.memAddr = r.ev.Ptr
+		v.memWrite = r.ev.MemOp.Changes()
+		v.memFollowed = r.step.memWait == hb.MemWaitFollowed
 	}
 }
 

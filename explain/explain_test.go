@@ -346,3 +346,12 @@ func TestStreamMemOpValueEdge(t *testing.T) {
 		t.Errorf("the wait's detail does not say it was followed:\n%s", text)
 	}
 }
+
+// The write-to-wait edge keeps its kind when the wait is one of the
+// finding's own operations (the flag's free races with the wait).
+func TestStreamMemOpValueEdgeToFindingOp(t *testing.T) {
+	gs, _ := analyze(t, txtarTrace(t, "../checker/testdata/stream_mem_op_flag_freed_racy.txtar"), "flag", Options{})
+	if !slices.ContainsFunc(gs[0].Edges(), func(e Edge) bool { return e.From == "op4" && e.To == "op5" && e.Kind == EdgeValue }) {
+		t.Errorf("no value edge from the write to the wait:\n%s", render(t, gs[0], textOf))
+	}
+}

@@ -566,10 +566,16 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		*st = Step{Agent: HostAgent, Clock: e.host, Captured: true, Skipped: true}
 		return
 	}
-	if ev.Flags&model.FlagGraphNode != 0 && (ev.Op == model.OpLaunch || ev.Op == model.OpMemcpyAsync || ev.Op == model.OpMemsetAsync) {
+	if ev.Flags&model.FlagGraphNode != 0 && (ev.Op == model.OpLaunch || ev.Op == model.OpMemcpyAsync ||
+		ev.Op == model.OpMemsetAsync || ev.Op == model.OpStreamMemOp) {
 		// A node added to a graph by hand: it runs at each launch of the
-		// graph, which the checker follows; adding it orders nothing.
+		// graph, which the checker follows; adding it orders nothing. A
+		// memory operation's values are not followed in graphs, as a
+		// captured one's.
 		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
+		if ev.Op == model.OpStreamMemOp {
+			e.graphMemOp(ev)
+		}
 		return
 	}
 	if ev.Op.OnStream() { // Most events: tested first, none of the cases below.
@@ -676,9 +682,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 				}
 			} else {
 				// A node destroyed (cudaGraphDestroyNode): its event
-				// record or wait goes from its graph; executable graphs
-				// keep theirs.
+				// record or wait goes from its graph, a conditional node's
+				// bodies too; executable graphs keep theirs.
 				e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) })
+				e.graphEvents.DestroyNode(ev.Node)
 			}
 		}
 		return
@@ -687,7 +694,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		// conditional node's body (see bodyEvent).
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		if ev.Flags&model.FlagConditional != 0 {
-			e.graphEvents.AddBody(ev.Graph, ev.Src)
+			e.graphEvents.AddBody(ev.Graph, ev.Src, ev.Node)
 			return
 		}
 		replace := ev.Flags&model.FlagLifetime != 0
@@ -859,14 +866,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
 		}
 		if ev.Op == model.OpStreamMemOp {
-			switch {
-			case ev.MemOp.Changes():
-				e.capturedWrite(ev)
-			case ev.MemOp.IsWait():
-				e.block(blockOf(ev.Ptr)) // its address is waited on (ForgetMemory)
-			case ev.MemOp == model.MemOpUnknown:
-				e.unknownMemOps = true
-			}
+			e.graphMemOp(ev)
 		}
 		e.graphEvents.Apply(ev, st, nil) // a child graph's external records and waits join the capture
 		return

@@ -112,12 +112,12 @@ type GraphWork[T any] struct {
 	// open holds the graph each open capture builds, where the trace names
 	// it (OpCaptureBegin's Graph): nodes added to that graph by hand join
 	// the capture's items.
-	open   map[uint64]AgentID
+	open   map[uint64]openCapture
 	graphs map[uint64][]T
 	execs  map[uint64][]T
 	// bodies holds, by graph, the body graphs of its conditional nodes,
 	// whose work an instantiation of the graph gathers (see AddBody).
-	bodies map[uint64][]uint64
+	bodies map[uint64][]body
 	// Lasting says which items survive a change in place (Change) and an
 	// executable graph's update to a graph whose work is unknown; nil:
 	// none. Memory nodes, say: parameters and updates cannot add or remove
@@ -158,6 +158,17 @@ func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 	}
 }
 
+// openCapture is a capture in progress that builds a graph the trace
+// names: a new graph (fresh), or one it adds to, whose nodes from before
+// the capture its items copy.
+type openCapture struct {
+	origin AgentID
+	fresh  bool
+}
+
+// body is a body graph of a conditional node (node 0: not known).
+type body struct{ graph, node uint64 }
+
 // begin starts a capture on origin, building graph (0: not known): a new
 // graph (fresh), or one it adds to (cudaStreamBeginCaptureToGraph), whose
 // items it starts with.
@@ -170,15 +181,16 @@ func (g *GraphWork[T]) begin(origin AgentID, graph uint64, fresh bool) {
 		// A handle used again names the new graph: nothing of an old one
 		// (a failed capture's conditional nodes, say) carries over.
 		g.forgetBodies(graph, 0)
+		g.detach(graph)
 		g.captures[origin] = []T{}
 	} else {
 		g.captures[origin] = slices.Clone(g.graphs[graph])
 	}
 	if graph != 0 {
 		if g.open == nil {
-			g.open = map[uint64]AgentID{}
+			g.open = map[uint64]openCapture{}
 		}
-		g.open[graph] = origin
+		g.open[graph] = openCapture{origin, fresh}
 	}
 }
 
@@ -186,31 +198,33 @@ func (g *GraphWork[T]) begin(origin AgentID, graph uint64, fresh bool) {
 func (g *GraphWork[T]) close(origin AgentID) {
 	delete(g.captures, origin)
 	for h, o := range g.open {
-		if o == origin {
+		if o.origin == origin {
 			delete(g.open, h)
 		}
 	}
 }
 
-// AddBody gives graph a conditional node whose body is graph body
-// (OpGraphClone with FlagConditional). The driver makes the body, empty:
-// whatever a graph that had its handle held is gone.
-func (g *GraphWork[T]) AddBody(graph, body uint64) {
-	if graph == 0 || body == 0 || graph == model.AllGraphs || body == model.AllGraphs {
+// AddBody gives graph a conditional node whose body is graph b
+// (OpGraphClone with FlagConditional), node its handle (0: not known). The
+// driver makes the body, empty: whatever a graph that had its handle held
+// is gone.
+func (g *GraphWork[T]) AddBody(graph, b, node uint64) {
+	if graph == 0 || b == 0 || graph == model.AllGraphs || b == model.AllGraphs {
 		return
 	}
+	g.forgetBodies(b, 0)
+	g.detach(b)
 	if g.bodies == nil {
-		g.bodies = map[uint64][]uint64{}
+		g.bodies = map[uint64][]body{}
 	}
-	g.bodies[graph] = append(g.bodies[graph], body)
+	g.bodies[graph] = append(g.bodies[graph], body{b, node})
 	// Adding the node makes the graph's work known, as Put does: a graph
 	// built by hand holds what its recorded nodes do.
 	g.Update(graph, 0, func(items []T) []T { return items })
-	g.forgetBodies(body, 0)
 	if g.graphs == nil {
 		g.graphs = map[uint64][]T{}
 	}
-	g.graphs[body] = []T{}
+	g.graphs[b] = []T{}
 }
 
 // forgetBodies drops graph's conditional bodies and what is known of
@@ -220,10 +234,37 @@ func (g *GraphWork[T]) forgetBodies(graph uint64, depth int) {
 		return
 	}
 	for _, b := range g.bodies[graph] {
-		g.forgetBodies(b, depth+1)
-		delete(g.graphs, b)
+		g.forgetBodies(b.graph, depth+1)
+		delete(g.graphs, b.graph)
 	}
 	delete(g.bodies, graph)
+}
+
+// detach takes graph h out of the bodies of every graph: its handle now
+// names another graph (made anew, or destroyed).
+func (g *GraphWork[T]) detach(h uint64) {
+	for p, bs := range g.bodies {
+		if slices.ContainsFunc(bs, func(b body) bool { return b.graph == h }) {
+			g.bodies[p] = slices.DeleteFunc(bs, func(b body) bool { return b.graph == h })
+		}
+	}
+}
+
+// DestroyNode drops the bodies of conditional node node, destroyed
+// (cudaGraphDestroyNode), from its graph.
+func (g *GraphWork[T]) DestroyNode(node uint64) {
+	if node == 0 {
+		return
+	}
+	for p, bs := range g.bodies {
+		for _, b := range bs {
+			if b.node == node {
+				g.forgetBodies(b.graph, 0)
+				delete(g.graphs, b.graph)
+			}
+		}
+		g.bodies[p] = slices.DeleteFunc(bs, func(b body) bool { return b.node == node })
+	}
 }
 
 // maxBodyDepth bounds the nesting of conditional bodies that an
@@ -244,7 +285,8 @@ func (g *GraphWork[T]) gather(graph uint64) ([]T, bool) {
 	seen := map[uint64]bool{graph: true}
 	var walk func(parent uint64, depth int) bool
 	walk = func(parent uint64, depth int) bool {
-		for _, b := range g.bodies[parent] {
+		for _, bd := range g.bodies[parent] {
+			b := bd.graph
 			if seen[b] {
 				continue
 			}
@@ -289,10 +331,10 @@ func (g *GraphWork[T]) Put(graph, exec uint64, items ...T) {
 // and of executable graph exec (0: none) by what change makes of a copy of
 // it: a node changed after the capture.
 func (g *GraphWork[T]) Update(graph, exec uint64, change func([]T) []T) {
-	if origin, ok := g.open[graph]; ok && graph != 0 {
+	if o, ok := g.open[graph]; ok && graph != 0 {
 		// The graph a capture is building: the capture's items change.
-		if items, ok := g.captures[origin]; ok {
-			g.captures[origin] = change(items)
+		if items, ok := g.captures[o.origin]; ok {
+			g.captures[o.origin] = change(items)
 		}
 	} else if graph != 0 && graph != model.AllGraphs {
 		if g.graphs == nil {
@@ -352,10 +394,16 @@ func appendConverted[T any](out, items []T, convert func(T) (T, bool)) []T {
 }
 
 // UpdateGraphs is Update on every graph's known work, not executable
-// graphs': a node destroyed in a graph that the trace does not name.
+// graphs': a node destroyed in a graph that the trace does not name. The
+// captures that add to a graph hold copies of its nodes: they change too.
 func (g *GraphWork[T]) UpdateGraphs(change func([]T) []T) {
 	for h, items := range g.graphs {
 		g.graphs[h] = change(slices.Clone(items))
+	}
+	for _, o := range g.open {
+		if items, ok := g.captures[o.origin]; ok && !o.fresh {
+			g.captures[o.origin] = change(items)
+		}
 	}
 }
 
@@ -364,11 +412,17 @@ func (g *GraphWork[T]) UpdateGraphs(change func([]T) []T) {
 func (g *GraphWork[T]) end(origin AgentID, graph uint64, finish func([]T) []T) {
 	items, ok := g.captures[origin]
 	if graph == 0 {
-		// No graph (a failed end): the conditional nodes added to the one
-		// it was building went with it.
+		// No graph (a failed end): the conditional nodes added to a new
+		// graph it was building went with it; what a graph it added to
+		// holds now is not known.
 		for h, o := range g.open {
-			if o == origin {
+			switch {
+			case o.origin != origin:
+			case o.fresh:
 				g.forgetBodies(h, 0)
+			default:
+				g.forgetBodies(h, 0)
+				delete(g.graphs, h) // unknown, and so is any graph it is a body of
 			}
 		}
 	}
@@ -415,6 +469,7 @@ func (g *GraphWork[T]) Forget(graph, exec uint64) {
 		clear(g.bodies)
 	} else {
 		g.forgetBodies(graph, 0)
+		g.detach(graph)
 	}
 }
 
@@ -430,10 +485,16 @@ func (g *GraphWork[T]) drop(graph, exec uint64, lasting func(T) bool) {
 	case 0:
 	case model.AllGraphs:
 		// A change the trace does not place (a node's new parameters):
-		// taken to be in a graph already made, not in one a capture is
-		// building.
+		// taken to be in a graph already made, not in one a new capture is
+		// building; a capture that adds to a graph holds copies of its
+		// nodes.
 		for h := range g.graphs {
 			keep(g.graphs, h, lasting)
+		}
+		for h, o := range g.open {
+			if !o.fresh {
+				g.dropCapture(h, lasting)
+			}
 		}
 	default:
 		if _, ok := g.open[graph]; ok {
@@ -451,7 +512,7 @@ func (g *GraphWork[T]) drop(graph, exec uint64, lasting func(T) bool) {
 // lasting says last; with none, the capture's work is unknown (its end
 // gives the graph none).
 func (g *GraphWork[T]) dropCapture(graph uint64, lasting func(T) bool) {
-	origin := g.open[graph]
+	origin := g.open[graph].origin
 	var kept []T
 	if lasting != nil {
 		for _, it := range g.captures[origin] {

@@ -109,16 +109,16 @@ func TestConditionalBodies(t *testing.T) {
 	g := GraphWork[graphEvent]{Body: bodyEvent}
 	const parent, body, inner, late = 0x10, 0x20, 0x30, 0x40
 	g.Put(parent, 0, graphEvent{event: 1, record: true})
-	g.AddBody(parent, body)
+	g.AddBody(parent, body, 0)
 	g.Put(body, 0, graphEvent{event: 2, record: true}, graphEvent{event: 3})
-	g.AddBody(body, inner)
+	g.AddBody(body, inner, 0)
 	g.Put(inner, 0, graphEvent{event: 4, record: true})
 	items, known := instantiateFor(&g, parent, 0x100)
 	want := []graphEvent{{event: 1, record: true}, {event: 2, record: true, stale: true}, {event: 4, record: true, stale: true}}
 	if !known || !slices.Equal(items, want) {
 		t.Fatalf("launch replays %+v (known %v), want %+v", items, known, want)
 	}
-	g.AddBody(parent, late)
+	g.AddBody(parent, late, 0)
 	g.Put(late, 0, graphEvent{event: 5, record: true})
 	if items, _ := instantiateFor(&g, parent, 0x100+1); len(items) != 4 {
 		t.Errorf("a body filled before the second instantiation: %+v", items)
@@ -134,13 +134,20 @@ func TestConditionalBodyUnknown(t *testing.T) {
 	var g GraphWork[int]
 	const parent, body = 0x10, 0x20
 	g.Put(parent, 0, 1)
-	g.AddBody(parent, body)
+	g.AddBody(parent, body, 0)
 	if items, known := instantiateFor(&g, parent, 0x100); !known || !slices.Equal(items, []int{1}) {
 		t.Fatalf("an empty body: %v, known %v", items, known)
 	}
-	g.Forget(body, 0)
+	g.Change(body, 0) // a node the trace does not follow added to the body
 	if _, known := instantiateFor(&g, parent, 0x101); known {
 		t.Error("a body of unknown work left its graph's known")
+	}
+	// A body graph destroyed, its handle made a new graph: no longer a
+	// body of the parent.
+	g.Forget(body, 0)
+	g.Put(body, 0, 9)
+	if items, known := instantiateFor(&g, parent, 0x102); !known || !slices.Equal(items, []int{1}) {
+		t.Errorf("after the body's handle was reused: %v, known %v", items, known)
 	}
 }
 
@@ -148,12 +155,12 @@ func TestConditionalBodyUnknown(t *testing.T) {
 // whose every level holds the next four times instantiates in linear
 // time, and a cycle (a damaged trace) ends.
 func TestConditionalBodiesGatheredOnce(t *testing.T) {
-	g := GraphWork[int]{bodies: map[uint64][]uint64{}}
+	g := GraphWork[int]{bodies: map[uint64][]body{}}
 	for i := uint64(1); i <= 40; i++ {
 		g.Put(i, 0, int(i))
 		if i > 1 {
 			for range 4 {
-				g.bodies[i-1] = append(g.bodies[i-1], i)
+				g.bodies[i-1] = append(g.bodies[i-1], body{graph: i})
 			}
 		}
 	}
@@ -161,16 +168,16 @@ func TestConditionalBodiesGatheredOnce(t *testing.T) {
 	if known {
 		t.Fatalf("a nesting deeper than %d was gathered: %d items", maxBodyDepth, len(items))
 	}
-	h := GraphWork[int]{bodies: map[uint64][]uint64{}}
+	h := GraphWork[int]{bodies: map[uint64][]body{}}
 	for i := uint64(1); i <= 10; i++ {
 		h.Put(i, 0, int(i))
 		if i > 1 {
 			for range 4 {
-				h.bodies[i-1] = append(h.bodies[i-1], i)
+				h.bodies[i-1] = append(h.bodies[i-1], body{graph: i})
 			}
 		}
 	}
-	h.bodies[10] = []uint64{1} // a cycle
+	h.bodies[10] = []body{{graph: 1}} // a cycle
 	items, known = instantiateFor(&h, 1, 0x100)
 	if !known || len(items) != 10 {
 		t.Fatalf("got %d items (known %v), want the 10 graphs' one each", len(items), known)

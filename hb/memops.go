@@ -138,10 +138,20 @@ func (e *Engine) memoryWrite(ev *model.Event, a *Agent, ep Epoch, st *Step) {
 	m.writes[len(m.writes)-1].snap.set(a.clock)
 }
 
-// capturedWrite notes a write of a value captured into a graph: waits at
-// its block are no longer followed.
-func (e *Engine) capturedWrite(ev *model.Event) {
-	e.block(blockOf(ev.Ptr)).graphWritten = true
+// graphMemOp notes a stream memory operation of a graph (captured, or a
+// node added by hand), made at the graph's launches, whose values the
+// engine does not follow: waits at the block a write changes are not
+// followed any more, and after an operation the trace does not describe,
+// none is.
+func (e *Engine) graphMemOp(ev *model.Event) {
+	switch {
+	case ev.MemOp.Changes():
+		e.block(blockOf(ev.Ptr)).graphWritten = true
+	case ev.MemOp.IsWait():
+		e.block(blockOf(ev.Ptr)) // its address is waited on (ForgetMemory)
+	case ev.MemOp == model.MemOpUnknown:
+		e.unknownMemOps = true
+	}
 }
 
 // meets says whether write w can give wait ev its value, and whether that
@@ -177,10 +187,10 @@ func meets(w *memWrite, ev *model.Event) (met, known bool) {
 // A followed wait leaves what it was joined with in e.scratch, for
 // noteWait once the wait has its epoch.
 func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
+	m := e.block(blockOf(ev.Ptr)) // made even with no writes: its address is waited on (ForgetMemory)
 	if e.unknownMemOps {
 		return MemWaitUnknownOp
 	}
-	m := e.block(blockOf(ev.Ptr)) // made even with no writes: its address is waited on (ForgetMemory)
 	if m.graphWritten {
 		return MemWaitGraphWrite
 	}

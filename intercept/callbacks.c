@@ -80,6 +80,7 @@ enum {
     H_GRAPH_KERNEL_NODE,    /* cuGraphAddKernelNode; elem 1: v1 parameters (no kern), 2: _v2 */
     H_GRAPH_MEMCPY_NODE,    /* cuGraphAddMemcpyNode */
     H_GRAPH_MEMSET_NODE,    /* cuGraphAddMemsetNode */
+    H_GRAPH_MEMOP_NODE,     /* cuGraphAddBatchMemOpNode */
     H_GRAPH_CLONE,          /* cuGraphClone */
     H_GRAPH_CHILD,          /* cuGraphAddChildGraphNode */
     H_GRAPH_EVENT_NODE,     /* cuGraphAddEvent{Record,Wait}Node; elem EVNODE_* */
@@ -221,7 +222,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphAddMemcpyNode", H_GRAPH_MEMCPY_NODE, 0, 0},
     {"cuGraphAddMemsetNode", H_GRAPH_MEMSET_NODE, 0, 0},
     {"cuGraphAddChildGraphNode", H_GRAPH_CHILD, 0, 0},
-    {"cuGraphAddBatchMemOpNode", H_GRAPH_FORGET, 0, FORGET_GRAPH_SECOND},
+    {"cuGraphAddBatchMemOpNode", H_GRAPH_MEMOP_NODE, 0, 0},
     {"cuGraphKernelNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuGraphKernelNodeSetParams_v2", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuGraphMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
@@ -729,6 +730,22 @@ static void batch_memop(sc_event *ev, const sc_memop_params *ops, unsigned i) {
     }
 }
 
+/* Makes ev the first operation of a batch memory operation node added to
+ * graph (cuGraphAddBatchMemOpNode, cuGraphAddNode of that type): each is
+ * a stream memory operation of the graph's launches (FLAG_GRAPH_NODE);
+ * *ops and *n take the batch, for the others. 0 if it names none. */
+static int memop_node(sc_event *ev, const sc_memop_node_params *np, CUgraph graph, const sc_memop_params **ops,
+                      unsigned *n) {
+    if (!np || !np->paramArray || np->count == 0) return 0;
+    ev->op = OP_STREAM_MEMOP;
+    ev->flags |= FLAG_GRAPH_NODE;
+    ev->graph = (uint64_t)(uintptr_t)graph;
+    *ops = np->paramArray;
+    *n = np->count;
+    batch_memop(ev, *ops, 0);
+    return 1;
+}
+
 /* The kernel's name, for a node that CUPTI gives no symbol name. */
 static const char *kernel_name(CUfunction f) {
     const char *name = NULL;
@@ -1179,8 +1196,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
                 /* One event a body graph, which the driver made: the
                  * program fills them later. */
                 const sc_conditional_node_params *c = (const sc_conditional_node_params *)own;
+                CUgraphNode *node = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
                 ev.graph = (uint64_t)(uintptr_t)g;
                 if (c->phGraph_out && c->size > 0) {
+                    ev.node = node ? (uint64_t)(uintptr_t)*node : 0; /* cuGraphDestroyNode drops its bodies */
                     ev.op = OP_GRAPH_CLONE;
                     ev.flags |= FLAG_CONDITIONAL;
                     bodies = c->phGraph_out;
@@ -1195,6 +1214,10 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             if (event_node(&ev, type, own, (uint64_t)(uintptr_t)g, 0, ph ? (uint64_t)(uintptr_t)*ph : 0)) {
                 ev.flags |= FLAG_LIFETIME; /* a new node */
                 remember_event_node(ph, g);
+                break;
+            }
+            if (type == SC_GRAPH_NODE_TYPE_BATCH_MEM_OP) {
+                if (!memop_node(&ev, (const sc_memop_node_params *)own, g, &memops, &nmemops)) return;
                 break;
             }
             if (type == SC_GRAPH_NODE_TYPE_EMPTY || type == SC_GRAPH_NODE_TYPE_HOST)
@@ -1220,6 +1243,12 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
                    : in.h == H_GRAPH_MEMCPY_NODE ? SC_GRAPH_NODE_TYPE_MEMCPY
                                                  : SC_GRAPH_NODE_TYPE_MEMSET;
         if (!work_node(ts, &ev, type, p->nodeParams, in.elem == 2, p->hGraph)) return;
+        break;
+    }
+    case H_GRAPH_MEMOP_NODE: {
+        if (!ok) return; /* no node */
+        const p_graph_add_node *p = pp;
+        if (!memop_node(&ev, (const sc_memop_node_params *)p->nodeParams, p->hGraph, &memops, &nmemops)) return;
         break;
     }
     case H_GRAPH_CLONE: {

@@ -421,6 +421,15 @@ typedef struct {
     uint64_t value;
 } sc_memop_atomic;
 _Static_assert(sizeof(sc_memop_params) == 48, "CUstreamBatchMemOpParams is 48 bytes");
+/* CUDA_BATCH_MEM_OP_NODE_PARAMS (v1 and v2, alike): a batch memory
+ * operation node's context and operations. */
+#define SC_GRAPH_NODE_TYPE_BATCH_MEM_OP 12
+typedef struct {
+    void *ctx;
+    unsigned int count;
+    const sc_memop_params *paramArray;
+    unsigned int flags;
+} sc_memop_node_params;
 /* cuStreamBatchMemOp(_v2) */
 typedef struct {
     CUstream stream;

@@ -825,8 +825,13 @@ func TestMoreEntryPoints(t *testing.T) {
 		// it is one event a body; one whose bodies are not given back
 		// makes its graph's work unknown.
 		{op: model.OpCaptureBegin, api: "cuStreamBeginCapture", stream: s, graph: 0x9c00, flags: model.FlagLifetime},
-		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9d00, flags: model.FlagConditional},
-		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9e00, flags: model.FlagConditional},
+		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9d00, flags: model.FlagConditional, node: 0x9c01},
+		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9e00, flags: model.FlagConditional, node: 0x9c01},
+		// A batch memory operation node: one event an operation, nodes of the graph.
+		{op: model.OpStreamMemOp, api: "cuGraphAddBatchMemOpNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWrite32, value: 5},
+		{op: model.OpStreamMemOp, api: "cuGraphAddBatchMemOpNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWait32, value: 5, memFlags: model.MemWaitEQ},
+		{op: model.OpStreamMemOp, api: "cuGraphAddNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWrite32, value: 5},
+		{op: model.OpStreamMemOp, api: "cuGraphAddNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWait32, value: 5, memFlags: model.MemWaitEQ},
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9f00},
 		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9c00},
 		// Stream memory operations: one event each, one a batch's

@@ -319,11 +319,12 @@ const (
 	// device (Device) and on the devices of its source and destination
 	// (PeerSrc, PeerDst).
 	FlagPeer uint32 = 1 << 7
-	// FlagGraphNode marks an OpLaunch, OpMemcpyAsync or OpMemsetAsync that
-	// is a node added to graph Graph by hand (cudaGraphAddKernelNode,
-	// cudaGraphAddMemcpyNode, cudaGraphAddMemsetNode, cudaGraphAddNode of
-	// those types), not work issued to a stream: each launch of the graph
-	// makes its uses. Stream is unused.
+	// FlagGraphNode marks an OpLaunch, OpMemcpyAsync, OpMemsetAsync or
+	// OpStreamMemOp that is a node added to graph Graph by hand
+	// (cudaGraphAddKernelNode, cudaGraphAddMemcpyNode,
+	// cudaGraphAddMemsetNode, cuGraphAddBatchMemOpNode, one operation each,
+	// cudaGraphAddNode of those types), not work issued to a stream: each
+	// launch of the graph makes its uses. Stream is unused.
 	FlagGraphNode uint32 = 1 << 8
 	// FlagConditional marks an OpGraphClone that gives graph Graph a
 	// conditional node (cudaGraphAddNode of cudaGraphNodeTypeConditional:

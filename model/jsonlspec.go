@@ -74,8 +74,8 @@ var opForms = [opCount]opForm{
 
 	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
 	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
-	OpGraphClone:           {jGraphName | jFrom, jLifetime | jConditional, "cudaGraphClone"},
-	OpStreamMemOp:          {jStream, jPtr | jMemOp, "cuStreamWaitValue32"},
+	OpGraphClone:           {jGraphName | jFrom, jLifetime | jConditional | jNode, "cudaGraphClone"},
+	OpStreamMemOp:          {jStream, jPtr | jMemOp | jGraphNode, "cuStreamWaitValue32"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

@@ -777,7 +777,30 @@ static int more(void) {
         fk_driver_enter("cuGraphAddNode_v2", &c, NULL);
         static CUgraph bodies[2] = {(CUgraph)0x9d00, (CUgraph)0x9e00};
         gp.conditional.phGraph_out = bodies; /* the driver's array */
+        node = (CUgraphNode)0x9c01;
         fk_driver_exit("cuGraphAddNode_v2", &c, 0, NULL);
+        /* A batch memory operation node in the graph: a write and a wait,
+         * by its own call and by cuGraphAddNode. */
+        CUstreamBatchMemOpParams mops[2];
+        memset(mops, 0, sizeof mops);
+        mops[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+        mops[0].writeValue.address = d + 4096;
+        mops[0].writeValue.value = 5;
+        mops[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+        mops[1].waitValue.address = d + 4096;
+        mops[1].waitValue.value = 5;
+        mops[1].waitValue.flags = 1; /* EQ */
+        struct { CUcontext ctx; unsigned int count; CUstreamBatchMemOpParams *ops; unsigned int flags; } mp = {NULL, 2, mops, 0};
+        cuGraphAddMemAllocNode_params mn = {&node, (CUgraph)0x9c00, NULL, 0, (CUDA_MEM_ALLOC_NODE_PARAMS *)(void *)&mp};
+        fk_driver_enter("cuGraphAddBatchMemOpNode", &mn, NULL);
+        fk_driver_exit("cuGraphAddBatchMemOpNode", &mn, 0, NULL);
+        CUgraphNodeParams bp;
+        memset(&bp, 0, sizeof bp);
+        bp.type = 12; /* CU_GRAPH_NODE_TYPE_BATCH_MEM_OP */
+        memcpy(&bp.reserved1, &mp, sizeof mp);
+        cuGraphAddNode_v2_params bn = {&node, (CUgraph)0x9c00, NULL, NULL, 0, &bp};
+        fk_driver_enter("cuGraphAddNode_v2", &bn, NULL);
+        fk_driver_exit("cuGraphAddNode_v2", &bn, 0, NULL);
         CUgraphNodeParams lost;
         memset(&lost, 0, sizeof lost);
         lost.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;

@@ -117,6 +117,7 @@ static const char *driver_names[] = {
     [96] = "cuMemcpy3DBatchAsync_v2",
     [97] = "cuMemcpyWithAttributesAsync",
     [98] = "cuMemcpy3DWithAttributesAsync",
+    [99] = "cuGraphAddBatchMemOpNode",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
