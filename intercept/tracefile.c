@@ -371,6 +371,9 @@ static size_t encode_tail(uint8_t *p, const sc_event *e) {
     for (uint32_t i = 0; i < e->nptrs; i++) n += sc_put_uvarint(p + n, e->ptrs[i]);
     /* Optional fields: most events leave them out; each is written only
      * with those after it that are set. */
+    if (!(e->graph | e->exec | (uint32_t)e->peer_src | (uint32_t)e->peer_dst | e->node | e->memop | e->mem_flags |
+          e->value))
+        return n; /* the common case: none */
     uint64_t tail[] = {e->graph, e->exec, (uint32_t)e->peer_src, (uint32_t)e->peer_dst, e->node,
                        e->memop, e->mem_flags, e->value};
     size_t nt = sizeof tail / sizeof tail[0];
