@@ -195,7 +195,7 @@ func explainMemOp(f *Finding, op *Op, note memNote) {
 		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
 	case memNoteGraphWrite:
 		f.Message = fmt.Sprintf("%s waits for a value that a graph may write", what(op))
-		f.Why = "A write captured into a graph changes this memory at the graph's launches, which streamcheck does not follow for values: it cannot tell which write meets the wait, so it takes the work after the wait as unordered with every writer."
+		f.Why = "A write in a graph (captured, or a node added by hand) changes this memory at the graph's launches, which streamcheck does not follow for values: it cannot tell which write meets the wait, so it takes the work after the wait as unordered with every writer."
 		f.Fix = fmt.Sprintf("%s: %s", falseAlarms, eventFix)
 	case memNoteAfterUnknown:
 		f.Message = fmt.Sprintf("%s waits for a value after a stream memory operation streamcheck cannot read", what(op))

@@ -684,8 +684,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 				// A node destroyed (cudaGraphDestroyNode): its event
 				// record or wait goes from its graph, a conditional node's
 				// bodies too; executable graphs keep theirs.
-				e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) })
-				e.graphEvents.DestroyNode(ev.Node)
+				if !e.graphEvents.DestroyNode(ev.Node) { // a conditional node's bodies go; it has no record
+					e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) },
+						func(items []graphEvent) bool { return names(items, ev.Node) })
+				}
 			}
 		}
 		return

@@ -145,7 +145,11 @@ func (g *GraphWork[T]) Apply(ev *model.Event, st *Step, finish func([]T) []T) {
 		}
 	case model.OpCaptureEnd:
 		if st.Captured || st.CaptureOrigin != 0 { // a failed end that ended the capture made no graph
-			g.end(st.CaptureOrigin, ev.Graph, finish)
+			graph := ev.Graph
+			if ev.Failed() {
+				graph = 0 // whatever the trace says, a failed call gave no graph
+			}
+			g.end(st.CaptureOrigin, graph, finish)
 		}
 	case model.OpGraphLaunch:
 		if st.Captured {
@@ -252,19 +256,23 @@ func (g *GraphWork[T]) detach(h uint64) {
 
 // DestroyNode drops the bodies of conditional node node, destroyed
 // (cudaGraphDestroyNode), from its graph.
-func (g *GraphWork[T]) DestroyNode(node uint64) {
+// It reports whether node was one.
+func (g *GraphWork[T]) DestroyNode(node uint64) bool {
 	if node == 0 {
-		return
+		return false
 	}
+	found := false
 	for p, bs := range g.bodies {
 		for _, b := range bs {
 			if b.node == node {
 				g.forgetBodies(b.graph, 0)
 				delete(g.graphs, b.graph)
+				found = true
 			}
 		}
 		g.bodies[p] = slices.DeleteFunc(bs, func(b body) bool { return b.node == node })
 	}
+	return found
 }
 
 // maxBodyDepth bounds the nesting of conditional bodies that an
@@ -307,7 +315,13 @@ func (g *GraphWork[T]) gather(graph uint64) ([]T, bool) {
 		return true
 	}
 	if !walk(graph, 1) {
-		return nil, false
+		// A body of unknown work: what lasts (memory nodes, which a body
+		// cannot hold) is still known, as after a change in place.
+		if g.Lasting == nil {
+			return nil, false
+		}
+		kept := slices.DeleteFunc(slices.Clone(items), func(it T) bool { return !g.Lasting(it) })
+		return kept, len(kept) > 0
 	}
 	return slices.Clip(out), true
 }
@@ -395,13 +409,15 @@ func appendConverted[T any](out, items []T, convert func(T) (T, bool)) []T {
 
 // UpdateGraphs is Update on every graph's known work, not executable
 // graphs': a node destroyed in a graph that the trace does not name. The
-// captures that add to a graph hold copies of its nodes: they change too.
-func (g *GraphWork[T]) UpdateGraphs(change func([]T) []T) {
+// captures that add to a graph hold copies of its nodes: they change too;
+// so does a new graph a capture builds when its items name the node
+// (named: added to it by hand during the capture).
+func (g *GraphWork[T]) UpdateGraphs(change func([]T) []T, named func([]T) bool) {
 	for h, items := range g.graphs {
 		g.graphs[h] = change(slices.Clone(items))
 	}
 	for _, o := range g.open {
-		if items, ok := g.captures[o.origin]; ok && !o.fresh {
+		if items, ok := g.captures[o.origin]; ok && (!o.fresh || named != nil && named(items)) {
 			g.captures[o.origin] = change(items)
 		}
 	}

@@ -402,7 +402,8 @@ type Event struct {
 	// source and destination.
 	PeerSrc, PeerDst int32
 	// Node is the graph node an OpGraphEvent*Node adds (with FlagLifetime)
-	// or gives another event, or the node an OpGraphForget destroyed
+	// or gives another event, the conditional node whose body an
+	// OpGraphClone with FlagConditional names, or the node an OpGraphForget destroyed
 	// (cudaGraphDestroyNode; Graph is AllGraphs) or changed in executable
 	// graph Exec (cudaGraphNodeSetEnabled, a child graph's new
 	// parameters); 0 if unknown.

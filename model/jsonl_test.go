@@ -59,7 +59,9 @@ const everyOp = `# streams and events
 {"op":"graph_event_record_node","graph":"g1","event":"e1","node":"n1","lifetime":true}
 {"op":"graph_event_wait_node","exec":"0x5000","event":"e2","node":"0x77"}
 {"op":"graph_clone","graph":"g3","from":"g1","lifetime":true}
-{"op":"graph_clone","graph":"g3","from":"0x7700","conditional":true}
+{"op":"graph_clone","graph":"g3","from":"0x7700","conditional":true,"node":"n7"}
+{"op":"capture_begin","stream":"s2","graph":"g4","lifetime":true}
+{"op":"stream_mem_op","stream":"legacy","graph":"g4","ptr":"0x7f0000","mem_op":"write32","value":"0x5"}
 {"op":"stream_mem_op","stream":"s2","ptr":"0x7f0000"}
 {"op":"stream_mem_op","stream":"s1","ptr":"0x7f0000","mem_op":"wait64","mem_flags":1073741825,"value":"0xffffffffffffffff"}
 {"op":"stream_mem_op","stream":"s1","mem_op":"barrier","mem_flags":1}
@@ -115,7 +117,9 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpGraphEventRecordNode, Graph: 0x1000, Event: e1, Node: 0x1000, Flags: FlagLifetime},
 		{Op: OpGraphEventWaitNode, Exec: 0x5000, Event: e2, Node: 0x77},
 		{Op: OpGraphClone, Graph: 0x1001, Src: 0x1000, Flags: FlagLifetime},
-		{Op: OpGraphClone, Graph: 0x1001, Src: 0x7700, Flags: FlagConditional},
+		{Op: OpGraphClone, Graph: 0x1001, Src: 0x7700, Flags: FlagConditional, Node: 0x1001},
+		{Op: OpCaptureBegin, Stream: s2, Graph: 0x1002, Flags: FlagLifetime},
+		{Op: OpStreamMemOp, Graph: 0x1002, Flags: FlagGraphNode, Ptr: 0x7f0000, MemOp: MemOpWrite32, Value: 5},
 		{Op: OpStreamMemOp, Stream: s2, Ptr: 0x7f0000},
 		{Op: OpStreamMemOp, Stream: s1, Ptr: 0x7f0000, MemOp: MemOpWait64, MemFlags: MemWaitFlush | MemWaitEQ, Value: ^uint64(0)},
 		{Op: OpStreamMemOp, Stream: s1, MemOp: MemOpBarrier, MemFlags: 1},

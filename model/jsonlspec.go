@@ -28,10 +28,10 @@ const (
 	jGraphName                          // "graph": a graph's name (capture_begin, capture_end, graph_instantiate, graph_forget, graph_event_*_node, graph_clone)
 	jExec                               // "exec": the executable graph's name
 	jExternal                           // "external" (event_record, stream_wait_event)
-	jLifetime                           // "lifetime" (graph_instantiate, graph_forget, graph_clone, graph_event_*_node)
+	jLifetime                           // "lifetime" (graph_instantiate, graph_forget, graph_clone, graph_event_*_node, capture_begin)
 	jPeer                               // "peer_src", "peer_dst" (memcpy): a synchronous peer copy
-	jGraphNode                          // "graph": the name of the graph a launch, copy or set is a node of (FlagGraphNode)
-	jNode                               // "node": a graph node's name (graph_event_*_node, graph_forget)
+	jGraphNode                          // "graph": the name of the graph a launch, copy, set or stream memory operation is a node of (FlagGraphNode)
+	jNode                               // "node": a graph node's name (graph_event_*_node, graph_forget, graph_clone)
 	jFrom                               // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
 	jMemOp                              // "mem_op", "mem_flags", "value" (stream_mem_op)
 	jConditional                        // "conditional": true (graph_clone of a conditional node's body)
