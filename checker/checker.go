@@ -860,7 +860,8 @@ type siteKey struct {
 type findingKey struct {
 	rule          string
 	alloc, op, on siteKey
-	capture       bool // A race inside a captured graph.
+	capture       bool    // A race inside a captured graph.
+	memNote       memNote // Why a stream-memory-op finding is not followed: one call site can have several.
 }
 
 func (c *Checker) siteOf(a *access) siteKey {
@@ -882,9 +883,13 @@ func (c *Checker) report(rule string, a *allocation, op access, other *access) {
 
 // reportIn is report for a race between operations captured into a graph
 // by the capture begun on stream origin (the host: not captured).
-// It reports whether the finding is new (the last of c.pending).
-func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op access, other *access) bool {
-	key := findingKey{rule: rule, op: c.siteOf(&op), on: c.siteOf(other), capture: origin != hb.HostAgent}
+func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op access, other *access) {
+	c.reportNoted(origin, rule, a, op, other, memNoteNone)
+}
+
+// reportNoted is reportIn for a finding with a note (stream-memory-op's).
+func (c *Checker) reportNoted(origin hb.AgentID, rule string, a *allocation, op access, other *access, note memNote) {
+	key := findingKey{rule: rule, op: c.siteOf(&op), on: c.siteOf(other), capture: origin != hb.HostAgent, memNote: note}
 	if a != nil {
 		key.alloc = c.siteOf(&a.alloc)
 	} else {
@@ -892,10 +897,10 @@ func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op acc
 	}
 	if f := c.findings[key]; f != nil {
 		f.Count++
-		return false
+		return
 	}
 	f := &Finding{Rule: rule, Severity: severityOf(rule), Count: 1, Trace: c.trace}
-	p := pendingFinding{f: f, op: op, capture: origin}
+	p := pendingFinding{f: f, op: op, capture: origin, memNote: note}
 	if a != nil {
 		p.hasAlloc, p.alloc = true, a.alloc
 		p.base, p.size = a.wholeOf() // the rest of a partly reused allocation: name the whole
@@ -906,7 +911,6 @@ func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op acc
 	c.findings[key] = f
 	c.order = append(c.order, f)
 	c.pending = append(c.pending, p)
-	return true
 }
 
 // pendingFinding keeps what a finding needs until Finish resolves names and
@@ -933,7 +937,11 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 	if p.hasAlloc {
 		f.Alloc = &Alloc{Ptr: p.base, Size: p.size, Op: c.resolve("allocation", &p.alloc)}
 	}
-	f.Ops = append(f.Ops, c.resolve(roleOf(f.Rule), &p.op))
+	role := roleOf(f.Rule)
+	if f.Rule == RuleStreamMemOp {
+		role = memRole(p.memNote) // a wait and a write at one site are two findings
+	}
+	f.Ops = append(f.Ops, c.resolve(role, &p.op))
 	if p.hasOther {
 		f.Ops = append(f.Ops, c.resolve(otherRoleOf(f.Rule), &p.other))
 	}

@@ -178,7 +178,13 @@ func explainCaptured(f *Finding, op, other *Op, size string) {
 // explainMemOp explains a stream memory operation whose ordering streamcheck
 // does not follow, by why it does not.
 func explainMemOp(f *Finding, op *Op, note memNote) {
-	falseAlarms := fmt.Sprintf("Findings between stream %s and the streams this value orders it with may be false alarms", op.Stream)
+	// A node added to a graph by hand runs at the graph's launches, on no
+	// stream of its own.
+	on := "stream " + op.Stream
+	if op.Stream == "" {
+		on = "the launches of its graph"
+	}
+	falseAlarms := fmt.Sprintf("Findings between %s and the streams this value orders it with may be false alarms", on)
 	eventFix := "order those streams with an event as well (cudaEventRecord, cudaStreamWaitEvent), or suppress the findings with a reason."
 	switch note {
 	case memNoteNoWrite:
@@ -208,7 +214,7 @@ func explainMemOp(f *Finding, op *Op, note memNote) {
 	case memNoteCapturedWrite:
 		f.Message = fmt.Sprintf("%s writes a value in a graph (captured, or a node added by hand), which streamcheck does not follow", what(op))
 		f.Why = "The write is a node of a graph and lands at the graph's launches: waits for values at this memory are not followed, and one taken before as ordered after other writes may have been met by this one first, so races after it may be missed."
-		f.Fix = fmt.Sprintf("Order the streams that wait for this value with an event as well, or check the waits at %s by hand.", op.Site())
+		f.Fix = "Order the streams that wait for this value with an event as well: waits for it are not followed, and races after a wait it may have met first can be missed."
 	case memNoteLateWrite:
 		f.Message = fmt.Sprintf("%s writes a value that an earlier wait may have read first", what(op))
 		f.Why = "A wait for a value recorded before this write was taken as ordered after the writes recorded before it; this write can meet the wait too, and nothing orders it after them or after the wait, so on the GPU it may have released the wait first. The work after that wait was taken as ordered after more than it is: races after it may be missed."
@@ -216,14 +222,14 @@ func explainMemOp(f *Finding, op *Op, note memNote) {
 	case memNoteUnread:
 		f.Message = fmt.Sprintf("%s writes a value that no recorded wait reads", what(op))
 		f.Why = "No cuStreamWaitValue* was recorded at this memory. If the host or a kernel waits for the value, the ordering that gives is not followed: streamcheck takes what runs after that wait as unordered with this stream."
-		f.Fix = fmt.Sprintf("Findings between stream %s and work ordered by this value may be false alarms: order them with an event or a stream synchronization as well, or suppress them with a reason.", op.Stream)
+		f.Fix = fmt.Sprintf("Findings between %s and work ordered by this value may be false alarms: order them with an event or a stream synchronization as well, or suppress them with a reason.", on)
 	case memNoteUnknownType:
 		f.Message = fmt.Sprintf("%s is a stream memory operation of a type streamcheck does not know", what(op))
 		f.Why = "The recorder did not know this operation's parameters, so streamcheck cannot tell what memory it changes: no wait for a value after it is followed, and a wait followed before it may have been met by it first (races after that wait may be missed)."
-		f.Fix = fmt.Sprintf("Findings between stream %s and the streams that wait for values may be false alarms: order them with an event as well, or suppress them with a reason.", op.Stream)
+		f.Fix = fmt.Sprintf("Findings between %s and the streams that wait for values may be false alarms, and races after waits before it may be missed: order them with an event as well.", on)
 	default:
 		f.Message = fmt.Sprintf("%s orders work through memory, which streamcheck does not follow", what(op))
 		f.Why = "The trace does not say what this stream memory operation waited for or wrote (it was recorded by an older streamcheck), so streamcheck takes the streams it orders as unordered."
-		f.Fix = fmt.Sprintf("Findings between stream %s and the streams it is ordered with this way may be false alarms: record the program again, or %s", op.Stream, eventFix)
+		f.Fix = fmt.Sprintf("Findings between %s and the streams it is ordered with this way may be false alarms: record the program again, or %s", on, eventFix)
 	}
 }

@@ -100,10 +100,14 @@ func (c *Checker) memWaited(addr uint64) {
 // followed.
 func (c *Checker) capturedMemOp(ev *model.Event, st *hb.Step) {
 	switch {
-	case ev.MemOp.IsWait() || ev.MemOp == model.MemOpUnknown:
-		if ev.MemOp.IsWait() {
-			c.memWaited(ev.Ptr)
+	case ev.MemOp == model.MemOpUnknown:
+		note := memNoteOldTrace
+		if ev.Value != 0 {
+			note = memNoteUnknownType
 		}
+		c.reportMemOp(note, c.accessOf(ev, st, ev.Ptr))
+	case ev.MemOp.IsWait():
+		c.memWaited(ev.Ptr)
 		c.reportMemOp(memNoteCaptured, c.accessOf(ev, st, ev.Ptr))
 	case ev.MemOp.Changes():
 		c.reportMemOp(memNoteCapturedWrite, c.accessOf(ev, st, ev.Ptr))
@@ -142,7 +146,16 @@ func (c *Checker) unreadMemWrites() {
 
 // reportMemOp reports a stream-memory-op finding with its note.
 func (c *Checker) reportMemOp(note memNote, op access) {
-	if c.reportIn(hb.HostAgent, RuleStreamMemOp, nil, op, nil) {
-		c.pending[len(c.pending)-1].memNote = note
+	c.reportNoted(hb.HostAgent, RuleStreamMemOp, nil, op, nil, note)
+}
+
+// memRole is the role of a stream-memory-op finding's operation.
+func memRole(note memNote) string {
+	switch note {
+	case memNoteNoWrite, memNoteNoBarrier, memNoteUnknown, memNoteGraphWrite, memNoteAfterUnknown, memNoteCaptured:
+		return "wait for a value"
+	case memNoteCapturedWrite, memNoteLateWrite, memNoteUnread:
+		return "write of a value"
 	}
+	return "memory operation"
 }

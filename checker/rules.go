@@ -49,7 +49,7 @@ var Rules = []Rule{
 	{RuleInvalidFree, SeverityError, "a free names an address that is not the start of a live allocation"},
 	{RuleLeak, SeverityWarning, "stream-ordered memory is never freed"},
 	{RuleWaitUnrecordedEvent, SeverityWarning, "a wait on an event that was never recorded orders nothing"},
-	{RuleStreamMemOp, SeverityWarning, "a stream memory operation orders streams in a way streamcheck cannot follow (a wait for a value no recorded write gives, a write no recorded wait reads): findings between them may be false alarms"},
+	{RuleStreamMemOp, SeverityWarning, "a stream memory operation orders streams in a way streamcheck cannot follow (a wait for a value no recorded write gives, a write no recorded wait reads): findings between them may be false alarms, or missed after a wait an unordered write may have met first"},
 }
 
 // LookupRule returns the rule with the given id.

@@ -452,11 +452,15 @@ func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
 	v := &Vertex{
 		ID: vertexID(r.ev.Seq), Seq: r.ev.Seq, Op: r.ev.Op.String(), API: op.API, Kernel: op.Kernel,
 		Site: siteOf(&op, r.ev.Seq), TID: r.ev.TID, Lane: rp.lane(r.step.agent), Skipped: r.step.skipped,
-		Captured: r.step.captured, step: r.step, hasStep: r.step.known(),
+		Captured: r.step.captured || inGraph(&r.ev), step: r.step, hasStep: r.step.known(),
 	}
 	rp.annotate(v, r, devices)
 	return v
 }
+
+// inGraph reports whether ev is a node added to a graph by hand: it runs
+// at the graph's launches (as a captured operation does), not when made.
+func inGraph(ev *model.Event) bool { return ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() }
 
 // memOpDetail says what a stream memory operation waits for or writes,
 // and whether a wait was followed.
@@ -588,7 +592,7 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 			Lane: Lane{Agent: o.Agent, Name: cmpOr(o.Stream, "host"), Kind: cmpOr(o.StreamKind, "host")},
 		}
 		if r := rp.fixed[o.Seq]; r != nil {
-			v.step, v.hasStep, v.Skipped, v.Captured = r.step, r.step.known(), r.step.skipped, r.step.captured
+			v.step, v.hasStep, v.Skipped, v.Captured = r.step, r.step.known(), r.step.skipped, r.step.captured || inGraph(&r.ev)
 			rp.annotate(v, r, devices)
 		}
 		if n := o.GraphNode; n != nil {

@@ -355,3 +355,16 @@ func TestStreamMemOpValueEdgeToFindingOp(t *testing.T) {
 		t.Errorf("no value edge from the write to the wait:\n%s", render(t, gs[0], textOf))
 	}
 }
+
+// A node added to a graph by hand is drawn as work that runs at the
+// graph's launches, not as a call that did not take effect.
+func TestGraphNodeAddedByHandLabel(t *testing.T) {
+	gs, _ := analyze(t, txtarTrace(t, "../checker/testdata/stream_mem_op_graph_node_racy.txtar"), "node", Options{})
+	for _, g := range gs {
+		text := render(t, g, textOf)
+		if strings.Contains(text, "cuGraphAddBatchMemOpNode") && (strings.Contains(text, "did not take effect") ||
+			!strings.Contains(text, "in a graph: runs at its launches")) {
+			t.Errorf("the node is not drawn as a graph's work:\n%s", text)
+		}
+	}
+}

@@ -251,6 +251,8 @@ func (tw *writer) add(ev *model.Event) {
 	switch {
 	case st.Captured:
 		args["captured"] = true
+	case ev.Flags&model.FlagGraphNode != 0 && !ev.Failed():
+		args["graph_node"] = true // added to a graph by hand: it runs at the graph's launches
 	case st.Skipped:
 		args["failed"] = true
 	}

@@ -111,3 +111,17 @@ func TestDevicePIDs(t *testing.T) {
 		seen[pid] = d
 	}
 }
+
+// A node added to a graph by hand is marked as such, not as failed: the
+// call succeeded, and its work runs at the graph's launches.
+func TestGraphNodeNotFailed(t *testing.T) {
+	ss := slicesOf(t, `{"op":"graph_forget","graph":"g","lifetime":true,"api":"cudaGraphCreate"}
+{"op":"launch","stream":"legacy","graph":"g","kernel":"k","api":"cudaGraphAddKernelNode"}
+{"op":"stream_mem_op","stream":"legacy","graph":"g","ptr":"0x7e0000000000","mem_op":"write32","value":1,"api":"cuGraphAddBatchMemOpNode"}
+`)
+	for _, s := range ss[1:] {
+		if s.Args["failed"] != nil || s.Args["graph_node"] != true {
+			t.Errorf("%s: args %v, want graph_node and not failed", s.Name, s.Args)
+		}
+	}
+}
