@@ -26,6 +26,9 @@ const (
 // paths under root (absolute) become relative URIs.
 func writeSARIF(w io.Writer, a *analysis, root string) error {
 	run := sarif.NewRunWithInformationURI(toolName, toolURI)
+	if v := moduleVersion(); v != "" && run.Tool != nil && run.Tool.Driver != nil {
+		run.Tool.Driver.WithSemanticVersion(strings.TrimPrefix(v, "v")) // code scanning shows which streamcheck ran
+	}
 	for _, r := range checker.Rules {
 		run.AddRule(r.ID).
 			WithName(ruleName(r.ID)).

@@ -61,3 +61,13 @@ func writeVersion(w io.Writer, info *debug.BuildInfo) {
 	}
 	fmt.Fprintf(w, "\ntrace format: binary version %d, JSON Lines\n", model.BinaryVersion)
 }
+
+// moduleVersion returns the module version streamcheck was built as
+// ("v1.2.0" with go install of a release), "" for a build from a checkout.
+func moduleVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" {
+		return ""
+	}
+	return info.Main.Version
+}
