@@ -105,6 +105,8 @@ enum {
     FORGET_GRAPH,         /* first parameter, a CUgraph */
     FORGET_NEW_GRAPH,     /* first parameter, a CUgraph * the call fills in */
     FORGET_GRAPH_SECOND,  /* second parameter, a CUgraph (cuGraphAdd*Node) */
+    FORGET_ALL_MEMOPS,    /* as FORGET_ALL_GRAPHS: a batch memory operation node's new operations (second) */
+    FORGET_EXEC_MEMOPS,   /* as FORGET_EXEC: the same on an executable graph (third) */
     FORGET_ALL_GRAPHS,    /* a node's parameters: its graph is not named */
     FORGET_NODE,          /* cuGraphDestroyNode: the same, and the node goes */
 };
@@ -214,7 +216,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphExecMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecMemsetNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
     {"cuGraphExecChildGraphNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC_CHILD},
-    {"cuGraphExecBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC},
+    {"cuGraphExecBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_EXEC_MEMOPS},
     {"cuGraphExecNodeSetParams", H_GRAPH_EXEC_SET_PARAMS, 0, 0},
     {"cuGraphNodeSetEnabled", H_GRAPH_FORGET, 0, FORGET_EXEC_NODE},
     {"cuGraphAddKernelNode", H_GRAPH_KERNEL_NODE, 0, 1},
@@ -227,7 +229,7 @@ static const drv_entry drv_table[] = {
     {"cuGraphKernelNodeSetParams_v2", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuGraphMemcpyNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
     {"cuGraphMemsetNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
-    {"cuGraphBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_GRAPHS},
+    {"cuGraphBatchMemOpNodeSetParams", H_GRAPH_FORGET, 0, FORGET_ALL_MEMOPS},
     {"cuGraphNodeSetParams", H_GRAPH_NODE_SET_PARAMS, 0, 0},
     {"cuGraphAddEventRecordNode", H_GRAPH_EVENT_NODE, 0, EVNODE_RECORD},
     {"cuGraphAddEventWaitNode", H_GRAPH_EVENT_NODE, 0, EVNODE_WAIT},
@@ -730,18 +732,25 @@ static void batch_memop(sc_event *ev, const sc_memop_params *ops, unsigned i) {
     }
 }
 
+/* Takes a batch memory operation node's operations into *ops and *n;
+ * 0 if it names none. */
+static int node_memops(const sc_memop_node_params *np, const sc_memop_params **ops, unsigned *n) {
+    if (!np || !np->paramArray || np->count == 0) return 0;
+    *ops = np->paramArray;
+    *n = np->count;
+    return 1;
+}
+
 /* Makes ev the first operation of a batch memory operation node added to
  * graph (cuGraphAddBatchMemOpNode, cuGraphAddNode of that type): each is
  * a stream memory operation of the graph's launches (FLAG_GRAPH_NODE);
  * *ops and *n take the batch, for the others. 0 if it names none. */
 static int memop_node(sc_event *ev, const sc_memop_node_params *np, CUgraph graph, const sc_memop_params **ops,
                       unsigned *n) {
-    if (!np || !np->paramArray || np->count == 0) return 0;
+    if (!node_memops(np, ops, n)) return 0;
     ev->op = OP_STREAM_MEMOP;
     ev->flags |= FLAG_GRAPH_NODE;
     ev->graph = (uint64_t)(uintptr_t)graph;
-    *ops = np->paramArray;
-    *n = np->count;
     batch_memop(ev, *ops, 0);
     return 1;
 }
@@ -807,6 +816,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     size_t nops3d = 0;
     CUgraph *bodies = NULL; /* a conditional node's body graphs */
     unsigned nbodies = 0;
+    int memops_after = 0; /* memops are a batch memory operation node's new ones, each an event after ev */
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
@@ -1302,6 +1312,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (!np) return;
         int type;
         const unsigned char *own = node_params(np, &type);
+        if (type == SC_GRAPH_NODE_TYPE_BATCH_MEM_OP) /* new operations: after the forget below */
+            memops_after = node_memops((const sc_memop_node_params *)own, &memops, &nmemops);
         if (exec_level) {
             const p_graph_exec_set_params *p = pp;
             if (event_node(&ev, type, own, 0, (uint64_t)(uintptr_t)p->hGraphExec, (uint64_t)(uintptr_t)p->hNode)) break;
@@ -1352,6 +1364,14 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             ev.flags |= FLAG_LIFETIME;
             break;
         case FORGET_GRAPH_SECOND: ev.graph = (uint64_t)(uintptr_t)p->second; break;
+        case FORGET_ALL_MEMOPS: /* the graph is not named; the new operations follow */
+            ev.graph = SC_ALL_GRAPHS;
+            memops_after = node_memops((const sc_memop_node_params *)p->second, &memops, &nmemops);
+            break;
+        case FORGET_EXEC_MEMOPS:
+            ev.exec = (uint64_t)(uintptr_t)p->first;
+            memops_after = node_memops((const sc_memop_node_params *)((const p_first_three *)pp)->third, &memops, &nmemops);
+            break;
         case FORGET_NODE:
             forget_event_node((CUgraphNode)p->first); /* its handle may come back as another node */
             ev.node = (uint64_t)(uintptr_t)p->first;
@@ -1420,6 +1440,14 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     }
     for (size_t i = 1; i < nops3d; i++) { /* a 3D batch's other copies */
         batch_copy3d(&ev, &ops3d[i]);
+        sc_emit(ts, &ev);
+    }
+    if (memops_after) { /* a node's new operations: made at its graph's launches, graph not named */
+        ev.op = OP_STREAM_MEMOP;
+        ev.flags = FLAG_GRAPH_NODE;
+        ev.graph = SC_ALL_GRAPHS;
+        ev.exec = ev.node = ev.src = 0;
+        batch_memop(&ev, memops, 0);
         sc_emit(ts, &ev);
     }
     for (unsigned i = 1; i < nmemops; i++) { /* a batch's other memory operations */

@@ -832,6 +832,12 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpStreamMemOp, api: "cuGraphAddBatchMemOpNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWait32, value: 5, memFlags: model.MemWaitEQ},
 		{op: model.OpStreamMemOp, api: "cuGraphAddNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWrite32, value: 5},
 		{op: model.OpStreamMemOp, api: "cuGraphAddNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWait32, value: 5, memFlags: model.MemWaitEQ},
+		// Its new operations: the graph's work changes, and the new write
+		// is a graph's (the graph not named).
+		{op: model.OpGraphForget, api: "cuGraphBatchMemOpNodeSetParams", graph: model.AllGraphs},
+		{op: model.OpStreamMemOp, api: "cuGraphBatchMemOpNodeSetParams", graph: model.AllGraphs, flags: model.FlagGraphNode, ptr: d + 4104, memOp: model.MemOpWrite32, value: 5},
+		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00},
+		{op: model.OpStreamMemOp, api: "cuGraphExecNodeSetParams", graph: model.AllGraphs, flags: model.FlagGraphNode, ptr: d + 4104, memOp: model.MemOpWrite32, value: 5},
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9f00},
 		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9c00},
 		// Stream memory operations: one event each, one a batch's

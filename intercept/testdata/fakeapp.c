@@ -801,6 +801,17 @@ static int more(void) {
         cuGraphAddNode_v2_params bn = {&node, (CUgraph)0x9c00, NULL, NULL, 0, &bp};
         fk_driver_enter("cuGraphAddNode_v2", &bn, NULL);
         fk_driver_exit("cuGraphAddNode_v2", &bn, 0, NULL);
+        /* New operations for a batch memory operation node: on the graph
+         * (its graph not named) and on an executable graph. */
+        mp.count = 1;
+        mops[0].writeValue.address = d + 4104;
+        struct { CUgraphNode node; void *params; } sp = {node, &mp};
+        fk_driver_enter("cuGraphBatchMemOpNodeSetParams", &sp, NULL);
+        fk_driver_exit("cuGraphBatchMemOpNodeSetParams", &sp, 0, NULL);
+        cuGraphExecNodeSetParams_params xp = {(CUgraphExec)0x9b00, node, &bp};
+        memcpy(&bp.reserved1, &mp, sizeof mp);
+        fk_driver_enter("cuGraphExecNodeSetParams", &xp, NULL);
+        fk_driver_exit("cuGraphExecNodeSetParams", &xp, 0, NULL);
         CUgraphNodeParams lost;
         memset(&lost, 0, sizeof lost);
         lost.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;

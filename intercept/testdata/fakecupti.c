@@ -118,6 +118,7 @@ static const char *driver_names[] = {
     [97] = "cuMemcpyWithAttributesAsync",
     [98] = "cuMemcpy3DWithAttributesAsync",
     [99] = "cuGraphAddBatchMemOpNode",
+    [100] = "cuGraphBatchMemOpNodeSetParams",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
