@@ -57,11 +57,7 @@ func (c *Checker) streamMemOp(ev *model.Event, st *hb.Step) {
 	eachUse(ev, func(p uint64) { c.use(ev, st, p) })
 	switch {
 	case ev.MemOp == model.MemOpUnknown:
-		note := memNoteOldTrace
-		if ev.Value != 0 {
-			note = memNoteUnknownType
-		}
-		c.reportMemOp(note, c.accessOf(ev, st, ev.Ptr))
+		c.reportMemOp(undescribedNote(ev), c.accessOf(ev, st, ev.Ptr))
 	case ev.MemOp.IsWait():
 		c.memWaited(ev.Ptr)
 		if int(st.MemWait) < len(waitNotes) && waitNotes[st.MemWait] != memNoteNone {
@@ -85,6 +81,16 @@ func (c *Checker) streamMemOp(ev *model.Event, st *hb.Step) {
 	// A flush or a memory barrier orders nothing between streams.
 }
 
+// undescribedNote is the note of an operation the trace does not
+// describe: of a type the recorder did not know (its number in Value), or
+// recorded before kinds were.
+func undescribedNote(ev *model.Event) memNote {
+	if ev.Value != 0 {
+		return memNoteUnknownType
+	}
+	return memNoteOldTrace
+}
+
 // memWaited notes a wait at addr: writes there are read.
 func (c *Checker) memWaited(addr uint64) {
 	m := &c.memOps
@@ -101,11 +107,7 @@ func (c *Checker) memWaited(addr uint64) {
 func (c *Checker) capturedMemOp(ev *model.Event, st *hb.Step) {
 	switch {
 	case ev.MemOp == model.MemOpUnknown:
-		note := memNoteOldTrace
-		if ev.Value != 0 {
-			note = memNoteUnknownType
-		}
-		c.reportMemOp(note, c.accessOf(ev, st, ev.Ptr))
+		c.reportMemOp(undescribedNote(ev), c.accessOf(ev, st, ev.Ptr))
 	case ev.MemOp.IsWait():
 		c.memWaited(ev.Ptr)
 		c.reportMemOp(memNoteCaptured, c.accessOf(ev, st, ev.Ptr))
