@@ -146,8 +146,8 @@ func TestRealTraces(t *testing.T) {
 			}
 		})
 	}
-	if cases < 210 {
-		t.Errorf("only %d recorded cases under testdata/real; the GPU runs record 210", cases)
+	if cases < 214 {
+		t.Errorf("only %d recorded cases under testdata/real; the GPU runs record 214", cases)
 	}
 }
 

@@ -387,7 +387,7 @@ build_dir = os.path.join(work, "build")
 
 ERRORS = {"use-before-alloc", "use-after-free", "free-while-in-flight", "reuse-while-in-flight",
           "free-before-alloc", "double-free", "invalid-free"}
-WARNINGS = {"leak", "wait-unrecorded-event"}
+WARNINGS = {"leak", "wait-unrecorded-event", "stream-memory-op"}
 KNOWN = ERRORS | WARNINGS
 RULE_KEYS = ("rule", "rule_id", "ruleId", "ruleID", "id", "check", "kind", "type", "code", "name")
 LIST_KEYS = ("findings", "diagnostics", "results", "issues", "reports", "problems", "errors", "warnings")
