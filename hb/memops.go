@@ -24,8 +24,9 @@ const (
 	// MemWaitUnknown: the wait's condition, or what older writes at the
 	// address were, is not known.
 	MemWaitUnknown
-	// MemWaitGraphWrite: a graph writes the address (a captured write),
-	// at launches the engine does not follow for values.
+	// MemWaitGraphWrite: a graph writes the address (a captured write, or
+	// a batch memory operation node added by hand), at launches the engine
+	// does not follow for values.
 	MemWaitGraphWrite
 	// MemWaitUnknownOp: the trace holds a stream memory operation of a
 	// kind it does not describe, which may have written anywhere.
@@ -74,8 +75,9 @@ type memBlock struct {
 	dropped    Clock
 	hasDropped bool
 	waits      []memWait // Followed waits, the last maxMemWaits.
-	// graphWritten: a captured write changes the block at a graph's
-	// launches, which the engine does not follow for values.
+	// graphWritten: a graph's write (captured, or a node added by hand)
+	// changes the block at the graph's launches, which the engine does not
+	// follow for values.
 	graphWritten bool
 }
 
