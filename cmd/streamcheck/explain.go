@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/explain"
@@ -22,7 +23,7 @@ orderings that exist between them, and the one that is missing.
 
 Without --dot it prints every finding, numbered, with its graph as text (or
 only finding N with --finding N). With --dot it writes the graph of finding N
-(default 1) in Graphviz DOT; render it with 'dot -Tsvg -o finding.svg'. The
+(default: the first error, else finding 1) in Graphviz DOT; render it with 'dot -Tsvg -o finding.svg'. The
 output is the same, byte for byte, for the same trace. The trace is read
 twice; one from a pipe (/dev/stdin) is copied to $TMPDIR the first time.
 
@@ -37,7 +38,7 @@ Exit codes:
 // cmdExplain implements "streamcheck explain". See explainUsage.
 func (c *cli) cmdExplain(args []string) int {
 	fs := newFlags("explain")
-	dot := fs.Bool("dot", false, "write the graph of one finding (--finding, default 1) in Graphviz DOT")
+	dot := fs.Bool("dot", false, "write the graph of one finding (--finding; default the first error, else 1) in Graphviz DOT")
 	output := fs.String("o", "", "write to `FILE` instead of stdout")
 	number := fs.Int("finding", 0, "explain only finding `N` (numbered from 1, as listed)")
 	pos, code, done := c.parseFlags(fs, explainUsage, args, true)
@@ -73,6 +74,12 @@ func (c *cli) cmdExplain(args []string) int {
 	}
 	if *number > 0 {
 		graphs = graphs[*number-1 : *number]
+	} else if *dot {
+		// One graph: the first error's, rather than a warning listed
+		// before it (a stream memory operation's, say).
+		if i := slices.IndexFunc(graphs, func(g *explain.Graph) bool { return g.Finding.Severity == checker.SeverityError }); i > 0 {
+			graphs = graphs[i:]
+		}
 	}
 
 	var buf bytes.Buffer
