@@ -244,6 +244,22 @@ func (tw *writer) add(ev *model.Event) {
 		if !st.Skipped { // Add looked the stream up: it exists.
 			args["stream"] = tw.chk.StreamName(tw.chk.Engine().Stream(ev.Stream, ev.Device, ev.TID))
 		}
+	case model.OpStreamMemOp:
+		args["mem_op"] = ev.MemOp.String()
+		if ev.MemOp.IsWait() || ev.MemOp.Changes() {
+			args["ptr"], args["value"] = fmt.Sprintf("0x%x", ev.Ptr), fmt.Sprintf("0x%x", ev.Value)
+		}
+		if ev.MemFlags != 0 {
+			args["mem_flags"] = ev.MemFlags
+		}
+		if st.MemWait == hb.MemWaitFollowed {
+			args["followed"] = true // ordered after the writes that can give the value
+		}
+	case model.OpGraphClone:
+		args["graph"], args["from"] = fmt.Sprintf("0x%x", ev.Graph), fmt.Sprintf("0x%x", ev.Src)
+		if ev.Flags&model.FlagConditional != 0 {
+			args["conditional"] = true
+		}
 	}
 	if ev.Result != model.ResultSuccess {
 		args["result"] = ev.Result

@@ -125,3 +125,17 @@ func TestGraphNodeNotFailed(t *testing.T) {
 		}
 	}
 }
+
+// A stream memory operation's slice says what it does, and whether a wait
+// was followed to the writes that can give its value.
+func TestMemOpArgs(t *testing.T) {
+	ss := slicesOf(t, `{"op":"stream_create","stream":"s1","flags":"non_blocking"}
+{"op":"stream_create","stream":"s2","flags":"non_blocking"}
+{"op":"stream_mem_op","stream":"s1","ptr":"0x7e0000000000","mem_op":"write32","value":1}
+{"op":"stream_mem_op","stream":"s2","ptr":"0x7e0000000000","mem_op":"wait32","value":1,"mem_flags":1}
+`)
+	w := ss[len(ss)-1].Args
+	if w["mem_op"] != "wait32" || w["ptr"] != "0x7e0000000000" || w["value"] != "0x1" || w["followed"] != true {
+		t.Errorf("wait args %v", w)
+	}
+}
