@@ -665,7 +665,11 @@ static void batch_copy(sc_event *ev, const sc_batch *b, size_t i) {
     int order = 0; /* attrs[k] applies to copies attrsIdxs[k] .. attrsIdxs[k+1]-1 */
     for (size_t k = 0; b->attrs && b->attrsIdxs && k < b->numAttrs && b->attrsIdxs[k] <= i; k++)
         order = b->attrs[k].srcAccessOrder;
-    if (order == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) ev->src = 0;
+    if (order == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) {
+        ev->src = 0;
+        ev->flags = 0; /* the host side left is the destination's alone */
+        classify(ev->ptr, &ev->flags);
+    }
 }
 
 /* One side of a 3D batch copy: a pointer's address and device-ness, or a
@@ -686,12 +690,16 @@ static uint64_t operand3d(const sc_memcpy3d_operand *o, const sc_memcpy3d_op *op
 static void batch_copy3d(sc_event *ev, const sc_memcpy3d_op *op) {
     int d, s;
     uint64_t db = 0, sb = 0;
+    uint32_t src_flags = 0;
     ev->flags = 0;
     ev->ptr = operand3d(&op->dst, op, &d, &ev->flags, &db);
-    ev->src = operand3d(&op->src, op, &s, &ev->flags, &sb);
+    ev->src = operand3d(&op->src, op, &s, &src_flags, &sb);
     ev->size = db > sb ? db : sb;
     ev->kind = kind_of(d, s);
-    if (op->srcAccessOrder == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL) ev->src = 0;
+    if (op->srcAccessOrder == SC_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL)
+        ev->src = 0; /* and its host side is not the copy's */
+    else
+        ev->flags |= src_flags;
 }
 
 /* Makes ev operation i of a cuStreamBatchMemOp: a wait or write names an
@@ -1077,7 +1085,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         }
         const p_cuStreamBatchMemOp *p = pp;
         ev.stream = norm_stream(p->stream, pt);
-        if (ok && p->paramArray && p->count > 0) {
+        if (ok && (!p->paramArray || p->count == 0)) return; /* an empty batch did nothing */
+        if (ok) {
             memops = p->paramArray;
             nmemops = p->count;
             batch_memop(&ev, memops, 0);

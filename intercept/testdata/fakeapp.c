@@ -855,6 +855,9 @@ static int more(void) {
         cuStreamBatchMemOp_v2_params b = {s, 6, ops, 0};
         fk_driver_enter("cuStreamBatchMemOp_v2", &b, NULL);
         fk_driver_exit("cuStreamBatchMemOp_v2", &b, 0, NULL);
+        cuStreamBatchMemOp_v2_params empty = {s, 0, NULL, 0}; /* succeeded, did nothing: no event */
+        fk_driver_enter("cuStreamBatchMemOp_v2", &empty, NULL);
+        fk_driver_exit("cuStreamBatchMemOp_v2", &empty, 0, NULL);
         cuStreamBatchMemOp_v2_params bad = {s, 1u << 30, ops, 0}; /* failed: nothing read */
         fk_driver_enter("cuStreamBatchMemOp_v2", &bad, NULL);
         fk_driver_exit("cuStreamBatchMemOp_v2", &bad, 1, NULL);
