@@ -28,16 +28,19 @@
 // the analyzer needs: stream and event lifetimes, records, waits and
 // synchronizations, allocations and frees (stream-ordered and not), kernel
 // launches with the device addresses found in their parameters, copies,
-// memsets, host functions, graph capture (with the graph each capture
-// made or added to), instantiation, update and launch (with the executable
+// memsets (batched copies one event a copy), host functions, graph
+// capture (with the graph each capture builds, from cuStreamGetCaptureInfo,
+// or adds to), instantiation, update and launch (with the executable
 // graph), the calls that create, destroy or change a graph or executable
-// graph (graph_forget), nodes added to a graph by hand (kernel, copy and
-// set nodes as launches, copies and sets marked as graph nodes; event
-// record and wait nodes, and their new events, with the node's handle;
-// clones and child graph nodes as graph_clone), event records and waits
-// with the external flags, stream memory operations (cuStreamWaitValue32
-// and the like, whose orderings the analyzer does not follow but reports),
-// and pool creation. A runtime call and the driver call inside it are one
+// graph (graph_forget), nodes added to a graph by hand (kernel, copy, set
+// and batch memory operation nodes as launches, copies, sets and stream
+// memory operations marked as graph nodes; event record and wait nodes,
+// and their new events, with the node's handle; clones and child graph
+// nodes as graph_clone, and each body of a conditional node as a
+// graph_clone marked conditional), event records and waits with the
+// external flags, stream memory operations (cuStreamWaitValue32 and the
+// like, with the value and flags, one event per operation of a batch), and
+// pool creation. A runtime call and the driver call inside it are one
 // event: the shim records
 // the driver call, and the analyzer names it after the runtime function found
 // in its stack. Every event carries a host stack (deduplicated) and the
