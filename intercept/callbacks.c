@@ -1321,6 +1321,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (!np) return;
         int type;
         const unsigned char *own = node_params(np, &type);
+        if (type == SC_GRAPH_NODE_TYPE_HOST || type == SC_GRAPH_NODE_TYPE_EMPTY)
+            return; /* no device memory, no event: the graph's known work stays whole */
         if (type == SC_GRAPH_NODE_TYPE_BATCH_MEM_OP) /* new operations: after the forget below */
             memops_after = node_memops((const sc_memop_node_params *)own, &memops, &nmemops);
         if (exec_level) {

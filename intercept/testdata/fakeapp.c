@@ -808,6 +808,13 @@ static int more(void) {
         struct { CUgraphNode node; void *params; } sp = {node, &mp};
         fk_driver_enter("cuGraphBatchMemOpNodeSetParams", &sp, NULL);
         fk_driver_exit("cuGraphBatchMemOpNodeSetParams", &sp, 0, NULL);
+        /* A host node's new parameters: nothing recorded. */
+        CUgraphNodeParams hp;
+        memset(&hp, 0, sizeof hp);
+        hp.type = CU_GRAPH_NODE_TYPE_HOST;
+        cuGraphExecNodeSetParams_params hx = {(CUgraphExec)0x9b00, node, &hp};
+        fk_driver_enter("cuGraphExecNodeSetParams", &hx, NULL);
+        fk_driver_exit("cuGraphExecNodeSetParams", &hx, 0, NULL);
         cuGraphExecNodeSetParams_params xp = {(CUgraphExec)0x9b00, node, &bp};
         memcpy(&bp.reserved1, &mp, sizeof mp);
         fk_driver_enter("cuGraphExecNodeSetParams", &xp, NULL);
