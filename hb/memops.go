@@ -59,9 +59,16 @@ func (w *memWrite) end() uint64 { return w.addr + w.width }
 // not ordered after it nor after what it was joined with, may have met it
 // first.
 type memWait struct {
-	ev    model.Event // Ptr, MemOp, MemFlags, Value: what it waits for.
-	epoch Epoch
-	meet  Clock // What the wait was ordered after.
+	ptr, value uint64 // What it waits for: the value at ptr, by kind and flags.
+	flags      uint32
+	kind       model.MemOpKind
+	epoch      Epoch
+	meet       Clock // What the wait was ordered after.
+}
+
+// event returns the wait as the event meets takes.
+func (w *memWait) event() model.Event {
+	return model.Event{Op: model.OpStreamMemOp, Ptr: w.ptr, MemOp: w.kind, MemFlags: w.flags, Value: w.value}
 }
 
 // memBlock is what the engine knows of the writes to one 8-byte aligned
@@ -121,7 +128,8 @@ func (e *Engine) memoryWrite(ev *model.Event, a *Agent, ep Epoch, st *Step) {
 	// A followed wait this write could have met first, unordered with it.
 	for i := range m.waits {
 		mw := &m.waits[i]
-		if met, _ := meets(&w, &mw.ev); met && !a.clock.Covers(mw.epoch) && !covers(a.clock, mw.meet) {
+		wev := mw.event()
+		if met, _ := meets(&w, &wev); met && !a.clock.Covers(mw.epoch) && !covers(a.clock, mw.meet) {
 			st.MemLateWrite = true
 			break
 		}
@@ -267,7 +275,7 @@ func (e *Engine) noteWait(ev *model.Event, ep Epoch) {
 		m.waits = m.waits[:len(m.waits)-1]
 	}
 	m.waits = append(m.waits, memWait{
-		ev:    model.Event{Ptr: ev.Ptr, MemOp: ev.MemOp, MemFlags: ev.MemFlags, Value: ev.Value},
+		ptr: ev.Ptr, value: ev.Value, flags: ev.MemFlags, kind: ev.MemOp,
 		epoch: ep, meet: slices.Clone(e.scratch),
 	})
 }
