@@ -317,10 +317,7 @@ func (g *GraphWork[T]) gather(graph uint64) ([]T, bool) {
 	if !walk(graph, 1) {
 		// A body of unknown work: what lasts (memory nodes, which a body
 		// cannot hold) is still known, as after a change in place.
-		if g.Lasting == nil {
-			return nil, false
-		}
-		kept := slices.DeleteFunc(slices.Clone(items), func(it T) bool { return !g.Lasting(it) })
+		kept := lastingOf(items, g.Lasting)
 		return kept, len(kept) > 0
 	}
 	return slices.Clip(out), true
@@ -432,12 +429,11 @@ func (g *GraphWork[T]) end(origin AgentID, graph uint64, finish func([]T) []T) {
 		// graph it was building went with it; what a graph it added to
 		// holds now is not known.
 		for h, o := range g.open {
-			switch {
-			case o.origin != origin:
-			case o.fresh:
-				g.forgetBodies(h, 0)
-			default:
-				g.forgetBodies(h, 0)
+			if o.origin != origin {
+				continue
+			}
+			g.forgetBodies(h, 0)
+			if !o.fresh {
 				delete(g.graphs, h) // unknown, and so is any graph it is a body of
 			}
 		}
@@ -528,38 +524,31 @@ func (g *GraphWork[T]) drop(graph, exec uint64, lasting func(T) bool) {
 // lasting says last; with none, the capture's work is unknown (its end
 // gives the graph none).
 func (g *GraphWork[T]) dropCapture(graph uint64, lasting func(T) bool) {
-	origin := g.open[graph].origin
-	var kept []T
-	if lasting != nil {
-		for _, it := range g.captures[origin] {
-			if lasting(it) {
-				kept = append(kept, it)
-			}
-		}
-	}
-	if len(kept) == 0 {
-		delete(g.captures, origin)
-	} else {
-		g.captures[origin] = kept
-	}
+	keep(g.captures, g.open[graph].origin, lasting)
 }
 
 // keep replaces m[h] by its items lasting says last (nil: none), or deletes
 // it if there are none.
-func keep[T any](m map[uint64][]T, h uint64, lasting func(T) bool) {
+func keep[K comparable, T any](m map[K][]T, h K, lasting func(T) bool) {
+	if kept := lastingOf(m[h], lasting); len(kept) > 0 {
+		m[h] = kept // A new slice: the old one may be shared (instantiate).
+	} else {
+		delete(m, h)
+	}
+}
+
+// lastingOf returns, in a new slice, the items lasting says last (nil:
+// none).
+func lastingOf[T any](items []T, lasting func(T) bool) []T {
 	var kept []T
 	if lasting != nil {
-		for _, it := range m[h] {
+		for _, it := range items {
 			if lasting(it) {
 				kept = append(kept, it)
 			}
 		}
 	}
-	if len(kept) == 0 {
-		delete(m, h)
-	} else {
-		m[h] = kept // A new slice: the old one may be shared (instantiate).
-	}
+	return kept
 }
 
 // Launched returns the items a launch of executable graph exec replays.
