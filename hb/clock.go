@@ -31,6 +31,17 @@ func (c Clock) Covers(e Epoch) bool {
 	return int(e.Slot) < len(c) && c[e.Slot] >= e.Clock
 }
 
+// coversAll reports whether c covers every entry of o: the point with
+// clock c is ordered after all that o is.
+func (c Clock) coversAll(o Clock) bool {
+	for s, n := range o {
+		if c.Get(AgentID(s)) < n {
+			return false
+		}
+	}
+	return true
+}
+
 // Get returns c[s], the count on slot s, or 0 past the end.
 func (c Clock) Get(s AgentID) uint64 {
 	if int(s) < len(c) {

@@ -55,20 +55,25 @@ type memWrite struct {
 // end returns the address past the write.
 func (w *memWrite) end() uint64 { return w.addr + w.width }
 
+// waitFor is what a wait for a value waits for: the value at ptr, by its
+// kind's width and its flags' condition.
+type waitFor struct {
+	ptr, value uint64
+	flags      uint32
+	kind       model.MemOpKind
+}
+
+func waitForOf(ev *model.Event) waitFor {
+	return waitFor{ptr: ev.Ptr, value: ev.Value, flags: ev.MemFlags, kind: ev.MemOp}
+}
+
 // memWait is a wait the engine followed: a later write that can meet it,
 // not ordered after it nor after what it was joined with, may have met it
 // first.
 type memWait struct {
-	ptr, value uint64 // What it waits for: the value at ptr, by kind and flags.
-	flags      uint32
-	kind       model.MemOpKind
-	epoch      Epoch
-	meet       Clock // What the wait was ordered after.
-}
-
-// event returns the wait as the event meets takes.
-func (w *memWait) event() model.Event {
-	return model.Event{Op: model.OpStreamMemOp, Ptr: w.ptr, MemOp: w.kind, MemFlags: w.flags, Value: w.value}
+	waitFor
+	epoch Epoch
+	meet  Clock // What the wait was ordered after.
 }
 
 // memBlock is what the engine knows of the writes to one 8-byte aligned
@@ -128,8 +133,7 @@ func (e *Engine) memoryWrite(ev *model.Event, a *Agent, ep Epoch, st *Step) {
 	// A followed wait this write could have met first, unordered with it.
 	for i := range m.waits {
 		mw := &m.waits[i]
-		wev := mw.event()
-		if met, _ := meets(&w, &wev); met && !a.clock.Covers(mw.epoch) && !covers(a.clock, mw.meet) {
+		if met, _ := meets(&w, &mw.waitFor); met && !a.clock.Covers(mw.epoch) && !a.clock.coversAll(mw.meet) {
 			st.MemLateWrite = true
 			break
 		}
@@ -164,18 +168,18 @@ func (e *Engine) graphMemOp(ev *model.Event) {
 	}
 }
 
-// meets says whether write w can give wait ev its value, and whether that
+// meets says whether write w can give wait t its value, and whether that
 // is known: a write of another address or width overlapping the wait's
 // (part of the value, or more), or whose value is unknown, can, unknown.
-func meets(w *memWrite, ev *model.Event) (met, known bool) {
-	width := ev.MemOp.Width()
-	if w.addr >= ev.Ptr+width || ev.Ptr >= w.end() {
+func meets(w *memWrite, t *waitFor) (met, known bool) {
+	width := t.kind.Width()
+	if w.addr >= t.ptr+width || t.ptr >= w.end() {
 		return false, true // no overlap
 	}
-	if w.addr != ev.Ptr || w.width != width || !w.known {
+	if w.addr != t.ptr || w.width != width || !w.known {
 		return true, false
 	}
-	return ev.MemOp.Satisfies(w.value, ev.Value, ev.MemFlags)
+	return t.kind.Satisfies(w.value, t.value, t.flags)
 }
 
 // memoryWait orders agent a, about to wait at ev's address for a value,
@@ -204,7 +208,8 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 	if m.graphWritten {
 		return MemWaitGraphWrite
 	}
-	if _, known := ev.MemOp.Satisfies(0, ev.Value, ev.MemFlags); !known {
+	t := waitForOf(ev)
+	if _, known := t.kind.Satisfies(0, t.value, t.flags); !known {
 		return MemWaitUnknown
 	}
 	// overwritten says whether a write ordered after epoch ep (or after
@@ -213,14 +218,14 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 	overwritten := func(from int, ep Epoch, over Clock) bool {
 		for i := from; i < len(m.writes); i++ {
 			x := &m.writes[i]
-			if met, known := meets(x, ev); met || !known || x.noBarrier || !a.clock.Covers(x.epoch) {
+			if met, known := meets(x, &t); met || !known || x.noBarrier || !a.clock.Covers(x.epoch) {
 				continue
 			}
-			if x.addr != ev.Ptr {
+			if x.addr != t.ptr {
 				continue // met is false only for no overlap: it overwrote nothing of the value
 			}
 			if over != nil {
-				if covers(x.snap, over) {
+				if x.snap.coversAll(over) {
 					return true
 				}
 			} else if x.snap.Covers(ep) {
@@ -243,14 +248,14 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 		// Dropped writes that may still give the value: only when the wait
 		// is ordered after all of them is what they are ordered after
 		// known (no more than the wait is already).
-		if !covers(a.clock, m.dropped) {
+		if !a.clock.coversAll(m.dropped) {
 			return MemWaitUnknown
 		}
 		add(m.dropped)
 	}
 	for i := range m.writes {
 		w := &m.writes[i]
-		if met, _ := meets(w, ev); !met || overwritten(i+1, w.epoch, nil) {
+		if met, _ := meets(w, &t); !met || overwritten(i+1, w.epoch, nil) {
 			continue
 		}
 		noBarrier = noBarrier || w.noBarrier
@@ -274,20 +279,7 @@ func (e *Engine) noteWait(ev *model.Event, ep Epoch) {
 		copy(m.waits, m.waits[1:])
 		m.waits = m.waits[:len(m.waits)-1]
 	}
-	m.waits = append(m.waits, memWait{
-		ptr: ev.Ptr, value: ev.Value, flags: ev.MemFlags, kind: ev.MemOp,
-		epoch: ep, meet: slices.Clone(e.scratch),
-	})
-}
-
-// covers reports whether clock c covers every entry of o.
-func covers(c, o Clock) bool {
-	for s, n := range o {
-		if c.Get(AgentID(s)) < n {
-			return false
-		}
-	}
-	return true
+	m.waits = append(m.waits, memWait{waitFor: waitForOf(ev), epoch: ep, meet: slices.Clone(e.scratch)})
 }
 
 // ForgetMemory drops what the engine knows of the values written in
