@@ -475,9 +475,18 @@ func memOpDetail(ev *model.Event, wait hb.MemWait) string {
 		}
 		return s
 	case ev.MemOp.IsWait():
-		cond := map[uint32]string{model.MemWaitGEQ: ">=", model.MemWaitEQ: "==", model.MemWaitAND: "&", model.MemWaitNOR: "nor"}[ev.MemFlags&model.MemWaitCondMask]
-		if cond == "" {
-			cond = fmt.Sprintf("condition %d", ev.MemFlags&model.MemWaitCondMask)
+		var cond string
+		switch c := ev.MemFlags & model.MemWaitCondMask; c {
+		case model.MemWaitGEQ:
+			cond = ">="
+		case model.MemWaitEQ:
+			cond = "=="
+		case model.MemWaitAND:
+			cond = "&"
+		case model.MemWaitNOR:
+			cond = "nor"
+		default:
+			cond = fmt.Sprintf("condition %d", c)
 		}
 		s := fmt.Sprintf("waits for 0x%x %s %d", ev.Ptr, cond, ev.Value)
 		switch wait {
