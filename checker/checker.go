@@ -217,7 +217,7 @@ func New(trace string, tables *model.Tables) *Checker {
 			Lasting: func(u graphUse) bool { return u.allocSize != 0 },
 			// A conditional body's uses may be made at each launch; CUDA
 			// allows no memory nodes in a body.
-			Body: func(u graphUse) (graphUse, bool) { return u, u.allocSize == 0 && !u.free },
+			Body: usesOnly,
 		}},
 		threads: map[uint32]bool{},
 	}
@@ -334,9 +334,7 @@ func (c *Checker) Add(ev *model.Event) {
 		// and frees are left out, as a copy's cannot be told apart from
 		// the original's. A copy of unknown work is unknown work.
 		replace := ev.Flags&model.FlagLifetime != 0
-		if !c.graphs.Copy(ev.Src, ev.Graph, replace, func(u graphUse) (graphUse, bool) {
-			return u, u.allocSize == 0 && !u.free
-		}) {
+		if !c.graphs.Copy(ev.Src, ev.Graph, replace, usesOnly) {
 			if replace {
 				c.graphs.Forget(ev.Graph, 0)
 			} else {
@@ -937,18 +935,14 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 	if p.hasAlloc {
 		f.Alloc = &Alloc{Ptr: p.base, Size: p.size, Op: c.resolve("allocation", &p.alloc)}
 	}
-	role := roleOf(f.Rule)
-	if f.Rule == RuleStreamMemOp {
-		role = memRole(p.memNote) // a wait and a write at one site are two findings
-	}
-	f.Ops = append(f.Ops, c.resolve(role, &p.op))
+	f.Ops = append(f.Ops, c.resolve(roleOf(f.Rule, p.memNote), &p.op))
 	if p.hasOther {
 		f.Ops = append(f.Ops, c.resolve(otherRoleOf(f.Rule), &p.other))
 	}
 	c.explain(f, p.memNote)
 }
 
-func roleOf(rule string) string {
+func roleOf(rule string, note memNote) string {
 	switch rule {
 	case RuleFreeWhileInFlight, RuleFreeBeforeAlloc, RuleDoubleFree, RuleInvalidFree:
 		return "free"
@@ -957,7 +951,7 @@ func roleOf(rule string) string {
 	case RuleWaitUnrecordedEvent:
 		return "wait"
 	case RuleStreamMemOp:
-		return "memory operation"
+		return memRole(note) // a wait and a write at one site are two findings
 	}
 	return "use"
 }

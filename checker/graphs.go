@@ -31,6 +31,11 @@ type graphUse struct {
 	by              uint32 // The captured operation, or node added by hand, that makes it (Checker.graphOps); 0 unknown.
 }
 
+// usesOnly keeps, of a graph's items copied elsewhere (a clone, a child
+// graph node, a conditional body gathered), the uses: allocations and
+// frees of one graph cannot be told apart from another's.
+func usesOnly(u graphUse) (graphUse, bool) { return u, u.allocSize == 0 && !u.free }
+
 // captured records a captured operation's uses into its capture, or
 // starts or ends the capture (a failed end that ended it, too).
 func (g *graphMemory) captured(ev *model.Event, st *hb.Step, by uint32) {
