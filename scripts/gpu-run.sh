@@ -41,7 +41,8 @@
 #   DOCTOR         set to 0 to skip `streamcheck doctor` before recording
 #
 # Exit status: 0 when every case passed (PASS or XFAIL), 1 when any case
-# failed or could not be run, 2 when the setup is broken (no nvcc for build).
+# failed or could not be run, 2 when the setup is broken (no nvcc for build,
+# or no streamcheck binary to read the rule ids from for report).
 #
 # The script never changes NVIDIA/NCCL environment variables.
 
@@ -375,20 +376,32 @@ do_check() {
 # ---------------------------------------------------------------------------
 
 do_report() {
-    python3 - "$REPO_ROOT" "$SC_WORK" "$ONLY" <<'PYEOF'
+    python3 - "$REPO_ROOT" "$SC_WORK" "$ONLY" "$SC_BIN" <<'PYEOF'
 import json
 import os
 import re
+import subprocess
 import sys
 
-repo, work, only = sys.argv[1], sys.argv[2], sys.argv[3]
+repo, work, only, sc_bin = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 trace_dir = os.path.join(work, "traces")
 build_dir = os.path.join(work, "build")
 
-ERRORS = {"use-before-alloc", "use-after-free", "free-while-in-flight", "reuse-while-in-flight",
-          "free-before-alloc", "double-free", "invalid-free"}
-WARNINGS = {"leak", "wait-unrecorded-event", "stream-memory-op"}
-KNOWN = ERRORS | WARNINGS
+
+
+def rules_of(binary):
+    """The rule ids streamcheck reports, read from its own SARIF (the demo's
+    run lists every rule), so that a new rule is never ignored here."""
+    try:
+        out = subprocess.run([binary, "demo", "--format", "sarif"], capture_output=True, text=True,
+                             timeout=120).stdout
+        return {r["id"] for r in json.loads(out)["runs"][0]["tool"]["driver"]["rules"]}
+    except (OSError, ValueError, KeyError, IndexError, subprocess.SubprocessError) as e:
+        print(f"report: cannot read the rules from {binary}: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+KNOWN = rules_of(sc_bin)
 RULE_KEYS = ("rule", "rule_id", "ruleId", "ruleID", "id", "check", "kind", "type", "code", "name")
 LIST_KEYS = ("findings", "diagnostics", "results", "issues", "reports", "problems", "errors", "warnings")
 HEADER = re.compile(r"^\s*(?://|#)\s*streamcheck-(expect-count|expect-api|expect|allow|may-fail)\s*:\s*(.*?)\s*$")
