@@ -104,7 +104,6 @@ enum {
     FORGET_EXEC_DESTROY,  /* the same, destroyed */
     FORGET_GRAPH,         /* first parameter, a CUgraph */
     FORGET_NEW_GRAPH,     /* first parameter, a CUgraph * the call fills in */
-    FORGET_GRAPH_SECOND,  /* second parameter, a CUgraph (cuGraphAdd*Node) */
     FORGET_ALL_MEMOPS,    /* as FORGET_ALL_GRAPHS: a batch memory operation node's new operations (second) */
     FORGET_EXEC_MEMOPS,   /* as FORGET_EXEC: the same on an executable graph (third) */
     FORGET_ALL_GRAPHS,    /* a node's parameters: its graph is not named */
@@ -1374,7 +1373,6 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             ev.graph = p->first ? (uint64_t)(uintptr_t)*(void *const *)p->first : 0;
             ev.flags |= FLAG_LIFETIME;
             break;
-        case FORGET_GRAPH_SECOND: ev.graph = (uint64_t)(uintptr_t)p->second; break;
         case FORGET_ALL_MEMOPS: /* the graph is not named; the new operations follow */
             ev.graph = SC_ALL_GRAPHS;
             memops_after = node_memops((const sc_memop_node_params *)p->second, &memops, &nmemops);
