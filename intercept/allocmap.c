@@ -101,7 +101,7 @@ static uint32_t free_gen;
 
 /* First index with los[i] > addr. The halving step is a conditional move,
  * not a branch: launch arguments make the comparisons unpredictable. */
-static size_t upper(uint64_t addr) {
+SC_HOT static size_t upper(uint64_t addr) {
     if (nrs == 0) return 0;
     const uint64_t *b = los;
     for (size_t n = nrs; n > 1;) {
@@ -112,7 +112,7 @@ static size_t upper(uint64_t addr) {
     return (size_t)(b - los) + (*b <= addr);
 }
 
-static void remove_at(size_t i) {
+SC_HOT static void remove_at(size_t i) {
     memmove(&los[i], &los[i + 1], (nrs - i - 1) * sizeof *los);
     memmove(&rs[i], &rs[i + 1], (nrs - i - 1) * sizeof *rs);
     nrs--;
@@ -141,7 +141,7 @@ static int grow(void) {
     return 1;
 }
 
-static int insert_at(size_t i, uint64_t lo, uint64_t hi) {
+SC_HOT static int insert_at(size_t i, uint64_t lo, uint64_t hi) {
     if (nrs == caprs && !grow()) return 0;
     memmove(&los[i + 1], &los[i], (nrs - i) * sizeof *los);
     memmove(&rs[i + 1], &rs[i], (nrs - i) * sizeof *rs);
@@ -151,7 +151,7 @@ static int insert_at(size_t i, uint64_t lo, uint64_t hi) {
     return 1;
 }
 
-static void remove_range(uint64_t lo, uint64_t hi, int freed_only) {
+SC_HOT static void remove_range(uint64_t lo, uint64_t hi, int freed_only) {
     /* Ranges don't overlap each other, so those overlapping [lo, hi) are
      * contiguous, starting at most one before upper(lo). */
     size_t i = upper(lo);
@@ -164,7 +164,7 @@ static void remove_range(uint64_t lo, uint64_t hi, int freed_only) {
     }
 }
 
-void sc_alloc_add(uint64_t base, uint64_t size) {
+SC_HOT void sc_alloc_add(uint64_t base, uint64_t size) {
     if (base == 0) return;
     uint64_t hi = sc_range_end(base, size);
     write_begin();
@@ -183,7 +183,7 @@ out:
     write_end();
 }
 
-void sc_alloc_free(uint64_t base) {
+SC_HOT void sc_alloc_free(uint64_t base) {
     if (base == 0) return;
     write_begin();
     size_t i = upper(base);
@@ -207,7 +207,7 @@ void sc_alloc_free(uint64_t base) {
 }
 
 /* In a read section: the range holding addr, live or recently freed; 0 if none. */
-static uint64_t holding(uint64_t addr) {
+SC_HOT static uint64_t holding(uint64_t addr) {
     if (addr < atomic_load_explicit(&minlo, memory_order_relaxed) ||
         addr >= atomic_load_explicit(&maxhi, memory_order_relaxed))
         return 0;
@@ -224,7 +224,7 @@ static uint64_t holding(uint64_t addr) {
     return j > 0 && addr < a->rs[j - 1].hi;
 }
 
-void sc_alloc_bounds(uint64_t *lo, uint64_t *hi) {
+SC_HOT void sc_alloc_bounds(uint64_t *lo, uint64_t *hi) {
     *lo = atomic_load_explicit(&minlo, memory_order_relaxed);
     *hi = atomic_load_explicit(&maxhi, memory_order_relaxed);
     if (*hi < *lo) *hi = *lo; /* empty map: nothing is within */
@@ -239,7 +239,7 @@ void sc_alloc_bounds(uint64_t *lo, uint64_t *hi) {
  * another (a launch's ~100 words otherwise cost one cold search each).
  */
 #define LANES 16
-static void lookup_once(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n) {
+SC_HOT static void lookup_once(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n) {
     uint64_t lo, hi;
     sc_alloc_bounds(&lo, &hi);
     size_t nr;
@@ -274,7 +274,7 @@ static void lookup_once(const uint64_t *w, const uint8_t *live_only, uint8_t *hi
  * lock, so a thread that allocates without pause cannot starve launches. */
 #define READ_TRIES 4
 
-void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n) {
+SC_HOT void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n) {
     for (int i = 0; i < READ_TRIES; i++) {
         uint32_t s = read_begin();
         lookup_once(w, live_only, hit, n);
@@ -286,7 +286,7 @@ void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, 
 }
 
 /* f(arg) in a read section: optimistic tries, then under the writers' lock. */
-static uint64_t read_section(uint64_t (*f)(uint64_t), uint64_t arg) {
+SC_HOT static uint64_t read_section(uint64_t (*f)(uint64_t), uint64_t arg) {
     for (int i = 0; i < READ_TRIES; i++) {
         uint32_t s = read_begin();
         uint64_t r = f(arg);
@@ -298,10 +298,10 @@ static uint64_t read_section(uint64_t (*f)(uint64_t), uint64_t arg) {
     return r;
 }
 
-int sc_alloc_contains(uint64_t addr) { return (int)read_section(holding, addr); }
+SC_HOT int sc_alloc_contains(uint64_t addr) { return (int)read_section(holding, addr); }
 
 /* In a read section: see sc_alloc_end_of. */
-static uint64_t end_of(uint64_t base) {
+SC_HOT static uint64_t end_of(uint64_t base) {
     size_t n;
     const arrays *a = read_arrays(&n);
     if (n == 0) return base + 1;
@@ -315,7 +315,7 @@ static uint64_t end_of(uint64_t base) {
     return *b == base && !a->rs[j].freed ? a->rs[j].hi : base + 1;
 }
 
-uint64_t sc_alloc_end_of(uint64_t base) { return read_section(end_of, base); }
+SC_HOT uint64_t sc_alloc_end_of(uint64_t base) { return read_section(end_of, base); }
 
 /* fork: hold the writers' lock across fork so the child's copy is consistent. */
 void sc_alloc_atfork_prepare(void) { pthread_mutex_lock(&mapmu); }

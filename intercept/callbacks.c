@@ -413,7 +413,7 @@ static void tstate_free(void *p) {
 }
 static void tkey_init(void) { tkey_ok = pthread_key_create(&tkey, tstate_free) == 0; }
 
-sc_tstate *sc_tls(void) {
+SC_HOT sc_tstate *sc_tls(void) {
     sc_tstate *ts = tls;
     uint32_t gen = atomic_load_explicit(&sc_fork_gen, memory_order_relaxed);
     if (!ts) {
@@ -434,14 +434,14 @@ sc_tstate *sc_tls(void) {
 
 /* ---- helpers ---- */
 
-static uint64_t norm_stream(CUstream s, int pt) {
+SC_HOT static uint64_t norm_stream(CUstream s, int pt) {
     uintptr_t v = (uintptr_t)s;
     if (v == 0) return pt ? 2 : 0; /* _ptsz/_ptds: 0 is the thread's per-thread stream */
     if (v == SC_STREAM_LEGACY) return 0;
     return v;
 }
 
-static int32_t device_of(sc_tstate *ts, CUcontext ctx) {
+SC_HOT static int32_t device_of(sc_tstate *ts, CUcontext ctx) {
     if (!ctx) return -1;
     if (ts->ctx_valid && ts->ctx == ctx) return ts->ctx_dev;
     CUdevice d = -1;
@@ -804,7 +804,476 @@ static int work_node(sc_tstate *ts, sc_event *ev, int type, const unsigned char 
     return 1;
 }
 
-static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
+/* What a call brings beside its first event: the other events handle_driver
+ * writes after it (emit_more). */
+typedef struct {
+    sc_batch batch;                /* a batch of copies */
+    const sc_memop_params *memops; /* a cuStreamBatchMemOp's operations, or a node's */
+    unsigned nmemops;
+    int memops_after;              /* memops are a batch memory operation node's new ones, each an event after ev */
+    const sc_memcpy3d_op *ops3d;   /* a cuMemcpy3DBatchAsync's copies */
+    size_t nops3d;
+    CUgraph *bodies;               /* a conditional node's body graphs */
+    unsigned nbodies;
+} more_events;
+
+/* Decodes the calls that are not on a program's per-call path (creation,
+ * graphs, batches, 2D and 3D copies): kept out of handle_driver, whose code
+ * must stay small, since each call finds it out of the CPU's caches. Returns
+ * 0 to record nothing, 1 for one event, 2 when *m holds more. */
+SC_COLD static int decode_rare(sc_tstate *ts, drv_info in, const void *pp, int ok, sc_event *ev, int64_t *alloc_add,
+                               more_events *m) {
+    int pt = in.pt;
+    memset(m, 0, sizeof *m);
+    switch (in.h) {
+    case H_STREAM_CREATE: {
+        const p_cuStreamCreate *p = pp;
+        ev->op = OP_STREAM_CREATE;
+        if (ok && p->phStream) ev->stream = (uint64_t)(uintptr_t)*p->phStream;
+        if (p->Flags & CU_STREAM_NON_BLOCKING) ev->flags |= FLAG_NON_BLOCKING;
+        break;
+    }
+    case H_STREAM_CREATE_PRIO: {
+        const p_cuStreamCreateWithPriority *p = pp;
+        ev->op = OP_STREAM_CREATE;
+        if (ok && p->phStream) ev->stream = (uint64_t)(uintptr_t)*p->phStream;
+        if (p->flags & CU_STREAM_NON_BLOCKING) ev->flags |= FLAG_NON_BLOCKING;
+        ev->prio = p->priority;
+        break;
+    }
+    case H_STREAM_DESTROY:
+        ev->op = OP_STREAM_DESTROY;
+        ev->stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
+        break;
+    case H_CAPTURE_BEGIN:
+        ev->op = OP_CAPTURE_BEGIN;
+        ev->stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
+        if (in.elem == 1) {
+            ev->graph = (uint64_t)(uintptr_t)((const p_first_two *)pp)->second;
+        } else if (ok && (ev->graph = capturing_graph(ev->stream))) {
+            ev->flags |= FLAG_LIFETIME; /* the new graph the capture builds */
+        }
+        break;
+    case H_CAPTURE_END: {
+        const p_cuStreamEndCapture *p = pp;
+        ev->op = OP_CAPTURE_END;
+        ev->stream = norm_stream(p->hStream, pt);
+        if (ok && p->phGraph) ev->graph = (uint64_t)(uintptr_t)*p->phGraph;
+        break;
+    }
+    case H_GRAPH_INSTANTIATE: {
+        const p_graph_instantiate *p = pp;
+        ev->op = OP_GRAPH_INSTANTIATE;
+        ev->flags |= FLAG_LIFETIME; /* a new executable graph */
+        ev->graph = (uint64_t)(uintptr_t)p->hGraph;
+        if (ok && p->phGraphExec) ev->exec = (uint64_t)(uintptr_t)*p->phGraphExec;
+        break;
+    }
+    case H_GRAPH_EXEC_UPDATE: {
+        const p_graph_exec_update *p = pp;
+        ev->op = OP_GRAPH_INSTANTIATE;
+        ev->graph = (uint64_t)(uintptr_t)p->hGraph;
+        ev->exec = (uint64_t)(uintptr_t)p->hGraphExec;
+        break;
+    }
+    case H_EVENT_CREATE: {
+        const p_cuEventCreate *p = pp;
+        ev->op = OP_EVENT_CREATE;
+        if (ok && p->phEvent) ev->event = (uint64_t)(uintptr_t) * (CUevent *)p->phEvent;
+        break;
+    }
+    case H_EVENT_DESTROY:
+        ev->op = OP_EVENT_DESTROY;
+        ev->event = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent;
+        break;
+    case H_MALLOC: {
+        const p_cuMemAlloc *p = pp;
+        ev->op = OP_MALLOC;
+        ev->size = p->bytesize;
+        if (ok && p->dptr) *alloc_add = (int64_t)(ev->ptr = *p->dptr);
+        break;
+    }
+    case H_MALLOC_PITCH: {
+        const p_cuMemAllocPitch *p = pp;
+        ev->op = OP_MALLOC;
+        ev->size = (uint64_t)p->WidthInBytes * p->Height;
+        if (ok && p->pPitch) ev->size = (uint64_t)*p->pPitch * p->Height;
+        if (ok && p->dptr) *alloc_add = (int64_t)(ev->ptr = *p->dptr);
+        break;
+    }
+    case H_CPY_PEER: {
+        const p_cuMemcpyPeer *p = pp;
+        ev->ptr = p->dstDevice;
+        ev->src = p->srcDevice;
+        ev->size = p->ByteCount;
+        ev->kind = COPY_D2D;
+        if (in.async) ev->stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_2D: {
+        const p_cuMemcpy2D *p = pp;
+        const sc_CUDA_MEMCPY2D *c = p->pCopy;
+        if (!c) break;
+        int dd, sd;
+        ev->ptr = side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstY * c->dstPitch + c->dstXInBytes, &dd, &ev->flags);
+        ev->src = side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcY * c->srcPitch + c->srcXInBytes, &sd, &ev->flags);
+        uint64_t a = span(c->dstPitch, c->Height, c->WidthInBytes, c->Height, 1);
+        uint64_t b = span(c->srcPitch, c->Height, c->WidthInBytes, c->Height, 1);
+        ev->size = a > b ? a : b;
+        ev->kind = kind_of(dd, sd);
+        if (in.async) ev->stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_CPY_3D: {
+        const p_cuMemcpy3D *p = pp;
+        if (!p->pCopy) break;
+        READ_COPY3D(p->pCopy, ev);
+        if (in.async) ev->stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_STREAM_MEMOP: {
+        /* A wait for a value, or a write of one, at an address; a m->batch
+         * is one event an operation (below). A failed m->batch ran none:
+         * its operations are not read. */
+        ev->op = OP_STREAM_MEMOP;
+        if (in.elem != 0) {
+            const p_stream_memop *p = pp;
+            ev->stream = norm_stream(p->stream, pt);
+            ev->ptr = p->addr;
+            ev->memop = in.elem;
+            if (in.elem == SC_MEMOP_WAIT32 || in.elem == SC_MEMOP_WRITE32) {
+                ev->value = ((const p_stream_memop32 *)pp)->value;
+                ev->mem_flags = ((const p_stream_memop32 *)pp)->flags;
+            } else {
+                ev->value = ((const p_stream_memop64 *)pp)->value;
+                ev->mem_flags = ((const p_stream_memop64 *)pp)->flags;
+            }
+            break;
+        }
+        const p_cuStreamBatchMemOp *p = pp;
+        ev->stream = norm_stream(p->stream, pt);
+        if (ok && (!p->paramArray || p->count == 0)) return 0; /* an empty m->batch did nothing */
+        if (ok) {
+            m->memops = p->paramArray;
+            m->nmemops = p->count;
+            batch_memop(ev, m->memops, 0);
+        }
+        break;
+    }
+    case H_CPY_BATCH: {
+        /* One event a copy, all on the m->batch's stream; this one is the
+         * first, the others are written after it (below). A failed call
+         * copied nothing, and its count need not fit its arrays. */
+        if (!ok) return 0;
+        if (in.elem == 3) { /* one copy with attributes: a m->batch of one */
+            const p_cuMemcpyWithAttributesAsync *p = pp;
+            static const size_t first = 0;
+            m->batch = (sc_batch){&p->dst, &p->src, &p->size, 1, p->attr, p->attr ? &first : NULL, p->attr ? 1 : 0};
+            ev->stream = norm_stream(p->hStream, pt);
+        } else {
+            m->batch = ((const p_cuMemcpyBatchAsync_v2 *)pp)->batch; /* both versions start so */
+            ev->stream = norm_stream(in.elem == 1 ? ((const p_cuMemcpyBatchAsync *)pp)->hStream
+                                                 : ((const p_cuMemcpyBatchAsync_v2 *)pp)->hStream,
+                                    pt);
+        }
+        if (!m->batch.dsts || !m->batch.srcs || !m->batch.sizes || m->batch.count == 0) return 0;
+        batch_copy(ev, &m->batch, 0);
+        break;
+    }
+    case H_CPY_3DBATCH: {
+        /* As H_CPY_BATCH, with 3D copies between pointers and arrays. */
+        if (!ok) return 0;
+        switch (in.elem) {
+        case 1:
+            m->ops3d = ((const p_cuMemcpy3DBatchAsync *)pp)->opList;
+            m->nops3d = ((const p_cuMemcpy3DBatchAsync *)pp)->numOps;
+            ev->stream = norm_stream(((const p_cuMemcpy3DBatchAsync *)pp)->hStream, pt);
+            break;
+        case 2:
+            m->ops3d = ((const p_cuMemcpy3DBatchAsync_v2 *)pp)->opList;
+            m->nops3d = ((const p_cuMemcpy3DBatchAsync_v2 *)pp)->numOps;
+            ev->stream = norm_stream(((const p_cuMemcpy3DBatchAsync_v2 *)pp)->hStream, pt);
+            break;
+        default:
+            m->ops3d = ((const p_cuMemcpy3DWithAttributesAsync *)pp)->op;
+            m->nops3d = 1;
+            ev->stream = norm_stream(((const p_cuMemcpy3DWithAttributesAsync *)pp)->hStream, pt);
+        }
+        if (!m->ops3d || m->nops3d == 0) return 0;
+        batch_copy3d(ev, &m->ops3d[0]);
+        break;
+    }
+    case H_CPY_3DPEER: {
+        const p_cuMemcpy3DPeer *p = pp;
+        if (!p->pCopy) break;
+        READ_COPY3D(p->pCopy, ev);
+        if (in.async) ev->stream = norm_stream(p->hStream, pt);
+        break;
+    }
+    case H_SET2D: {
+        uint64_t pitch, w, h;
+        if (in.elem == 1) {
+            const p_cuMemsetD2D8 *p = pp;
+            ev->ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width, h = p->Height;
+            if (in.async) ev->stream = norm_stream(p->hStream, pt);
+        } else if (in.elem == 2) {
+            const p_cuMemsetD2D16 *p = pp;
+            ev->ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width * 2, h = p->Height;
+            if (in.async) ev->stream = norm_stream(p->hStream, pt);
+        } else {
+            const p_cuMemsetD2D32 *p = pp;
+            ev->ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width * 4, h = p->Height;
+            if (in.async) ev->stream = norm_stream(p->hStream, pt);
+        }
+        ev->size = span(pitch, h, w, h, 1);
+        break;
+    }
+    case H_POOL_CREATE: {
+        const p_cuMemPoolCreate *p = pp;
+        ev->op = OP_POOL_CREATE;
+        if (ok && p->pool) ev->pool = (uint64_t)(uintptr_t)*p->pool;
+        break;
+    }
+    case H_GRAPH_ALLOC: case H_GRAPH_NODE: case H_GRAPH_NODE_V2: {
+        /* A node added by hand, by its type (cuGraphAddNode) or a memory
+         * node (cuGraphAddMemAllocNode). A memory node allocates at each
+         * launch, at the address the driver fills in now; the analyzer
+         * leaves graph memory alone, but the program may free it after a
+         * launch. */
+        const unsigned char *np = in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->nodeParams
+                                                          : ((const p_graph_add_node *)pp)->nodeParams;
+        if (!ok || !np) return 0;
+        if (in.h != H_GRAPH_ALLOC) {
+            CUgraph g = in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->hGraph
+                                                : ((const p_graph_add_node *)pp)->hGraph;
+            int type;
+            const unsigned char *own = node_params(np, &type);
+            /* A copy node's CUDA_MEMCPY3D comes after its header. */
+            if (work_node(ts, ev, type, type == SC_GRAPH_NODE_TYPE_MEMCPY ? own + SC_MEMCPY_NODE_COPY : own, 1, g))
+                break;
+            if (type == SC_GRAPH_NODE_TYPE_GRAPH) { /* a child graph node: a copy of the child's work */
+                ev->op = OP_GRAPH_CLONE;
+                ev->graph = (uint64_t)(uintptr_t)g;
+                ev->src = child_graph_of(own);
+                break;
+            }
+            if (type == SC_GRAPH_NODE_TYPE_CONDITIONAL) {
+                /* One event a body graph, which the driver made: the
+                 * program fills them later. */
+                const sc_conditional_node_params *c = (const sc_conditional_node_params *)own;
+                CUgraphNode *node = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
+                ev->graph = (uint64_t)(uintptr_t)g;
+                if (c->phGraph_out && c->size > 0) {
+                    ev->node = node ? (uint64_t)(uintptr_t)*node : 0; /* cuGraphDestroyNode drops its m->bodies */
+                    ev->op = OP_GRAPH_CLONE;
+                    ev->flags |= FLAG_CONDITIONAL;
+                    m->bodies = c->phGraph_out;
+                    m->nbodies = c->size;
+                    ev->src = (uint64_t)(uintptr_t)m->bodies[0];
+                } else {
+                    ev->op = OP_GRAPH_FORGET; /* m->bodies not given back: the graph's work is unknown */
+                }
+                break;
+            }
+            CUgraphNode *ph = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
+            if (event_node(ev, type, own, (uint64_t)(uintptr_t)g, 0, ph ? (uint64_t)(uintptr_t)*ph : 0)) {
+                ev->flags |= FLAG_LIFETIME; /* a new node */
+                remember_event_node(ph, g);
+                break;
+            }
+            if (type == SC_GRAPH_NODE_TYPE_BATCH_MEM_OP) {
+                if (!memop_node(ev, (const sc_memop_node_params *)own, g, &m->memops, &m->nmemops)) return 0;
+                break;
+            }
+            if (type == SC_GRAPH_NODE_TYPE_EMPTY || type == SC_GRAPH_NODE_TYPE_HOST)
+                return 0; /* no device memory, no event: the graph's known work stays whole */
+            if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) { /* other work added to the graph */
+                ev->op = OP_GRAPH_FORGET;
+                ev->graph = (uint64_t)(uintptr_t)g;
+                break;
+            }
+            np = own;
+        }
+        ev->op = OP_MALLOC_ASYNC;
+        ev->flags |= FLAG_GRAPH_ALLOC;
+        memcpy(&ev->size, np + SC_MEM_ALLOC_NODE_BYTESIZE, sizeof ev->size);
+        memcpy(&ev->ptr, np + SC_MEM_ALLOC_NODE_DPTR, sizeof ev->ptr);
+        if (ev->ptr) *alloc_add = (int64_t)ev->ptr;
+        break;
+    }
+    case H_GRAPH_KERNEL_NODE: case H_GRAPH_MEMCPY_NODE: case H_GRAPH_MEMSET_NODE: {
+        if (!ok) return 0; /* no node */
+        const p_graph_add_node *p = pp;
+        int type = in.h == H_GRAPH_KERNEL_NODE   ? SC_GRAPH_NODE_TYPE_KERNEL
+                   : in.h == H_GRAPH_MEMCPY_NODE ? SC_GRAPH_NODE_TYPE_MEMCPY
+                                                 : SC_GRAPH_NODE_TYPE_MEMSET;
+        if (!work_node(ts, ev, type, p->nodeParams, in.elem == 2, p->hGraph)) return 0;
+        break;
+    }
+    case H_GRAPH_MEMOP_NODE: {
+        if (!ok) return 0; /* no node */
+        const p_graph_add_node *p = pp;
+        if (!memop_node(ev, (const sc_memop_node_params *)p->nodeParams, p->hGraph, &m->memops, &m->nmemops)) return 0;
+        break;
+    }
+    case H_GRAPH_CLONE: {
+        if (!ok) return 0; /* no clone */
+        const p_graph_clone *p = pp;
+        ev->op = OP_GRAPH_CLONE;
+        ev->flags |= FLAG_LIFETIME; /* a new graph */
+        ev->graph = p->phGraphClone ? (uint64_t)(uintptr_t)*p->phGraphClone : 0;
+        ev->src = (uint64_t)(uintptr_t)p->originalGraph;
+        if (!ev->graph) return 0;
+        break;
+    }
+    case H_GRAPH_CHILD: {
+        if (!ok) return 0;
+        const p_graph_add_child *p = pp;
+        ev->op = OP_GRAPH_CLONE;
+        ev->graph = (uint64_t)(uintptr_t)p->hGraph;
+        ev->src = (uint64_t)(uintptr_t)p->childGraph;
+        break;
+    }
+    case H_GRAPH_EVENT_NODE: {
+        if (!ok) return 0; /* no node */
+        const p_graph_add_event_node *p = pp;
+        set_event_node(ev, in.elem == EVNODE_RECORD, p->event, (uint64_t)(uintptr_t)p->hGraph, 0,
+                       p->phGraphNode ? (uint64_t)(uintptr_t)*p->phGraphNode : 0);
+        ev->flags |= FLAG_LIFETIME; /* a new node */
+        remember_event_node(p->phGraphNode, p->hGraph);
+        break;
+    }
+    case H_GRAPH_NODE_SET_EVENT: {
+        if (!ok) return 0;
+        const p_graph_node_set_event *p = pp;
+        uint64_t g = graph_of_node(p->hNode);
+        if (!g) return 0; /* a captured node on a driver that cannot say whose */
+        set_event_node(ev, in.elem == EVNODE_RECORD, p->event, g, 0, (uint64_t)(uintptr_t)p->hNode);
+        break;
+    }
+    case H_GRAPH_EXEC_SET_EVENT: {
+        if (!ok) return 0;
+        const p_graph_exec_set_event *p = pp;
+        /* hNode is the graph's node: the executable graph's counterpart. */
+        set_event_node(ev, in.elem == EVNODE_RECORD, p->event, 0, (uint64_t)(uintptr_t)p->hGraphExec,
+                       (uint64_t)(uintptr_t)p->hNode);
+        break;
+    }
+    case H_GRAPH_NODE_SET_PARAMS: case H_GRAPH_EXEC_SET_PARAMS: {
+        if (!ok) return 0;
+        int exec_level = in.h == H_GRAPH_EXEC_SET_PARAMS;
+        const unsigned char *np = exec_level ? ((const p_graph_exec_set_params *)pp)->nodeParams
+                                             : ((const p_graph_node_set_params *)pp)->nodeParams;
+        if (!np) return 0;
+        int type;
+        const unsigned char *own = node_params(np, &type);
+        if (type == SC_GRAPH_NODE_TYPE_HOST || type == SC_GRAPH_NODE_TYPE_EMPTY)
+            return 0; /* no device memory, no event: the graph's known work stays whole */
+        if (type == SC_GRAPH_NODE_TYPE_BATCH_MEM_OP) /* new operations: after the forget below */
+            m->memops_after = node_memops((const sc_memop_node_params *)own, &m->memops, &m->nmemops);
+        if (exec_level) {
+            const p_graph_exec_set_params *p = pp;
+            if (event_node(ev, type, own, 0, (uint64_t)(uintptr_t)p->hGraphExec, (uint64_t)(uintptr_t)p->hNode)) break;
+            ev->op = OP_GRAPH_FORGET;
+            ev->exec = (uint64_t)(uintptr_t)p->hGraphExec;
+            if (!ev->exec) return 0;
+            if (type == SC_GRAPH_NODE_TYPE_GRAPH) { /* a child graph node given a new graph: as cuGraphExecChildGraphNodeSetParams */
+                ev->node = (uint64_t)(uintptr_t)p->hNode;
+                ev->src = child_graph_of(own);
+            }
+            break;
+        }
+        const p_graph_node_set_params *p = pp;
+        if (type == SC_GRAPH_NODE_TYPE_EVENT_RECORD || type == SC_GRAPH_NODE_TYPE_WAIT_EVENT) {
+            uint64_t g = graph_of_node(p->hNode);
+            if (!g || !event_node(ev, type, own, g, 0, (uint64_t)(uintptr_t)p->hNode)) return 0;
+            break;
+        }
+        ev->op = OP_GRAPH_FORGET; /* a node's parameters: its graph is not named */
+        ev->graph = SC_ALL_GRAPHS;
+        break;
+    }
+    case H_GRAPH_FORGET: {
+        if (!ok) return 0; /* nothing changed */
+        const p_first_two *p = pp;
+        ev->op = OP_GRAPH_FORGET;
+        switch (in.elem) {
+        case FORGET_EXEC: ev->exec = (uint64_t)(uintptr_t)p->first; break;
+        case FORGET_EXEC_NODE: /* a node enabled or disabled: its event nodes may change */
+            ev->exec = (uint64_t)(uintptr_t)p->first;
+            ev->node = (uint64_t)(uintptr_t)p->second;
+            break;
+        case FORGET_EXEC_CHILD: /* a child graph replaced: and the new one's event nodes come in */
+            ev->exec = (uint64_t)(uintptr_t)p->first;
+            ev->node = (uint64_t)(uintptr_t)p->second;
+            ev->src = (uint64_t)(uintptr_t)((const p_first_three *)pp)->third;
+            break;
+        case FORGET_EXEC_DESTROY:
+            ev->exec = (uint64_t)(uintptr_t)p->first;
+            ev->flags |= FLAG_LIFETIME;
+            break;
+        case FORGET_GRAPH: /* cuGraphDestroy */
+            ev->graph = (uint64_t)(uintptr_t)p->first;
+            ev->flags |= FLAG_LIFETIME;
+            break;
+        case FORGET_NEW_GRAPH:
+            ev->graph = p->first ? (uint64_t)(uintptr_t)*(void *const *)p->first : 0;
+            ev->flags |= FLAG_LIFETIME;
+            break;
+        case FORGET_ALL_MEMOPS: /* the graph is not named; the new operations follow */
+            ev->graph = SC_ALL_GRAPHS;
+            m->memops_after = node_memops((const sc_memop_node_params *)p->second, &m->memops, &m->nmemops);
+            break;
+        case FORGET_EXEC_MEMOPS:
+            ev->exec = (uint64_t)(uintptr_t)p->first;
+            m->memops_after = node_memops((const sc_memop_node_params *)((const p_first_three *)pp)->third, &m->memops, &m->nmemops);
+            break;
+        case FORGET_NODE:
+            forget_event_node((CUgraphNode)p->first); /* its handle may come back as another node */
+            ev->node = (uint64_t)(uintptr_t)p->first;
+            ev->graph = SC_ALL_GRAPHS;
+            break;
+        default: ev->graph = SC_ALL_GRAPHS;
+        }
+        if (!ev->graph && !ev->exec) return 0;
+        break;
+    }
+    case H_UNLOAD:
+        if (ok) sc_layouts_forget();
+        return 0;
+    }
+    return m->batch.count > 1 || m->nbodies > 1 || m->nops3d > 1 || m->nmemops > 1 || m->memops_after ? 2 : 1;
+}
+
+/* Writes the events of a call after its first (decode_rare). */
+SC_COLD static void emit_more(sc_tstate *ts, sc_event *ev, const more_events *m) {
+    for (size_t i = 1; i < m->batch.count; i++) { /* a batch's other copies */
+        batch_copy(ev, &m->batch, i);
+        sc_emit(ts, ev);
+    }
+    for (unsigned i = 1; i < m->nbodies; i++) { /* a conditional node's other bodies */
+        ev->src = (uint64_t)(uintptr_t)m->bodies[i];
+        sc_emit(ts, ev);
+    }
+    for (size_t i = 1; i < m->nops3d; i++) { /* a 3D batch's other copies */
+        batch_copy3d(ev, &m->ops3d[i]);
+        sc_emit(ts, ev);
+    }
+    if (m->memops_after) { /* a node's new operations: made at its graph's launches, graph not named */
+        ev->op = OP_STREAM_MEMOP;
+        ev->flags = FLAG_GRAPH_NODE;
+        ev->graph = SC_ALL_GRAPHS;
+        ev->exec = ev->node = ev->src = 0;
+        batch_memop(ev, m->memops, 0);
+        sc_emit(ts, ev);
+    }
+    for (unsigned i = 1; i < m->nmemops; i++) { /* a batch's other memory operations */
+        batch_memop(ev, m->memops, i);
+        sc_emit(ts, ev);
+    }
+}
+
+SC_HOT static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
     drv_info in = drv[cbid];
     const void *pp = cb->functionParams;
     if (in.h == H_NONE || (!pp && in.h != H_CTX_SYNC)) return; /* cuCtxSynchronize has no parameters */
@@ -815,37 +1284,11 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     int pt = in.pt;
     int64_t alloc_add = -1; /* ptr to add to the allocation map after recording */
     uint64_t alloc_free = 0;
-    sc_batch batch; /* H_CPY_BATCH fills it; count alone is read otherwise */
-    batch.count = 0;
-    const sc_memop_params *memops = NULL; /* a cuStreamBatchMemOp's operations */
-    unsigned nmemops = 0;
-    const sc_memcpy3d_op *ops3d = NULL; /* a cuMemcpy3DBatchAsync's copies */
-    size_t nops3d = 0;
-    CUgraph *bodies = NULL; /* a conditional node's body graphs */
-    unsigned nbodies = 0;
-    int memops_after = 0; /* memops are a batch memory operation node's new ones, each an event after ev */
+    more_events more; /* decode_rare fills it */
+    int rare = 0;     /* decode_rare's answer */
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     switch (in.h) {
-    case H_STREAM_CREATE: {
-        const p_cuStreamCreate *p = pp;
-        ev.op = OP_STREAM_CREATE;
-        if (ok && p->phStream) ev.stream = (uint64_t)(uintptr_t)*p->phStream;
-        if (p->Flags & CU_STREAM_NON_BLOCKING) ev.flags |= FLAG_NON_BLOCKING;
-        break;
-    }
-    case H_STREAM_CREATE_PRIO: {
-        const p_cuStreamCreateWithPriority *p = pp;
-        ev.op = OP_STREAM_CREATE;
-        if (ok && p->phStream) ev.stream = (uint64_t)(uintptr_t)*p->phStream;
-        if (p->flags & CU_STREAM_NON_BLOCKING) ev.flags |= FLAG_NON_BLOCKING;
-        ev.prio = p->priority;
-        break;
-    }
-    case H_STREAM_DESTROY:
-        ev.op = OP_STREAM_DESTROY;
-        ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
-        break;
     case H_STREAM_SYNC:
         ev.op = OP_STREAM_SYNC;
         ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
@@ -854,37 +1297,6 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.op = OP_STREAM_QUERY;
         ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
         break;
-    case H_CAPTURE_BEGIN:
-        ev.op = OP_CAPTURE_BEGIN;
-        ev.stream = norm_stream(((const p_stream_first *)pp)->hStream, pt);
-        if (in.elem == 1) {
-            ev.graph = (uint64_t)(uintptr_t)((const p_first_two *)pp)->second;
-        } else if (ok && (ev.graph = capturing_graph(ev.stream))) {
-            ev.flags |= FLAG_LIFETIME; /* the new graph the capture builds */
-        }
-        break;
-    case H_CAPTURE_END: {
-        const p_cuStreamEndCapture *p = pp;
-        ev.op = OP_CAPTURE_END;
-        ev.stream = norm_stream(p->hStream, pt);
-        if (ok && p->phGraph) ev.graph = (uint64_t)(uintptr_t)*p->phGraph;
-        break;
-    }
-    case H_GRAPH_INSTANTIATE: {
-        const p_graph_instantiate *p = pp;
-        ev.op = OP_GRAPH_INSTANTIATE;
-        ev.flags |= FLAG_LIFETIME; /* a new executable graph */
-        ev.graph = (uint64_t)(uintptr_t)p->hGraph;
-        if (ok && p->phGraphExec) ev.exec = (uint64_t)(uintptr_t)*p->phGraphExec;
-        break;
-    }
-    case H_GRAPH_EXEC_UPDATE: {
-        const p_graph_exec_update *p = pp;
-        ev.op = OP_GRAPH_INSTANTIATE;
-        ev.graph = (uint64_t)(uintptr_t)p->hGraph;
-        ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
-        break;
-    }
     case H_HOST_FUNC:
         ev.op = OP_HOST_FUNC;
         ev.stream = norm_stream(((const p_cuLaunchHostFunc *)pp)->hStream, pt);
@@ -894,12 +1306,6 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.stream = norm_stream(((const p_cuGraphLaunch *)pp)->hStream, pt);
         ev.exec = (uint64_t)(uintptr_t)((const p_cuGraphLaunch *)pp)->hGraphExec;
         break;
-    case H_EVENT_CREATE: {
-        const p_cuEventCreate *p = pp;
-        ev.op = OP_EVENT_CREATE;
-        if (ok && p->phEvent) ev.event = (uint64_t)(uintptr_t) * (CUevent *)p->phEvent;
-        break;
-    }
     case H_EVENT_RECORD: {
         const p_cuEventRecord *p = pp;
         ev.op = OP_EVENT_RECORD;
@@ -909,10 +1315,6 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
             ev.flags |= FLAG_EXTERNAL;
         break;
     }
-    case H_EVENT_DESTROY:
-        ev.op = OP_EVENT_DESTROY;
-        ev.event = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent;
-        break;
     case H_EVENT_SYNC:
         ev.op = OP_EVENT_SYNC;
         ev.event = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent;
@@ -946,21 +1348,6 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         ev.size = p->bytesize;
         ev.pool = (uint64_t)(uintptr_t)p->pool;
         ev.stream = norm_stream(p->hStream, pt);
-        if (ok && p->dptr) alloc_add = (int64_t)(ev.ptr = *p->dptr);
-        break;
-    }
-    case H_MALLOC: {
-        const p_cuMemAlloc *p = pp;
-        ev.op = OP_MALLOC;
-        ev.size = p->bytesize;
-        if (ok && p->dptr) alloc_add = (int64_t)(ev.ptr = *p->dptr);
-        break;
-    }
-    case H_MALLOC_PITCH: {
-        const p_cuMemAllocPitch *p = pp;
-        ev.op = OP_MALLOC;
-        ev.size = (uint64_t)p->WidthInBytes * p->Height;
-        if (ok && p->pPitch) ev.size = (uint64_t)*p->pPitch * p->Height;
         if (ok && p->dptr) alloc_add = (int64_t)(ev.ptr = *p->dptr);
         break;
     }
@@ -1033,115 +1420,6 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         if (in.async) ev.stream = norm_stream(p->hStream, pt);
         break;
     }
-    case H_CPY_PEER: {
-        const p_cuMemcpyPeer *p = pp;
-        ev.ptr = p->dstDevice;
-        ev.src = p->srcDevice;
-        ev.size = p->ByteCount;
-        ev.kind = COPY_D2D;
-        if (in.async) ev.stream = norm_stream(p->hStream, pt);
-        break;
-    }
-    case H_CPY_2D: {
-        const p_cuMemcpy2D *p = pp;
-        const sc_CUDA_MEMCPY2D *c = p->pCopy;
-        if (!c) break;
-        int dd, sd;
-        ev.ptr = side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstY * c->dstPitch + c->dstXInBytes, &dd, &ev.flags);
-        ev.src = side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcY * c->srcPitch + c->srcXInBytes, &sd, &ev.flags);
-        uint64_t a = span(c->dstPitch, c->Height, c->WidthInBytes, c->Height, 1);
-        uint64_t b = span(c->srcPitch, c->Height, c->WidthInBytes, c->Height, 1);
-        ev.size = a > b ? a : b;
-        ev.kind = kind_of(dd, sd);
-        if (in.async) ev.stream = norm_stream(p->hStream, pt);
-        break;
-    }
-    case H_CPY_3D: {
-        const p_cuMemcpy3D *p = pp;
-        if (!p->pCopy) break;
-        READ_COPY3D(p->pCopy, &ev);
-        if (in.async) ev.stream = norm_stream(p->hStream, pt);
-        break;
-    }
-    case H_STREAM_MEMOP: {
-        /* A wait for a value, or a write of one, at an address; a batch
-         * is one event an operation (below). A failed batch ran none:
-         * its operations are not read. */
-        ev.op = OP_STREAM_MEMOP;
-        if (in.elem != 0) {
-            const p_stream_memop *p = pp;
-            ev.stream = norm_stream(p->stream, pt);
-            ev.ptr = p->addr;
-            ev.memop = in.elem;
-            if (in.elem == SC_MEMOP_WAIT32 || in.elem == SC_MEMOP_WRITE32) {
-                ev.value = ((const p_stream_memop32 *)pp)->value;
-                ev.mem_flags = ((const p_stream_memop32 *)pp)->flags;
-            } else {
-                ev.value = ((const p_stream_memop64 *)pp)->value;
-                ev.mem_flags = ((const p_stream_memop64 *)pp)->flags;
-            }
-            break;
-        }
-        const p_cuStreamBatchMemOp *p = pp;
-        ev.stream = norm_stream(p->stream, pt);
-        if (ok && (!p->paramArray || p->count == 0)) return; /* an empty batch did nothing */
-        if (ok) {
-            memops = p->paramArray;
-            nmemops = p->count;
-            batch_memop(&ev, memops, 0);
-        }
-        break;
-    }
-    case H_CPY_BATCH: {
-        /* One event a copy, all on the batch's stream; this one is the
-         * first, the others are written after it (below). A failed call
-         * copied nothing, and its count need not fit its arrays. */
-        if (!ok) return;
-        if (in.elem == 3) { /* one copy with attributes: a batch of one */
-            const p_cuMemcpyWithAttributesAsync *p = pp;
-            static const size_t first = 0;
-            batch = (sc_batch){&p->dst, &p->src, &p->size, 1, p->attr, p->attr ? &first : NULL, p->attr ? 1 : 0};
-            ev.stream = norm_stream(p->hStream, pt);
-        } else {
-            batch = ((const p_cuMemcpyBatchAsync_v2 *)pp)->batch; /* both versions start so */
-            ev.stream = norm_stream(in.elem == 1 ? ((const p_cuMemcpyBatchAsync *)pp)->hStream
-                                                 : ((const p_cuMemcpyBatchAsync_v2 *)pp)->hStream,
-                                    pt);
-        }
-        if (!batch.dsts || !batch.srcs || !batch.sizes || batch.count == 0) return;
-        batch_copy(&ev, &batch, 0);
-        break;
-    }
-    case H_CPY_3DBATCH: {
-        /* As H_CPY_BATCH, with 3D copies between pointers and arrays. */
-        if (!ok) return;
-        switch (in.elem) {
-        case 1:
-            ops3d = ((const p_cuMemcpy3DBatchAsync *)pp)->opList;
-            nops3d = ((const p_cuMemcpy3DBatchAsync *)pp)->numOps;
-            ev.stream = norm_stream(((const p_cuMemcpy3DBatchAsync *)pp)->hStream, pt);
-            break;
-        case 2:
-            ops3d = ((const p_cuMemcpy3DBatchAsync_v2 *)pp)->opList;
-            nops3d = ((const p_cuMemcpy3DBatchAsync_v2 *)pp)->numOps;
-            ev.stream = norm_stream(((const p_cuMemcpy3DBatchAsync_v2 *)pp)->hStream, pt);
-            break;
-        default:
-            ops3d = ((const p_cuMemcpy3DWithAttributesAsync *)pp)->op;
-            nops3d = 1;
-            ev.stream = norm_stream(((const p_cuMemcpy3DWithAttributesAsync *)pp)->hStream, pt);
-        }
-        if (!ops3d || nops3d == 0) return;
-        batch_copy3d(&ev, &ops3d[0]);
-        break;
-    }
-    case H_CPY_3DPEER: {
-        const p_cuMemcpy3DPeer *p = pp;
-        if (!p->pCopy) break;
-        READ_COPY3D(p->pCopy, &ev);
-        if (in.async) ev.stream = norm_stream(p->hStream, pt);
-        break;
-    }
     case H_SET: {
         /* D8/D16/D32 differ only in the value's type, which we skip; read
          * each layout as declared so the offsets of N and hStream are right. */
@@ -1163,237 +1441,8 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
         }
         break;
     }
-    case H_SET2D: {
-        uint64_t pitch, w, h;
-        if (in.elem == 1) {
-            const p_cuMemsetD2D8 *p = pp;
-            ev.ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width, h = p->Height;
-            if (in.async) ev.stream = norm_stream(p->hStream, pt);
-        } else if (in.elem == 2) {
-            const p_cuMemsetD2D16 *p = pp;
-            ev.ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width * 2, h = p->Height;
-            if (in.async) ev.stream = norm_stream(p->hStream, pt);
-        } else {
-            const p_cuMemsetD2D32 *p = pp;
-            ev.ptr = p->dstDevice, pitch = p->dstPitch, w = p->Width * 4, h = p->Height;
-            if (in.async) ev.stream = norm_stream(p->hStream, pt);
-        }
-        ev.size = span(pitch, h, w, h, 1);
-        break;
-    }
-    case H_POOL_CREATE: {
-        const p_cuMemPoolCreate *p = pp;
-        ev.op = OP_POOL_CREATE;
-        if (ok && p->pool) ev.pool = (uint64_t)(uintptr_t)*p->pool;
-        break;
-    }
-    case H_GRAPH_ALLOC: case H_GRAPH_NODE: case H_GRAPH_NODE_V2: {
-        /* A node added by hand, by its type (cuGraphAddNode) or a memory
-         * node (cuGraphAddMemAllocNode). A memory node allocates at each
-         * launch, at the address the driver fills in now; the analyzer
-         * leaves graph memory alone, but the program may free it after a
-         * launch. */
-        const unsigned char *np = in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->nodeParams
-                                                          : ((const p_graph_add_node *)pp)->nodeParams;
-        if (!ok || !np) return;
-        if (in.h != H_GRAPH_ALLOC) {
-            CUgraph g = in.h == H_GRAPH_NODE_V2 ? ((const p_cuGraphAddNode_v2 *)pp)->hGraph
-                                                : ((const p_graph_add_node *)pp)->hGraph;
-            int type;
-            const unsigned char *own = node_params(np, &type);
-            /* A copy node's CUDA_MEMCPY3D comes after its header. */
-            if (work_node(ts, &ev, type, type == SC_GRAPH_NODE_TYPE_MEMCPY ? own + SC_MEMCPY_NODE_COPY : own, 1, g))
-                break;
-            if (type == SC_GRAPH_NODE_TYPE_GRAPH) { /* a child graph node: a copy of the child's work */
-                ev.op = OP_GRAPH_CLONE;
-                ev.graph = (uint64_t)(uintptr_t)g;
-                ev.src = child_graph_of(own);
-                break;
-            }
-            if (type == SC_GRAPH_NODE_TYPE_CONDITIONAL) {
-                /* One event a body graph, which the driver made: the
-                 * program fills them later. */
-                const sc_conditional_node_params *c = (const sc_conditional_node_params *)own;
-                CUgraphNode *node = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
-                ev.graph = (uint64_t)(uintptr_t)g;
-                if (c->phGraph_out && c->size > 0) {
-                    ev.node = node ? (uint64_t)(uintptr_t)*node : 0; /* cuGraphDestroyNode drops its bodies */
-                    ev.op = OP_GRAPH_CLONE;
-                    ev.flags |= FLAG_CONDITIONAL;
-                    bodies = c->phGraph_out;
-                    nbodies = c->size;
-                    ev.src = (uint64_t)(uintptr_t)bodies[0];
-                } else {
-                    ev.op = OP_GRAPH_FORGET; /* bodies not given back: the graph's work is unknown */
-                }
-                break;
-            }
-            CUgraphNode *ph = (CUgraphNode *)((const p_graph_add_node *)pp)->phGraphNode;
-            if (event_node(&ev, type, own, (uint64_t)(uintptr_t)g, 0, ph ? (uint64_t)(uintptr_t)*ph : 0)) {
-                ev.flags |= FLAG_LIFETIME; /* a new node */
-                remember_event_node(ph, g);
-                break;
-            }
-            if (type == SC_GRAPH_NODE_TYPE_BATCH_MEM_OP) {
-                if (!memop_node(&ev, (const sc_memop_node_params *)own, g, &memops, &nmemops)) return;
-                break;
-            }
-            if (type == SC_GRAPH_NODE_TYPE_EMPTY || type == SC_GRAPH_NODE_TYPE_HOST)
-                return; /* no device memory, no event: the graph's known work stays whole */
-            if (type != SC_GRAPH_NODE_TYPE_MEM_ALLOC) { /* other work added to the graph */
-                ev.op = OP_GRAPH_FORGET;
-                ev.graph = (uint64_t)(uintptr_t)g;
-                break;
-            }
-            np = own;
-        }
-        ev.op = OP_MALLOC_ASYNC;
-        ev.flags |= FLAG_GRAPH_ALLOC;
-        memcpy(&ev.size, np + SC_MEM_ALLOC_NODE_BYTESIZE, sizeof ev.size);
-        memcpy(&ev.ptr, np + SC_MEM_ALLOC_NODE_DPTR, sizeof ev.ptr);
-        if (ev.ptr) alloc_add = (int64_t)ev.ptr;
-        break;
-    }
-    case H_GRAPH_KERNEL_NODE: case H_GRAPH_MEMCPY_NODE: case H_GRAPH_MEMSET_NODE: {
-        if (!ok) return; /* no node */
-        const p_graph_add_node *p = pp;
-        int type = in.h == H_GRAPH_KERNEL_NODE   ? SC_GRAPH_NODE_TYPE_KERNEL
-                   : in.h == H_GRAPH_MEMCPY_NODE ? SC_GRAPH_NODE_TYPE_MEMCPY
-                                                 : SC_GRAPH_NODE_TYPE_MEMSET;
-        if (!work_node(ts, &ev, type, p->nodeParams, in.elem == 2, p->hGraph)) return;
-        break;
-    }
-    case H_GRAPH_MEMOP_NODE: {
-        if (!ok) return; /* no node */
-        const p_graph_add_node *p = pp;
-        if (!memop_node(&ev, (const sc_memop_node_params *)p->nodeParams, p->hGraph, &memops, &nmemops)) return;
-        break;
-    }
-    case H_GRAPH_CLONE: {
-        if (!ok) return; /* no clone */
-        const p_graph_clone *p = pp;
-        ev.op = OP_GRAPH_CLONE;
-        ev.flags |= FLAG_LIFETIME; /* a new graph */
-        ev.graph = p->phGraphClone ? (uint64_t)(uintptr_t)*p->phGraphClone : 0;
-        ev.src = (uint64_t)(uintptr_t)p->originalGraph;
-        if (!ev.graph) return;
-        break;
-    }
-    case H_GRAPH_CHILD: {
-        if (!ok) return;
-        const p_graph_add_child *p = pp;
-        ev.op = OP_GRAPH_CLONE;
-        ev.graph = (uint64_t)(uintptr_t)p->hGraph;
-        ev.src = (uint64_t)(uintptr_t)p->childGraph;
-        break;
-    }
-    case H_GRAPH_EVENT_NODE: {
-        if (!ok) return; /* no node */
-        const p_graph_add_event_node *p = pp;
-        set_event_node(&ev, in.elem == EVNODE_RECORD, p->event, (uint64_t)(uintptr_t)p->hGraph, 0,
-                       p->phGraphNode ? (uint64_t)(uintptr_t)*p->phGraphNode : 0);
-        ev.flags |= FLAG_LIFETIME; /* a new node */
-        remember_event_node(p->phGraphNode, p->hGraph);
-        break;
-    }
-    case H_GRAPH_NODE_SET_EVENT: {
-        if (!ok) return;
-        const p_graph_node_set_event *p = pp;
-        uint64_t g = graph_of_node(p->hNode);
-        if (!g) return; /* a captured node on a driver that cannot say whose */
-        set_event_node(&ev, in.elem == EVNODE_RECORD, p->event, g, 0, (uint64_t)(uintptr_t)p->hNode);
-        break;
-    }
-    case H_GRAPH_EXEC_SET_EVENT: {
-        if (!ok) return;
-        const p_graph_exec_set_event *p = pp;
-        /* hNode is the graph's node: the executable graph's counterpart. */
-        set_event_node(&ev, in.elem == EVNODE_RECORD, p->event, 0, (uint64_t)(uintptr_t)p->hGraphExec,
-                       (uint64_t)(uintptr_t)p->hNode);
-        break;
-    }
-    case H_GRAPH_NODE_SET_PARAMS: case H_GRAPH_EXEC_SET_PARAMS: {
-        if (!ok) return;
-        int exec_level = in.h == H_GRAPH_EXEC_SET_PARAMS;
-        const unsigned char *np = exec_level ? ((const p_graph_exec_set_params *)pp)->nodeParams
-                                             : ((const p_graph_node_set_params *)pp)->nodeParams;
-        if (!np) return;
-        int type;
-        const unsigned char *own = node_params(np, &type);
-        if (type == SC_GRAPH_NODE_TYPE_HOST || type == SC_GRAPH_NODE_TYPE_EMPTY)
-            return; /* no device memory, no event: the graph's known work stays whole */
-        if (type == SC_GRAPH_NODE_TYPE_BATCH_MEM_OP) /* new operations: after the forget below */
-            memops_after = node_memops((const sc_memop_node_params *)own, &memops, &nmemops);
-        if (exec_level) {
-            const p_graph_exec_set_params *p = pp;
-            if (event_node(&ev, type, own, 0, (uint64_t)(uintptr_t)p->hGraphExec, (uint64_t)(uintptr_t)p->hNode)) break;
-            ev.op = OP_GRAPH_FORGET;
-            ev.exec = (uint64_t)(uintptr_t)p->hGraphExec;
-            if (!ev.exec) return;
-            if (type == SC_GRAPH_NODE_TYPE_GRAPH) { /* a child graph node given a new graph: as cuGraphExecChildGraphNodeSetParams */
-                ev.node = (uint64_t)(uintptr_t)p->hNode;
-                ev.src = child_graph_of(own);
-            }
-            break;
-        }
-        const p_graph_node_set_params *p = pp;
-        if (type == SC_GRAPH_NODE_TYPE_EVENT_RECORD || type == SC_GRAPH_NODE_TYPE_WAIT_EVENT) {
-            uint64_t g = graph_of_node(p->hNode);
-            if (!g || !event_node(&ev, type, own, g, 0, (uint64_t)(uintptr_t)p->hNode)) return;
-            break;
-        }
-        ev.op = OP_GRAPH_FORGET; /* a node's parameters: its graph is not named */
-        ev.graph = SC_ALL_GRAPHS;
-        break;
-    }
-    case H_GRAPH_FORGET: {
-        if (!ok) return; /* nothing changed */
-        const p_first_two *p = pp;
-        ev.op = OP_GRAPH_FORGET;
-        switch (in.elem) {
-        case FORGET_EXEC: ev.exec = (uint64_t)(uintptr_t)p->first; break;
-        case FORGET_EXEC_NODE: /* a node enabled or disabled: its event nodes may change */
-            ev.exec = (uint64_t)(uintptr_t)p->first;
-            ev.node = (uint64_t)(uintptr_t)p->second;
-            break;
-        case FORGET_EXEC_CHILD: /* a child graph replaced: and the new one's event nodes come in */
-            ev.exec = (uint64_t)(uintptr_t)p->first;
-            ev.node = (uint64_t)(uintptr_t)p->second;
-            ev.src = (uint64_t)(uintptr_t)((const p_first_three *)pp)->third;
-            break;
-        case FORGET_EXEC_DESTROY:
-            ev.exec = (uint64_t)(uintptr_t)p->first;
-            ev.flags |= FLAG_LIFETIME;
-            break;
-        case FORGET_GRAPH: /* cuGraphDestroy */
-            ev.graph = (uint64_t)(uintptr_t)p->first;
-            ev.flags |= FLAG_LIFETIME;
-            break;
-        case FORGET_NEW_GRAPH:
-            ev.graph = p->first ? (uint64_t)(uintptr_t)*(void *const *)p->first : 0;
-            ev.flags |= FLAG_LIFETIME;
-            break;
-        case FORGET_ALL_MEMOPS: /* the graph is not named; the new operations follow */
-            ev.graph = SC_ALL_GRAPHS;
-            memops_after = node_memops((const sc_memop_node_params *)p->second, &memops, &nmemops);
-            break;
-        case FORGET_EXEC_MEMOPS:
-            ev.exec = (uint64_t)(uintptr_t)p->first;
-            memops_after = node_memops((const sc_memop_node_params *)((const p_first_three *)pp)->third, &memops, &nmemops);
-            break;
-        case FORGET_NODE:
-            forget_event_node((CUgraphNode)p->first); /* its handle may come back as another node */
-            ev.node = (uint64_t)(uintptr_t)p->first;
-            ev.graph = SC_ALL_GRAPHS;
-            break;
-        default: ev.graph = SC_ALL_GRAPHS;
-        }
-        if (!ev.graph && !ev.exec) return;
-        break;
-    }
-    case H_UNLOAD:
-        if (ok) sc_layouts_forget();
-        return;
+    default:
+        if (!(rare = decode_rare(ts, in, pp, ok, &ev, &alloc_add, &more))) return;
     }
     switch (in.h) { /* ops that depend on sync/async */
     case H_CPY_UNIFIED: case H_CPY_HTOD: case H_CPY_DTOH: case H_CPY_DTOD: case H_CPY_PEER:
@@ -1439,30 +1488,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
     else if (ok && ev.op == OP_EVENT_CREATE && ev.event)
         sc_release_wait(ts, SC_REL_EVENT, ev.event, ev.event + 1);
     sc_emit(ts, &ev);
-    for (size_t i = 1; i < batch.count; i++) { /* a batch's other copies */
-        batch_copy(&ev, &batch, i);
-        sc_emit(ts, &ev);
-    }
-    for (unsigned i = 1; i < nbodies; i++) { /* a conditional node's other bodies */
-        ev.src = (uint64_t)(uintptr_t)bodies[i];
-        sc_emit(ts, &ev);
-    }
-    for (size_t i = 1; i < nops3d; i++) { /* a 3D batch's other copies */
-        batch_copy3d(&ev, &ops3d[i]);
-        sc_emit(ts, &ev);
-    }
-    if (memops_after) { /* a node's new operations: made at its graph's launches, graph not named */
-        ev.op = OP_STREAM_MEMOP;
-        ev.flags = FLAG_GRAPH_NODE;
-        ev.graph = SC_ALL_GRAPHS;
-        ev.exec = ev.node = ev.src = 0;
-        batch_memop(&ev, memops, 0);
-        sc_emit(ts, &ev);
-    }
-    for (unsigned i = 1; i < nmemops; i++) { /* a batch's other memory operations */
-        batch_memop(&ev, memops, i);
-        sc_emit(ts, &ev);
-    }
+    if (rare == 2) emit_more(ts, &ev, &more);
     phase_done(SC_PHASE_EMIT, &t);
     if (alloc_add >= 0) sc_alloc_add((uint64_t)alloc_add, ev.size);
     if (alloc_free) sc_alloc_free(alloc_free);
@@ -1470,7 +1496,7 @@ static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_C
 }
 
 /* At the entry of a free or destroy: what it gives back (releases.c). */
-static void announce_release(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
+SC_HOT static void announce_release(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
     const void *pp = cb->functionParams;
     if (!pp) return;
     uint64_t v = 0;
@@ -1483,7 +1509,7 @@ static void announce_release(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpt
     if (v) sc_release_begin(ts, drv[cbid].release, v, drv[cbid].release == SC_REL_MEMORY ? sc_alloc_end_of(v) : v + 1);
 }
 
-void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {
+SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {
     (void)userdata;
     if (!atomic_load_explicit(&sc_active, memory_order_relaxed) || !cbdata || cbid >= MAXCB || sc_callback_only ||
         atomic_load_explicit(&sc_trace_failed, memory_order_relaxed))

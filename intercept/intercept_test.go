@@ -1461,24 +1461,27 @@ func benchFigure(b *testing.B, r result, format string) float64 {
 // BenchmarkRecordLoop times the shim on the fake app's copy of the GPU
 // benchmark's loop (bench/gpu/loop.cu: an allocation, three launches, an
 // event record, a stream wait and a free per iteration), with the memory
-// the driver's work would read between the calls simulated (FAKE_THRASH)
-// or not. Each op is one run of the app with CUPTI's callbacks only and
-// one with the shim recording; the metric is the difference, the shim's own
-// ns per call, measured around the calls only.
+// the driver's work would read between the calls simulated (FAKE_THRASH),
+// or the code it would run (FAKE_THRASH_CODE), or neither. Each op is one
+// run of the app with CUPTI's callbacks only and one with the shim
+// recording; the metric is the difference, the shim's own ns per call,
+// measured around the calls only. The code=2MiB case is the one like the
+// GPU machine: there the shim's code is out of the caches at each call.
 func BenchmarkRecordLoop(b *testing.B) {
 	art := build(b)
 	perCall := func(b *testing.B, env ...string) float64 {
 		return benchFigure(b, run(b, art, "loop", inject, env...), "bench: %f ns per call")
 	}
-	for _, c := range []struct{ name, iters, thrash, stacks string }{
-		{"warm", "100000", "0", "32"},
-		{"warm/stacks=off", "100000", "0", "0"},
-		{"thrash=1MiB", "20000", "1024", "32"},
+	for _, c := range []struct{ name, iters, thrash, code, stacks string }{
+		{"warm", "100000", "0", "0", "32"},
+		{"warm/stacks=off", "100000", "0", "0", "0"},
+		{"thrash=1MiB", "20000", "1024", "0", "32"},
+		{"code=2MiB", "20000", "0", "2048", "32"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var total float64
 			for i := 0; i < b.N; i++ {
-				env := []string{"FAKE_ITERS=" + c.iters, "FAKE_THRASH=" + c.thrash}
+				env := []string{"FAKE_ITERS=" + c.iters, "FAKE_THRASH=" + c.thrash, "FAKE_THRASH_CODE=" + c.code}
 				base := perCall(b, append(env, "STREAMCHECK_CALLBACK_ONLY=1")...)
 				total += perCall(b, append(env, "STREAMCHECK_STACK_DEPTH="+c.stacks)...) - base
 			}

@@ -54,7 +54,7 @@ static lftab *tab_new(uint32_t cap) {
     return t;
 }
 
-int lfmap_get(lfmap *m, uint64_t key, uint64_t *val) {
+SC_HOT int lfmap_get(lfmap *m, uint64_t key, uint64_t *val) {
     lftab *t = atomic_load_explicit(&m->tab, memory_order_acquire);
     if (!t) return 0;
     uint32_t mask = t->cap - 1;

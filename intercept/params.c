@@ -77,7 +77,7 @@ static int probe(CUfunction f, uint32_t *off, uint32_t *size, uint32_t *n) {
     return 0;
 }
 
-static layout *lookup_layout(CUfunction f, const char *symbol) {
+SC_HOT static layout *lookup_layout(CUfunction f, const char *symbol) {
     uint64_t key = (uint64_t)(uintptr_t)f, v;
     if (key == 0 || key == ~0ull) return NULL;
     if (lfmap_get(&layouts, key, &v)) {
@@ -121,7 +121,7 @@ void sc_layouts_forget(void) {
     sc_lock_release();
 }
 
-static void flush(sc_scan *fd) {
+SC_HOT static void flush(sc_scan *fd) {
     sc_alloc_lookup(fd->w, fd->live_only, fd->hit, fd->nw);
     for (uint32_t i = 0; i < fd->nw && fd->n < SC_MAX_PTRS; i++)
         if (fd->hit[i]) fd->out[fd->n++] = fd->w[i];
@@ -137,7 +137,7 @@ static inline void add_word(sc_scan *fd, uint64_t w, int live_only) {
 
 /* Gathers the words of p[0..len) that can be device addresses at all
  * (within the map's bounds: most words are small integers, or zero). */
-static void scan_bytes(sc_scan *fd, const uint8_t *p, size_t len, int live_only) {
+SC_HOT static void scan_bytes(sc_scan *fd, const uint8_t *p, size_t len, int live_only) {
     uint64_t lo = fd->lo, span = fd->hi - fd->lo;
     size_t full = len / 8;
     fd->words += (uint32_t)((len + 7) / 8);
@@ -157,7 +157,7 @@ static void scan_bytes(sc_scan *fd, const uint8_t *p, size_t len, int live_only)
  * bytes in which the values differ (device addresses share their top bytes,
  * so usually three or four passes). qsort cost about 25 ns an address for
  * the hundreds a PyTorch optimizer launch passes. */
-static void sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n) {
+SC_HOT static void sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n) {
     if (n < 2) return;
     if (n <= 32) { /* the common case: a handful */
         for (uint32_t i = 1; i < n; i++) {
@@ -189,7 +189,7 @@ static void sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n) {
 }
 
 /* Fills ts->ptrs; returns how many. *kernel_sid gets the name's string id. */
-uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
+SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
                         uint32_t *kernel_sid) {
     int64_t t0 = sc_stats ? sc_stat_clock() : 0;
     layout *l = lookup_layout(f, symbol);

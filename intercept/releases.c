@@ -47,7 +47,7 @@ _Atomic uint64_t sc_stat_release_waits;
 
 /* The calling thread's slot, claimed on its first release; NULL if all are
  * taken (its releases then go unannounced, as before this file existed). */
-static slot *own_slot(sc_tstate *ts) {
+SC_HOT static slot *own_slot(sc_tstate *ts) {
     if (ts->release_slot) return &slots[ts->release_slot - 1];
     for (uint32_t i = 0; i < SLOTS; i++) {
         uint32_t free = 0;
@@ -61,7 +61,7 @@ static slot *own_slot(sc_tstate *ts) {
     return NULL;
 }
 
-void sc_release_begin(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi) {
+SC_HOT void sc_release_begin(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi) {
     slot *s = own_slot(ts);
     if (!s) return;
     atomic_store_explicit(&s->kind, kind, memory_order_relaxed);
@@ -71,7 +71,7 @@ void sc_release_begin(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi) {
     atomic_store_explicit(&s->state, ((st >> 1) + 1) << 1 | 1, memory_order_release);
 }
 
-void sc_release_end(sc_tstate *ts) {
+SC_HOT void sc_release_end(sc_tstate *ts) {
     if (!ts->release_slot) return;
     slot *s = &slots[ts->release_slot - 1];
     uint32_t st = atomic_load_explicit(&s->state, memory_order_relaxed);
@@ -86,7 +86,7 @@ void sc_release_forget(sc_tstate *ts) {
     ts->release_slot = 0;
 }
 
-void sc_release_wait(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi) {
+SC_HOT void sc_release_wait(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi) {
     uint32_t n = atomic_load_explicit(&nslots, memory_order_acquire);
     int64_t deadline = 0;
     for (uint32_t i = 0; i < n; i++) {

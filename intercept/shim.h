@@ -24,6 +24,11 @@
 #define SC_VERSION "streamcheck-intercept 0.1.0 (trace format 1)"
 #define SC_EXPORT __attribute__((visibility("default")))
 #define SC_HIDDEN __attribute__((visibility("hidden")))
+/* The per-call path: GCC puts these functions side by side (.text.hot), so
+ * that a call, which finds them out of the caches, reads few pages of code. */
+#define SC_HOT __attribute__((hot))
+/* Rare work, kept apart from the hot code (.text.unlikely). */
+#define SC_COLD __attribute__((cold, noinline))
 
 /* model.Op values (model/event.go): never renumber. */
 enum {
@@ -159,7 +164,6 @@ SC_HIDDEN void lfmap_del_locked(lfmap *m, uint64_t key);
 SC_HIDDEN void lfmap_clear_locked(lfmap *m);
 
 /* ---- tracefile.c ---- */
-extern pthread_mutex_t sc_lock;
 extern _Atomic uint32_t sc_fork_gen;
 SC_HIDDEN void sc_lock_acquire(void);
 SC_HIDDEN void sc_lock_release(void);

@@ -509,7 +509,7 @@ static int compress(sc_stackcache *c) {
 }
 
 /* The cached id of the stack we are on, or 0, from the compressed form. */
-static uint32_t compressed_lookup(const sc_stackcache *c, uint64_t sp) {
+SC_HOT static uint32_t compressed_lookup(const sc_stackcache *c, uint64_t sp) {
     if (c->ncn == 0) return 0;
     uint32_t n = 0;
     for (;;) {
@@ -535,7 +535,7 @@ static uint32_t compressed_lookup(const sc_stackcache *c, uint64_t sp) {
 }
 
 /* The cached id of the stack we are on, or 0, from the trie itself. */
-static uint32_t trie_lookup(const sc_stackcache *c, uint64_t sp) {
+SC_HOT static uint32_t trie_lookup(const sc_stackcache *c, uint64_t sp) {
     if (c->nnodes < 2) return 0;
     uint32_t n = 1;
     for (;;) {
@@ -609,7 +609,7 @@ static void trie_insert(sc_stackcache *c, const walk *w, uint64_t sp, uint32_t i
 
 /* The stack id of the current call without Python lines (0 when stacks
  * are off). */
-static uint32_t native_capture(sc_tstate *ts) {
+SC_HOT static uint32_t native_capture(sc_tstate *ts) {
     int depth = sc_stack_depth;
     if (depth <= 0) return 0;
     sc_stackcache *c = ts->stackcache;
@@ -712,7 +712,7 @@ static uint32_t with_python_lines(sc_tstate *ts, uint32_t id) {
 
 /* Returns the stack id of the current call (0 when stacks are off). Call
  * without sc_lock held. */
-uint32_t sc_stack_capture(sc_tstate *ts) {
+SC_HOT uint32_t sc_stack_capture(sc_tstate *ts) {
     uint32_t id = native_capture(ts);
     /* Only a Python program has trampolines; others pay one load here. */
     if (id && sc_python_lines_on && atomic_load_explicit(&sc_pytramp_count, memory_order_relaxed) > 0)

@@ -94,7 +94,7 @@ uint32_t sc_intern_locked(const char *s, size_t n) {
     return id;
 }
 
-uint32_t sc_intern(const char *s) {
+SC_HOT uint32_t sc_intern(const char *s) {
     if (!s || !*s) return 0;
     sc_lock_acquire();
     uint32_t id = sc_intern_locked(s, strlen(s));
@@ -113,7 +113,7 @@ int sc_replay_strings_locked(void) {
 
 static lfmap streams;
 
-int sc_stream_known(uint64_t h) {
+SC_HOT int sc_stream_known(uint64_t h) {
     uint64_t v;
     return lfmap_get(&streams, h, &v);
 }

@@ -31,13 +31,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "shim.h"
 
-pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
+/* sc_lock: 0 free, 1 taken, 2 taken and maybe waited for (the futex mutex
+ * of Drepper's "Futexes Are Tricky"). Not a pthread mutex: every recorded
+ * call takes it, and finds libc's lock and unlock code out of the
+ * instruction cache (about six lines of it); this fast path is a few
+ * instructions in the shim's own hot code. */
+static _Atomic uint32_t sc_lock_word;
 _Atomic uint32_t sc_fork_gen;
 
 /* TF_PENDING: the file is created by the first record (a process that never
@@ -59,8 +66,40 @@ _Atomic int sc_trace_failed;
 #define INITIAL_SIZE ((size_t)1 << 20)
 #define MAX_STEP ((size_t)256 << 20)
 
-void sc_lock_acquire(void) { pthread_mutex_lock(&sc_lock); }
-void sc_lock_release(void) { pthread_mutex_unlock(&sc_lock); }
+static long futex(_Atomic uint32_t *w, int op, uint32_t val) {
+    return syscall(SYS_futex, (uint32_t *)w, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
+}
+
+SC_COLD static void lock_contended(uint32_t c) {
+    for (int i = 0; i < 100 && c == 1; i++) { /* a short hold: spin a little before sleeping */
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+        c = 0;
+        if (atomic_compare_exchange_weak_explicit(&sc_lock_word, &c, 1, memory_order_acquire, memory_order_relaxed))
+            return;
+    }
+    if (c != 2) c = atomic_exchange_explicit(&sc_lock_word, 2, memory_order_acquire);
+    while (c != 0) {
+        futex(&sc_lock_word, FUTEX_WAIT, 2);
+        c = atomic_exchange_explicit(&sc_lock_word, 2, memory_order_acquire);
+    }
+}
+
+SC_HOT void sc_lock_acquire(void) {
+    uint32_t c = 0;
+    if (!atomic_compare_exchange_strong_explicit(&sc_lock_word, &c, 1, memory_order_acquire, memory_order_relaxed))
+        lock_contended(c);
+}
+
+SC_HOT void sc_lock_release(void) {
+    if (atomic_exchange_explicit(&sc_lock_word, 0, memory_order_release) == 2) futex(&sc_lock_word, FUTEX_WAKE, 1);
+}
+
+static int lock_try(void) {
+    uint32_t c = 0;
+    return atomic_compare_exchange_strong_explicit(&sc_lock_word, &c, 1, memory_order_acquire, memory_order_relaxed);
+}
 
 int64_t sc_now_ns(void) {
     struct timespec ts;
@@ -199,9 +238,19 @@ static int grow(size_t want) {
     return m != MAP_FAILED;
 }
 
+/* memcpy for the few bytes of a record: rep movsb is microcode, not a call
+ * into libc's memcpy, whose code a call would find out of the cache. */
+static inline void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
+#if defined(__x86_64__)
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+#else
+    memcpy(dst, src, n);
+#endif
+}
+
 /* Appends one record whose payload is a followed by b. Returns 0 (and
  * writes nothing) when the file cannot take it. */
-int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+SC_HOT int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
     if (tf_state != TF_OPEN) return 0;
     size_t plen = alen + blen;
     if (plen > ((size_t)1 << 20)) return 0; /* the format's limit */
@@ -341,45 +390,38 @@ int sc_trace_writable_locked(void) {
 
 /* ---- events ---- */
 
-static size_t encode_head(uint8_t *p, uint32_t op, uint64_t seq, uint32_t tid, int32_t dev, int64_t t) {
-    size_t n = 0;
-    n += sc_put_uvarint(p + n, op);
-    n += sc_put_uvarint(p + n, seq);
-    n += sc_put_uvarint(p + n, tid);
-    n += sc_put_svarint(p + n, dev);
-    n += sc_put_svarint(p + n, t);
-    return n;
+SC_HOT /* Writes the uvarints of v[0..n) at p; returns the bytes written. Every
+ * field of an event goes through this one loop, not inlined: a call finds
+ * the shim's code out of the instruction cache (the driver's own code ran
+ * since the last call), so few bytes of code matter more than few
+ * instructions. */
+SC_HOT __attribute__((noinline)) static size_t put_uvarints(uint8_t *p, const uint64_t *v, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        while (x >= 0x80) {
+            p[k++] = (uint8_t)(x | 0x80);
+            x >>= 7;
+        }
+        p[k++] = (uint8_t)x;
+    }
+    return k;
 }
 
+static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
 /* Fields 6..25 (api .. ptrs, then the optional ones). */
-static size_t encode_tail(uint8_t *p, const sc_event *e) {
-    size_t n = 0;
-    n += sc_put_uvarint(p + n, e->api);
-    n += sc_put_uvarint(p + n, e->stack);
-    n += sc_put_svarint(p + n, e->result);
-    n += sc_put_uvarint(p + n, e->stream);
-    n += sc_put_uvarint(p + n, e->event);
-    n += sc_put_uvarint(p + n, e->ptr);
-    n += sc_put_uvarint(p + n, e->size);
-    n += sc_put_uvarint(p + n, e->src);
-    n += sc_put_uvarint(p + n, e->kind);
-    n += sc_put_uvarint(p + n, e->flags);
-    n += sc_put_uvarint(p + n, e->pool);
-    n += sc_put_uvarint(p + n, e->kernel);
-    n += sc_put_svarint(p + n, e->prio);
-    n += sc_put_uvarint(p + n, e->nptrs);
-    for (uint32_t i = 0; i < e->nptrs; i++) n += sc_put_uvarint(p + n, e->ptrs[i]);
-    /* Optional fields: most events leave them out; each is written only
-     * with those after it that are set. */
-    if (!(e->graph | e->exec | (uint32_t)e->peer_src | (uint32_t)e->peer_dst | e->node | e->memop | e->mem_flags |
-          e->value))
-        return n; /* the common case: none */
-    uint64_t tail[] = {e->graph, e->exec, (uint32_t)e->peer_src, (uint32_t)e->peer_dst, e->node,
-                       e->memop, e->mem_flags, e->value};
-    size_t nt = sizeof tail / sizeof tail[0];
-    while (nt > 0 && tail[nt - 1] == 0) nt--;
-    for (size_t i = 0; i < nt; i++) n += sc_put_uvarint(p + n, tail[i]);
-    return n;
+SC_HOT static size_t encode_tail(uint8_t *p, const sc_event *e) {
+    uint64_t f[] = {e->api, e->stack, zigzag(e->result), e->stream, e->event, e->ptr, e->size, e->src, e->kind,
+                    e->flags, e->pool, e->kernel, zigzag(e->prio), e->nptrs,
+                    /* optional: most events leave them out; each is written only with those after it that are set */
+                    e->graph, e->exec, (uint32_t)e->peer_src, (uint32_t)e->peer_dst, e->node, e->memop, e->mem_flags,
+                    e->value};
+    size_t nf = sizeof f / sizeof f[0];
+    while (nf > 14 && f[nf - 1] == 0) nf--;
+    size_t n = put_uvarints(p, f, 14);
+    n += put_uvarints(p + n, e->ptrs, e->nptrs);
+    return n + put_uvarints(p + n, f + 14, nf - 14);
 }
 
 /* Event timestamps. clock_gettime cost about 80 ns on the GPU machine (a
@@ -398,7 +440,7 @@ static int64_t cal_ns, last_event_ns;
 static double ns_per_tick; /* 0 until two anchors CAL_MIN_NS apart were seen */
 static uint64_t cal_span;  /* ticks in CAL_SPAN_NS */
 
-static int64_t event_time_locked(void) {
+SC_HOT static int64_t event_time_locked(void) {
     int64_t t;
 #if defined(__x86_64__)
     if (tsc_usable < 0) {
@@ -432,21 +474,40 @@ static int64_t event_time_locked(void) {
     return t;
 }
 
-static void write_event_locked(const sc_event *e, uint32_t tid, const uint8_t *tail, size_t tlen) {
+/* Appends an Event record: the fields sequence numbers and time give it
+ * (op, seq, tid, device, time), then the tail encode_tail made. The common
+ * case, a record that fits the mapping, stays inline (sc_append_locked is
+ * the general path). */
+SC_HOT static void write_event_locked(const sc_event *e, uint32_t tid, const uint8_t *tail, size_t tlen) {
     uint8_t head[64];
-    int64_t t = event_time_locked() - tf_t0;
-    size_t hn = encode_head(head, e->op, tf_seq + 1, tid, e->device, t);
-    if (sc_append_locked(REC_EVENT, head, hn, tail, tlen)) {
-        tf_seq++;
-        tf_events++;
-    } else {
-        tf_dropped++;
+    uint64_t h[] = {e->op, tf_seq + 1, tid, zigzag(e->device), zigzag(event_time_locked() - tf_t0)};
+    size_t hn = put_uvarints(head, h, sizeof h / sizeof h[0]);
+    size_t plen = hn + tlen;
+    size_t total = 1 + (plen < 0x80 ? 1 : sc_uvarint_len(plen)) + plen;
+    if (tf_state != TF_OPEN || tf_used + total + 1 > tf_mapsize || tf_used + total + 1024 > tf_mapsize) {
+        if (sc_append_locked(REC_EVENT, head, hn, tail, tlen)) {
+            tf_seq++;
+            tf_events++;
+        } else {
+            tf_dropped++;
+        }
+        return;
     }
+    uint8_t *p = tf_map + tf_used;
+    __builtin_prefetch(p + 1024, 1, 3); /* as sc_append_locked */
+    size_t n = 1 + put_uvarints(p + 1, &(uint64_t){plen}, 1);
+    copy_bytes(p + n, head, hn);
+    copy_bytes(p + n + hn, tail, tlen);
+    __atomic_store_n(p, (uint8_t)REC_EVENT, __ATOMIC_RELEASE); /* commit */
+    tf_used += total;
+    pf_request_locked();
+    tf_seq++;
+    tf_events++;
 }
 
 /* Records ev (and, before it, the implicit create of a stream first seen in
  * use). Called with ts->busy set, without sc_lock. */
-void sc_emit(sc_tstate *ts, sc_event *ev) {
+SC_HOT void sc_emit(sc_tstate *ts, sc_event *ev) {
     int implicit = 0;
     unsigned int sflags = 0;
     int sprio = 0;
@@ -494,7 +555,7 @@ void sc_trace_finish(void) {
      * a write), leave the trace without its End record. */
     int locked = 0;
     for (int i = 0; i < 2000; i++) {
-        if (pthread_mutex_trylock(&sc_lock) == 0) {
+        if (lock_try()) {
             locked = 1;
             break;
         }
@@ -522,7 +583,7 @@ void sc_trace_finish(void) {
     } else if (tf_state != TF_NONE) {
         tf_state = TF_CLOSED;
     }
-    pthread_mutex_unlock(&sc_lock);
+    sc_lock_release();
 }
 
 /* ---- fork ---- */
@@ -538,8 +599,8 @@ void sc_atfork_parent(void) {
 }
 
 void sc_atfork_child(void) {
+    atomic_store(&sc_lock_word, 0); /* the thread that held it did not come along */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&sc_lock, &fresh, sizeof fresh);
     /* The helper thread did not come along; its locks may have been held. */
     pthread_rwlock_t fresh_rw = PTHREAD_RWLOCK_INITIALIZER;
     memcpy(&pf_maplock, &fresh_rw, sizeof fresh_rw);

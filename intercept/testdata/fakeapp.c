@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1255,6 +1256,22 @@ static void thrash(void) {
     }
     if (sum == 1) printf("!");
 }
+/* FAKE_THRASH_CODE=KiB: run that much code before each call, one jump a
+ * 64-byte line, as the real driver's own code does between our callbacks:
+ * the shim's code is then out of the instruction cache and its branches out
+ * of the predictors (0: off). */
+static void (*code_thrash)(void);
+static void make_code_thrash(size_t kib) {
+    size_t size = kib << 10;
+    uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    for (size_t off = 0; off + 64 < size; off += 64) {
+        m[off] = 0xeb; /* jmp rel8 to the next line */
+        m[off + 1] = 62;
+    }
+    m[size - 64] = 0xc3; /* ret */
+    code_thrash = (void (*)(void))m;
+}
 static inline uint64_t ticks(void) {
 #if defined(__x86_64__)
     return __builtin_ia32_rdtsc();
@@ -1267,6 +1284,7 @@ static inline uint64_t ticks(void) {
 #define TIMED(call)                     \
     do {                                \
         thrash();                       \
+        if (code_thrash) code_thrash(); \
         uint64_t t0_ = ticks();         \
         call;                           \
         loop_ticks += ticks() - t0_;    \
@@ -1337,6 +1355,8 @@ static int loop(void) {
     const char *th = getenv("FAKE_THRASH");
     thrash_words = th ? (size_t)atoi(th) * 128 : 0;
     if (thrash_words) thrash_buf = calloc(thrash_words * 16, 8); /* cycled through, 16 times the amount */
+    const char *tc = getenv("FAKE_THRASH_CODE");
+    if (tc && atoi(tc) > 0) make_code_thrash((size_t)atoi(tc));
     const char *it = getenv("FAKE_ITERS");
     int iters = it ? atoi(it) : 100000;
     loop_level(10, 1000, s1, s2, e, b); /* warm up */
