@@ -7,8 +7,9 @@
 # bin/ab/fakeapp and bin/ab/libfakecupti.so exist (built from
 # intercept/testdata, see bench/README.md), the same shims also run the fake
 # app's copy of the loop on this machine's CPU, with and without
-# FAKE_THRASH (memory read between the calls, as the driver's work does):
-# the shim's cost per call without the GPU's noise.
+# FAKE_THRASH (memory read between the calls, as the driver's work does) and
+# FAKE_THRASH_CODE (code run between them, as the driver's code does): the
+# shim's cost per call without the GPU's noise.
 #
 # Usage, from the repository root, with bin/streamcheck built:
 #   SHIMS="old=bin/ab/old.so new=bin/libstreamcheck.so" OUT=dir bash bench/gpu-shim-ab.sh
@@ -91,28 +92,32 @@ fi
 # same with CUPTI-only, medians over FAKE_RUNS interleaved rounds.
 if [ -x bin/ab/fakeapp ] && [ -f bin/ab/libfakecupti.so ]; then
 	fake="$PWD/bin/ab/libfakecupti.so"
-	fake_ns() { # shim thrash extra-env...
-		local shim=$1 th=$2
-		shift 2
-		env STREAMCHECK_DIR="$work/fk" STREAMCHECK_CUPTI="$fake" STREAMCHECK_LIBCUDA="$fake" FAKE_ITERS=40000 \
-			FAKE_THRASH="$th" FAKE_INJECT="$PWD/$shim" "$@" bin/ab/fakeapp loop 2>&1 >/dev/null |
+	fake_ns() { # shim data-thrash code-thrash extra-env...
+		local shim=$1 th=$2 tc=$3
+		shift 3
+		# The code thrash costs microseconds a call: fewer iterations there.
+		env STREAMCHECK_DIR="$work/fk" STREAMCHECK_CUPTI="$fake" STREAMCHECK_LIBCUDA="$fake" \
+			FAKE_ITERS=$([ "$tc" = 0 ] && echo 40000 || echo 4000) \
+			FAKE_THRASH="$th" FAKE_THRASH_CODE="$tc" FAKE_INJECT="$PWD/$shim" "$@" bin/ab/fakeapp loop 2>&1 >/dev/null |
 			sed -n 's/^bench: \([0-9.]*\) ns per call.*/\1/p'
 		rm -rf "$work/fk"
 		mkdir -p "$work/fk"
 	}
 	mkdir -p "$work/fk"
-	for th in 0 1024; do
+	# KiB of memory read and of code run between calls (FAKE_THRASH, FAKE_THRASH_CODE)
+	for thrash in 0:0 1024:0 0:2048; do
+		th=${thrash%:*} tc=${thrash#*:}
 		declare -A fv=()
 		for _ in $(seq "$FAKE_RUNS"); do
 			for s in "${shims[@]}"; do
-				b=$(fake_ns "${s#*=}" "$th" STREAMCHECK_CALLBACK_ONLY=1)
-				v=$(fake_ns "${s#*=}" "$th")
+				b=$(fake_ns "${s#*=}" "$th" "$tc" STREAMCHECK_CALLBACK_ONLY=1)
+				v=$(fake_ns "${s#*=}" "$th" "$tc")
 				fv[${s%%=*}]+="$(awk -v a="$v" -v b="$b" 'BEGIN { print a - b }') "
 			done
 		done
 		for s in "${shims[@]}"; do
 			l=${s%%=*}
-			printf 'fake loop, FAKE_THRASH=%-5s shim %-10s %6.0f ns per call  (%s)\n' "$th" "$l" \
+			printf 'fake loop, FAKE_THRASH=%-5s FAKE_THRASH_CODE=%-5s shim %-10s %6.0f ns per call  (%s)\n' "$th" "$tc" "$l" \
 				"$(printf '%s\n' ${fv[$l]} | median)" "${fv[$l]}" >>"$REPORT"
 		done
 	done

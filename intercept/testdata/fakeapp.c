@@ -1343,10 +1343,12 @@ __attribute__((noinline)) static void loop_level(int depth, int iters, CUstream 
  * frames deep; prints the ns per call, measured around the calls only. */
 static int loop(void) {
     CUstream s1, s2;
-    CUevent e = (CUevent)0xe50000;
+    /* Handles as a real driver's are (heap addresses): the shim's encoding
+     * of an event costs by the length of its values. */
+    CUevent e = (CUevent)0x55d3c0e50000;
     CUdeviceptr b;
-    d_stream_create("cuStreamCreate", &s1, 1, (CUstream)0xa10000);
-    d_stream_create("cuStreamCreate", &s2, 1, (CUstream)0xa20000);
+    d_stream_create("cuStreamCreate", &s1, 1, (CUstream)0x55d3c0a10000);
+    d_stream_create("cuStreamCreate", &s2, 1, (CUstream)0x55d3c0a20000);
     cuEventCreate_params ec = {&e, 2};
     fk_driver_enter("cuEventCreate", &ec, NULL);
     fk_driver_exit("cuEventCreate", &ec, 0, NULL);
