@@ -217,7 +217,7 @@ static void pf_stop(void) {
 }
 
 /* Make the file at least want bytes long and map all of it. */
-static int grow(size_t want) {
+SC_COLD static int grow(size_t want) {
     if (want <= tf_mapsize) return 1;
     size_t size = tf_mapsize ? tf_mapsize : INITIAL_SIZE;
     while (size < want) size += size < MAX_STEP ? size : MAX_STEP;
@@ -238,6 +238,24 @@ static int grow(size_t want) {
     return m != MAP_FAILED;
 }
 
+/* Writes the uvarints of v[0..n) at p; returns the bytes written. Every
+ * field of an event goes through this one loop, not inlined: a call finds
+ * the shim's code out of the instruction cache (the driver's own code ran
+ * since the last call), so few bytes of code matter more than few
+ * instructions. */
+SC_HOT __attribute__((noinline)) static size_t put_uvarints(uint8_t *p, const uint64_t *v, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        while (x >= 0x80) {
+            p[k++] = (uint8_t)(x | 0x80);
+            x >>= 7;
+        }
+        p[k++] = (uint8_t)x;
+    }
+    return k;
+}
+
 /* memcpy for the few bytes of a record: rep movsb is microcode, not a call
  * into libc's memcpy, whose code a call would find out of the cache. */
 static inline void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
@@ -249,28 +267,35 @@ static inline void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
 }
 
 /* Appends one record whose payload is a followed by b. Returns 0 (and
- * writes nothing) when the file cannot take it. */
-SC_HOT int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+ * writes nothing) when the file cannot take it. Inline in the Event
+ * writer, whose every call runs it. */
+static inline int append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
     if (tf_state != TF_OPEN) return 0;
-    size_t plen = alen + blen;
-    if (plen > ((size_t)1 << 20)) return 0; /* the format's limit */
-    size_t total = 1 + sc_uvarint_len(plen) + plen;
-    /* +1: the byte after the record must exist and be the zero end marker. */
-    if (!grow(tf_used + total + 1)) return 0;
+    uint64_t plen = alen + blen;
+    if (plen > ((size_t)1 << 20)) return 0; /* the format's limit: its length takes at most 3 bytes */
+    /* Room for the kind, the length, the payload and the byte after the
+     * record, which must exist and be the zero end marker. */
+    size_t room = 1 + 3 + plen + 1;
+    if (tf_used + room > tf_mapsize && !grow(tf_used + room)) return 0;
     uint8_t *p = tf_map + tf_used;
     /* Own the line a kilobyte ahead before we write there: the page is
      * populated, but its lines are out of the cache, and a store that
      * misses holds up the next atomic operation (the lock's release) until
      * the line arrives. On the GPU machine that cut the write phase by a
-     * sixth (bench/results/gpu-shim-ab.txt). */
-    if (tf_used + total + 1024 <= tf_mapsize) __builtin_prefetch(p + 1024, 1, 3);
-    size_t n = 1 + sc_put_uvarint(p + 1, plen);
-    if (alen) memcpy(p + n, a, alen);
-    if (blen) memcpy(p + n + alen, b, blen);
+     * sixth (bench/results/gpu-shim-ab.txt). A prefetch never faults, past
+     * the mapping's end too. */
+    __builtin_prefetch(p + 1024, 1, 3);
+    size_t n = 1 + put_uvarints(p + 1, &plen, 1);
+    copy_bytes(p + n, a, alen);
+    copy_bytes(p + n + alen, b, blen);
     __atomic_store_n(p, (uint8_t)kind, __ATOMIC_RELEASE); /* commit */
-    tf_used += total;
+    tf_used += n + plen;
     pf_request_locked();
     return 1;
+}
+
+int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+    return append_locked(kind, a, alen, b, blen);
 }
 
 static int create_file(char *path, size_t pathlen) {
@@ -390,24 +415,6 @@ int sc_trace_writable_locked(void) {
 
 /* ---- events ---- */
 
-SC_HOT /* Writes the uvarints of v[0..n) at p; returns the bytes written. Every
- * field of an event goes through this one loop, not inlined: a call finds
- * the shim's code out of the instruction cache (the driver's own code ran
- * since the last call), so few bytes of code matter more than few
- * instructions. */
-SC_HOT __attribute__((noinline)) static size_t put_uvarints(uint8_t *p, const uint64_t *v, size_t n) {
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = v[i];
-        while (x >= 0x80) {
-            p[k++] = (uint8_t)(x | 0x80);
-            x >>= 7;
-        }
-        p[k++] = (uint8_t)x;
-    }
-    return k;
-}
-
 static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
 /* Fields 6..25 (api .. ptrs, then the optional ones). */
@@ -475,34 +482,17 @@ SC_HOT static int64_t event_time_locked(void) {
 }
 
 /* Appends an Event record: the fields sequence numbers and time give it
- * (op, seq, tid, device, time), then the tail encode_tail made. The common
- * case, a record that fits the mapping, stays inline (sc_append_locked is
- * the general path). */
+ * (op, seq, tid, device, time), then the tail encode_tail made. */
 SC_HOT static void write_event_locked(const sc_event *e, uint32_t tid, const uint8_t *tail, size_t tlen) {
     uint8_t head[64];
     uint64_t h[] = {e->op, tf_seq + 1, tid, zigzag(e->device), zigzag(event_time_locked() - tf_t0)};
     size_t hn = put_uvarints(head, h, sizeof h / sizeof h[0]);
-    size_t plen = hn + tlen;
-    size_t total = 1 + (plen < 0x80 ? 1 : sc_uvarint_len(plen)) + plen;
-    if (tf_state != TF_OPEN || tf_used + total + 1 > tf_mapsize || tf_used + total + 1024 > tf_mapsize) {
-        if (sc_append_locked(REC_EVENT, head, hn, tail, tlen)) {
-            tf_seq++;
-            tf_events++;
-        } else {
-            tf_dropped++;
-        }
-        return;
+    if (append_locked(REC_EVENT, head, hn, tail, tlen)) {
+        tf_seq++;
+        tf_events++;
+    } else {
+        tf_dropped++;
     }
-    uint8_t *p = tf_map + tf_used;
-    __builtin_prefetch(p + 1024, 1, 3); /* as sc_append_locked */
-    size_t n = 1 + put_uvarints(p + 1, &(uint64_t){plen}, 1);
-    copy_bytes(p + n, head, hn);
-    copy_bytes(p + n + hn, tail, tlen);
-    __atomic_store_n(p, (uint8_t)REC_EVENT, __ATOMIC_RELEASE); /* commit */
-    tf_used += total;
-    pf_request_locked();
-    tf_seq++;
-    tf_events++;
 }
 
 /* Records ev (and, before it, the implicit create of a stream first seen in
