@@ -116,6 +116,16 @@
 // the program runs on unchanged. (Preloaded on a machine without the CUDA
 // driver, where a process can make no CUDA call, it does neither.) The shim never changes the program's
 // results, exit status or errno.
+//
+// # The per-call path
+//
+// Every recorded call runs sc_callback, handle_driver (decoding), the stack
+// lookup (stacks.c) and sc_emit (encoding, and the append under sc_lock).
+// A call finds this code out of the CPU's caches, since the driver's own
+// code ran since the last call, so it is kept small: the calls a program
+// makes rarely are decoded apart (decode_rare, SC_COLD), and the functions
+// every call runs are marked SC_HOT, which places them side by side.
+// bench/shim-lines.sh counts the instructions and lines of code a call runs.
 package main
 
 // main is empty: the library's work starts in its C constructor or in
