@@ -648,6 +648,17 @@ func contains(v []uint64, x uint64) bool {
 	return false
 }
 
+// TestForkKeepsErrno forks 2,000 times while four threads record: the fork
+// handlers take the shim's locks, and waiting for one must not leave the
+// program an errno (a futex wait's EAGAIN did, about once in 170 forks).
+func TestForkKeepsErrno(t *testing.T) {
+	b := build(t)
+	r := run(t, b, "forkerrno", inject)
+	if exitDesc(r.state) != "exit 0" || !strings.HasPrefix(r.stdout, "fakeapp: 0 of 2000 forks changed errno") {
+		t.Fatalf("fakeapp: %s, %q, %q", exitDesc(r.state), r.stdout, r.stderr)
+	}
+}
+
 func TestFork(t *testing.T) {
 	b := build(t)
 	r := run(t, b, "fork", inject)

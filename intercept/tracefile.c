@@ -70,7 +70,10 @@ static long futex(_Atomic uint32_t *w, int op, uint32_t val) {
     return syscall(SYS_futex, (uint32_t *)w, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
 }
 
+/* The program must never see our errno: the futex calls set it (EAGAIN,
+ * EINTR), and the fork handlers take this lock outside any callback. */
 SC_COLD static void lock_contended(uint32_t c) {
+    int saved = errno;
     for (int i = 0; i < 100 && c == 1; i++) { /* a short hold: spin a little before sleeping */
 #if defined(__x86_64__)
         __builtin_ia32_pause();
@@ -84,6 +87,7 @@ SC_COLD static void lock_contended(uint32_t c) {
         futex(&sc_lock_word, FUTEX_WAIT, 2);
         c = atomic_exchange_explicit(&sc_lock_word, 2, memory_order_acquire);
     }
+    errno = saved;
 }
 
 SC_HOT void sc_lock_acquire(void) {
@@ -92,8 +96,14 @@ SC_HOT void sc_lock_acquire(void) {
         lock_contended(c);
 }
 
+SC_COLD static void lock_wake(void) {
+    int saved = errno;
+    futex(&sc_lock_word, FUTEX_WAKE, 1);
+    errno = saved;
+}
+
 SC_HOT void sc_lock_release(void) {
-    if (atomic_exchange_explicit(&sc_lock_word, 0, memory_order_release) == 2) futex(&sc_lock_word, FUTEX_WAKE, 1);
+    if (atomic_exchange_explicit(&sc_lock_word, 0, memory_order_release) == 2) lock_wake();
 }
 
 static int lock_try(void) {
@@ -262,7 +272,7 @@ static inline void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
 #if defined(__x86_64__)
     __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 #else
-    memcpy(dst, src, n);
+    if (n) memcpy(dst, src, n); /* src may be NULL when n is 0 */
 #endif
 }
 

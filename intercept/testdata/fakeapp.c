@@ -1236,6 +1236,43 @@ static int bench(void) {
     return 0;
 }
 
+/* ---- fork while other threads record: the forking thread's errno ---- */
+
+/* The fork handlers take the shim's locks outside any callback; while other
+ * threads hold them, taking them must not change the program's errno. */
+static _Atomic int fe_stop;
+static void *fe_worker(void *arg) {
+    CUstream s;
+    char host[8];
+    d_stream_create("cuStreamCreate", &s, 0, (CUstream)(0x55d3c0f00000 + (uintptr_t)arg * 0x100));
+    while (!atomic_load(&fe_stop)) {
+        CUdeviceptr p;
+        d_malloc_async("cuMemAllocAsync", &p, 256, s);
+        launch_k1(NULL, "cuLaunchKernel", s, p, p, host);
+        d_free_async("cuMemFreeAsync", p, s);
+    }
+    return NULL;
+}
+
+static int fork_errno(void) {
+    enum { WORKERS = 4, FORKS = 2000 };
+    pthread_t th[WORKERS];
+    for (int i = 0; i < WORKERS; i++) pthread_create(&th[i], NULL, fe_worker, (void *)(uintptr_t)i);
+    int changed = 0, last = 0;
+    for (int i = 0; i < FORKS; i++) {
+        errno = 0;
+        pid_t pid = fork();
+        int e = errno;
+        if (pid == 0) _exit(0);
+        if (pid > 0 && e) changed++, last = e;
+        if (pid > 0) waitpid(pid, NULL, 0);
+    }
+    atomic_store(&fe_stop, 1);
+    for (int i = 0; i < WORKERS; i++) pthread_join(th[i], NULL);
+    printf("fakeapp: %d of %d forks changed errno (last %d)\n", changed, FORKS, last);
+    return 0;
+}
+
 /* ---- the GPU benchmark's loop (bench/gpu/loop.cu), for the shim's cost per call ---- */
 
 /* The pool hands out the range the last iteration freed, as the real one does. */
@@ -1401,6 +1438,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "basic") == 0) return basic();
     if (strcmp(mode, "threads") == 0) return threads();
     if (strcmp(mode, "fork") == 0) return forking();
+    if (strcmp(mode, "forkerrno") == 0) return fork_errno();
     if (strcmp(mode, "abort") == 0) return crash(SIGABRT);
     if (strcmp(mode, "kill") == 0) return crash(SIGKILL);
     if (strcmp(mode, "bench") == 0) return bench();
