@@ -1298,16 +1298,20 @@ static void thrash(void) {
  * the shim's code is then out of the instruction cache and its branches out
  * of the predictors (0: off). */
 static void (*code_thrash)(void);
-static void make_code_thrash(size_t kib) {
+static int make_code_thrash(size_t kib) {
     size_t size = kib << 10;
     uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return;
+    if (m == MAP_FAILED) {
+        fprintf(stderr, "fakeapp: FAKE_THRASH_CODE: cannot map executable memory: %s\n", strerror(errno));
+        return 0;
+    }
     for (size_t off = 0; off + 64 < size; off += 64) {
         m[off] = 0xeb; /* jmp rel8 to the next line */
         m[off + 1] = 62;
     }
     m[size - 64] = 0xc3; /* ret */
     code_thrash = (void (*)(void))m;
+    return 1;
 }
 static inline uint64_t ticks(void) {
 #if defined(__x86_64__)
@@ -1395,7 +1399,7 @@ static int loop(void) {
     thrash_words = th ? (size_t)atoi(th) * 128 : 0;
     if (thrash_words) thrash_buf = calloc(thrash_words * 16, 8); /* cycled through, 16 times the amount */
     const char *tc = getenv("FAKE_THRASH_CODE");
-    if (tc && atoi(tc) > 0) make_code_thrash((size_t)atoi(tc));
+    if (tc && atoi(tc) > 0 && !make_code_thrash((size_t)atoi(tc))) return 97; /* never measure without it silently */
     const char *it = getenv("FAKE_ITERS");
     int iters = it ? atoi(it) : 100000;
     loop_level(10, 1000, s1, s2, e, b); /* warm up */
