@@ -8,6 +8,11 @@
 # per call, each minus the same run with CUPTI's callbacks only. These
 # counts do not vary from run to run, unlike the loop's times.
 #
+# FAKE_TABLE=n counts a PyTorch-sized launch instead: the fake app's bench
+# mode launches one kernel whose 8 KiB by-value table holds n device
+# addresses (an optimizer's multi-tensor launch), no code thrash; the
+# figures are then per launch.
+#
 # Usage, from the repository root (needs valgrind, gcc and go):
 #   bash bench/shim-lines.sh [SHIM.so ...]   (default: a fresh build of ./intercept)
 #   -> bench/results/shim-lines.txt when RESULTS=1
@@ -22,20 +27,21 @@ if [ $# -eq 0 ]; then
 	set -- "$work/libstreamcheck.so"
 fi
 iters=2000
-calls=$(((iters + 1000) * 7)) # the app warms up with 1000 iterations
+mode=loop thrash=2048 calls=$(((iters + 1000) * 7)) # the app warms up with 1000 iterations
+if [ -n "${FAKE_TABLE:-}" ]; then mode=bench thrash=0 calls=$((iters + 1000)); fi
 # totals SHIM [ENV...]: "Ir I1mr Dr" of one run
 totals() {
 	local shim=$1 d
 	shift
 	d=$(mktemp -d -p "$work")
 	env STREAMCHECK_DIR="$d" STREAMCHECK_CUPTI="$work/libfakecupti.so" STREAMCHECK_LIBCUDA="$work/libfakecupti.so" \
-		FAKE_ITERS=$iters FAKE_THRASH_CODE=2048 FAKE_INJECT="$shim" "$@" \
+		FAKE_ITERS=$iters FAKE_THRASH_CODE=$thrash FAKE_INJECT="$shim" "$@" \
 		valgrind --tool=cachegrind --cache-sim=yes --I1=65536,8,64 --D1=49152,12,64 --LL=1048576,16,64 \
-		--cachegrind-out-file="$d/cg.out" "$work/fakeapp" loop >/dev/null 2>&1
+		--cachegrind-out-file="$d/cg.out" "$work/fakeapp" $mode >/dev/null 2>&1
 	cg_annotate "$d/cg.out" | awk '/PROGRAM TOTALS/ { gsub(",", ""); print $1, $3, $7; exit }'
 }
 out=$(
-	echo "# bench/shim-lines.sh, $(date -u +%F), $(valgrind --version), $($cc --version | head -1)"
+	echo "# bench/shim-lines.sh${FAKE_TABLE:+ FAKE_TABLE=$FAKE_TABLE (per launch)}, $(date -u +%F), $(valgrind --version), $($cc --version | head -1)"
 	for shim in "$@"; do
 		read -r a1 a2 a3 < <(totals "$shim")
 		read -r b1 b2 b3 < <(totals "$shim" STREAMCHECK_CALLBACK_ONLY=1)

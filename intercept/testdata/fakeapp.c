@@ -1111,6 +1111,20 @@ static int aggregate(void) {
     cuLaunchKernel_params p = {K4, 1, 1, 1, 1, 1, 1, 0, s, args, NULL};
     fk_driver_enter("cuLaunchKernel", &p, "k4");
     fk_driver_exit("cuLaunchKernel", &p, 0, "k4");
+    /* A table full of words within the map's bounds, more than one chunk of
+     * them, in descending order here and there: the shim sorts such chunks
+     * and walks the map (interior pointers, stale entries, words in gaps). */
+    for (int i = 0; i < 1024; i++) {
+        switch (i % 4) {
+        case 0: table[i] = live3 + (uint64_t)(1023 - i); break;  /* counts */
+        case 1: table[i] = freed + (uint64_t)i; break;           /* stale: does not */
+        case 2: table[i] = live2 + 8 * (uint64_t)(i % 16); break; /* counts */
+        case 3: table[i] = live + 0x80000 + (uint64_t)i; break;  /* in a gap */
+        }
+    }
+    small.q = NULL; /* the last chunk of words is then table[1023] alone, in a gap */
+    fk_driver_enter("cuLaunchKernel", &p, "k4");
+    fk_driver_exit("cuLaunchKernel", &p, 0, "k4");
     printf("fakeapp: aggregate done\n");
     return 0;
 }
