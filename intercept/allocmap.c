@@ -224,8 +224,6 @@ SC_HOT static uint64_t holding(uint64_t addr) {
     return j > 0 && addr < a->rs[j - 1].hi;
 }
 
-SC_HOT size_t sc_alloc_ranges(void) { return atomic_load_explicit(&rd_n, memory_order_relaxed); }
-
 SC_HOT void sc_alloc_bounds(uint64_t *lo, uint64_t *hi) {
     *lo = atomic_load_explicit(&minlo, memory_order_relaxed);
     *hi = atomic_load_explicit(&maxhi, memory_order_relaxed);
@@ -272,59 +270,9 @@ SC_HOT static void lookup_once(const uint64_t *w, const uint8_t *live_only, uint
     }
 }
 
-/*
- * The same for many words at once, sorted (sc_alloc_lookup_sorted): one
- * walk up the array instead of a search per word. From the index the last
- * word ended at, the walk gallops (steps of 1, 2, 4...) past the ranges
- * below the next word, then halves the last step, so a launch of hundreds
- * of addresses over a map of thousands costs a few probes a word, all
- * moving up through the same lines. In a read section.
- */
-static size_t walk_sorted(const uint64_t *keys, size_t n, uint64_t *out, size_t nout, size_t max) {
-    size_t nr;
-    const arrays *a = read_arrays(&nr);
-    if (nr == 0) return nout;
-    const uint64_t *lo = a->los;
-    size_t j = 0; /* ranges starting at or below the current word */
-    for (size_t i = 0; i < n && nout < max; i++) {
-        uint64_t addr = keys[i] >> 1;
-        if (j < nr && lo[j] <= addr) {
-            size_t below = j, step = 1; /* lo[below] <= addr */
-            while (below + step < nr && lo[below + step] <= addr) {
-                below += step;
-                step *= 2;
-            }
-            size_t above = below + step < nr ? below + step : nr; /* lo[above] > addr, or the end */
-            while (above - below > 1) {
-                size_t mid = below + (above - below) / 2;
-                if (lo[mid] <= addr) below = mid;
-                else above = mid;
-            }
-            j = above;
-        }
-        if (j == 0 || addr >= a->rs[j - 1].hi) continue;
-        if ((keys[i] & 1) && a->rs[j - 1].freed) continue;
-        if (nout > 0 && out[nout - 1] == addr) continue;
-        out[nout++] = addr;
-    }
-    return nout;
-}
-
 /* Optimistic reads that writers kept spoiling give way to the writers'
  * lock, so a thread that allocates without pause cannot starve launches. */
 #define READ_TRIES 4
-
-size_t sc_alloc_lookup_sorted(const uint64_t *keys, size_t n, uint64_t *out, size_t nout, size_t max) {
-    for (int i = 0; i < READ_TRIES; i++) {
-        uint32_t s = read_begin();
-        size_t r = walk_sorted(keys, n, out, nout, max);
-        if (!read_retry(s)) return r;
-    }
-    pthread_mutex_lock(&mapmu);
-    size_t r = walk_sorted(keys, n, out, nout, max);
-    pthread_mutex_unlock(&mapmu);
-    return r;
-}
 
 SC_HOT void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n) {
     for (int i = 0; i < READ_TRIES; i++) {

@@ -9,10 +9,9 @@
  * per function handle and keep the answer, with the kernel's name id, in a
  * lock-free map. Each 8-byte word of each parameter (aligned within the
  * parameter; a parameter or tail shorter than 8 bytes is read as far as it
- * goes) is looked up in the allocation map, a chunk of words at a time:
- * a few words by searches whose cache misses overlap (sc_alloc_lookup),
- * many by sorting them and walking the map once (sc_alloc_lookup_sorted).
- * Matches go to Ptrs, sorted and deduplicated, at most SC_MAX_PTRS.
+ * goes) is looked up in the allocation map, a chunk of words at a time so
+ * the searches' cache misses overlap (sc_alloc_lookup); matches go
+ * to Ptrs, sorted and deduplicated, at most SC_MAX_PTRS.
  *
  * A parameter larger than SC_AGGREGATE_BYTES only yields pointers to live
  * allocations, not to recently freed ones. Such parameters are tables built
@@ -122,42 +121,10 @@ void sc_layouts_forget(void) {
     sc_lock_release();
 }
 
-static void sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n);
-
-/* A chunk of many words, dense in the map (at least one word for every
- * SORTED_GAP ranges), is sorted and walked (sc_alloc_lookup_sorted), which
- * also leaves the addresses found in order; others are searched word by
- * word (sc_alloc_lookup). The walk's probes depend on each other, the
- * searches' do not: with cold caches (testdata/mapbench.c) the walk cost
- * 0.75x the searches for 400 addresses over 8,000 ranges, but 1.7x for 44.
- * Warm, for 400 addresses over 1,000 ranges, the walk and one sort cost
- * 0.68x the searches and the sort of what they found (bench/shim-lines.sh). */
-#define SORTED_MIN 33
-#define SORTED_GAP 32
-
-/* Not in the hot section: the launch-bound loop's launches pass a few
- * words, and its code lines are what the shim's cost follows there. */
-__attribute__((noinline)) static void flush_sorted(sc_scan *fd) {
-    uint32_t before = fd->n;
-    for (uint32_t i = 0; i < fd->nw; i++) fd->w[i] = fd->w[i] << 1 | fd->live_only[i];
-    sort_u64(fd->w, fd->tmp, fd->nw);
-    fd->n = (uint32_t)sc_alloc_lookup_sorted(fd->w, fd->nw, fd->out, fd->n, SC_MAX_PTRS);
-    if (before > 0 && fd->n > before) fd->unsorted = 1; /* after an earlier chunk's */
-    fd->nw = 0;
-}
-
 SC_HOT static void flush(sc_scan *fd) {
-    /* The walk's keys are address << 1 | live_only, so the addresses must
-     * fit in 63 bits; x86-64 and arm64 user addresses use 48 to 52. */
-    if (fd->nw >= SORTED_MIN && (size_t)fd->nw * SORTED_GAP >= sc_alloc_ranges() && fd->hi <= (1ull << 63)) {
-        flush_sorted(fd);
-        return;
-    }
-    uint32_t before = fd->n;
     sc_alloc_lookup(fd->w, fd->live_only, fd->hit, fd->nw);
     for (uint32_t i = 0; i < fd->nw && fd->n < SC_MAX_PTRS; i++)
         if (fd->hit[i]) fd->out[fd->n++] = fd->w[i];
-    if (fd->n > 1 && fd->n > before) fd->unsorted = 1;
     fd->nw = 0;
 }
 
@@ -232,7 +199,6 @@ SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, 
     sc_scan *fd = &ts->scan;
     fd->out = ts->ptrs;
     fd->n = fd->words = fd->nw = 0;
-    fd->unsorted = 0;
     const uint8_t *buf = NULL;
     size_t buflen = 0;
     if (!kernelParams && extra) {
@@ -257,7 +223,7 @@ SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, 
         }
     }
     flush(fd);
-    if (fd->unsorted) {
+    if (fd->n > 1) {
         sort_u64(fd->out, ts->sort_tmp, fd->n);
         uint32_t k = 1;
         for (uint32_t i = 1; i < fd->n; i++)

@@ -129,10 +129,8 @@ typedef struct {
     uint32_t words; /* looked up, for STREAMCHECK_STATS */
     uint32_t nw;    /* words gathered, not yet looked up */
     uint64_t lo, hi; /* the allocation map's bounds: only words within are gathered */
-    int unsorted;    /* out may hold addresses out of order or twice */
     uint64_t w[SC_SCAN_CHUNK];
     uint8_t live_only[SC_SCAN_CHUNK], hit[SC_SCAN_CHUNK];
-    uint64_t tmp[SC_SCAN_CHUNK]; /* scratch for sorting w */
 } sc_scan;
 
 /* Per-thread state, allocated on a thread's first callback. */
@@ -236,12 +234,8 @@ SC_HIDDEN void sc_alloc_free(uint64_t base);
 SC_HIDDEN int sc_alloc_contains(uint64_t addr); /* live or recently freed */
 SC_HIDDEN uint64_t sc_alloc_end_of(uint64_t base); /* the end of the live range starting at base, else base + 1 */
 SC_HIDDEN void sc_alloc_bounds(uint64_t *lo, uint64_t *hi); /* [lo, hi) holds every range */
-SC_HIDDEN size_t sc_alloc_ranges(void); /* ranges in the map, live and freed (a racy read) */
 /* hit[i] = w[i] is in a live range, or in a recently freed one unless live_only[i]. */
 SC_HIDDEN void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n);
-/* keys[0..n) sorted, each address << 1 | live_only: appends to out[nout..max)
- * each address found, once and in order; returns the new count. */
-SC_HIDDEN size_t sc_alloc_lookup_sorted(const uint64_t *keys, size_t n, uint64_t *out, size_t nout, size_t max);
 SC_HIDDEN void sc_alloc_atfork_prepare(void);
 SC_HIDDEN void sc_alloc_atfork_parent(void);
 SC_HIDDEN void sc_alloc_atfork_child(void);

@@ -1112,8 +1112,8 @@ static int aggregate(void) {
     fk_driver_enter("cuLaunchKernel", &p, "k4");
     fk_driver_exit("cuLaunchKernel", &p, 0, "k4");
     /* A table full of words within the map's bounds, more than one chunk of
-     * them, in descending order here and there: the shim sorts such chunks
-     * and walks the map (interior pointers, stale entries, words in gaps). */
+     * lookups (interior pointers, stale entries, words in gaps), in
+     * descending order here and there: found once each, sorted. */
     for (int i = 0; i < 1024; i++) {
         switch (i % 4) {
         case 0: table[i] = live3 + (uint64_t)(1023 - i); break;  /* counts */
