@@ -1122,7 +1122,7 @@ static int aggregate(void) {
         case 3: table[i] = live + 0x80000 + (uint64_t)i; break;  /* in a gap */
         }
     }
-    small.q = NULL; /* the last chunk of words is then table[1023] alone, in a gap */
+    small.q = NULL; /* only the table's words this time */
     fk_driver_enter("cuLaunchKernel", &p, "k4");
     fk_driver_exit("cuLaunchKernel", &p, 0, "k4");
     printf("fakeapp: aggregate done\n");
