@@ -190,7 +190,7 @@ SC_HOT static void sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n) {
 
 /* Fills ts->ptrs; returns how many. *kernel_sid gets the name's string id. */
 SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
-                        uint32_t *kernel_sid) {
+                               uint32_t *kernel_sid) {
     int64_t t0 = sc_stats ? sc_stat_clock() : 0;
     layout *l = lookup_layout(f, symbol);
     *kernel_sid = l ? l->name_sid : 0;

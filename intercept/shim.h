@@ -317,13 +317,5 @@ static inline size_t sc_put_uvarint(uint8_t *p, uint64_t v) {
 }
 static inline uint64_t sc_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline size_t sc_put_svarint(uint8_t *p, int64_t v) { return sc_put_uvarint(p, sc_zigzag(v)); }
-static inline size_t sc_uvarint_len(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
 
 #endif
