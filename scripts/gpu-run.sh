@@ -303,6 +303,8 @@ do_record() {
     for py in "$PY_SRC_DIR"/*.py; do
         [ -f "$py" ] || continue
         name="$(basename "$py" .py)"
+        # *_plugin.py files are pytest plugins for the corpus, not programs.
+        case "$name" in *_plugin) continue ;; esac
         selected "$name" || continue
         case "$name" in
             torch_* | triton_*)
@@ -557,7 +559,7 @@ for fn in sorted(os.listdir(cuda_dir)) if os.path.isdir(cuda_dir) else []:
         for variant in ("static", "shared"):
             cases.append((fn[:-3], variant, os.path.join(cuda_dir, fn)))
 for fn in sorted(os.listdir(py_dir)) if os.path.isdir(py_dir) else []:
-    if fn.endswith(".py"):
+    if fn.endswith(".py") and not fn.endswith("_plugin.py"):
         cases.append((fn[:-3], "py", os.path.join(py_dir, fn)))
 
 rows, records = [], []
