@@ -156,8 +156,8 @@ type eventState struct {
 	// sight, so a wait for it before a record here orders nothing the
 	// trace can see, and is no wait for an event never recorded.
 	foreign bool
-	agent    AgentID // Stream of the most recent record.
-	snap     Clock
+	agent   AgentID // Stream of the most recent record.
+	snap    Clock
 	// captureOrigin is set when the most recent record was captured into a
 	// graph: waiting on it pulls the waiting stream into that capture.
 	captureOrigin AgentID
