@@ -182,6 +182,7 @@ type Checker struct {
 	// executable graph): a wait on an event that only such a node records
 	// (in executable graphs made after it) names it.
 	recordNodes map[uint64]access
+	ipc         ipcState // Pointers exported to and imported from other processes (ipc.go).
 	// streamRank[id] counts the created streams among agents 0..id: the
 	// number StreamName gives an unnamed stream.
 	streamRank []uint32
@@ -301,8 +302,10 @@ func (c *Checker) Add(ev *model.Event) {
 		c.created[st.Agent] = c.accessOf(ev, st, 0)
 	case model.OpMallocAsync, model.OpMalloc:
 		c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync)
-	case model.OpFreeAsync, model.OpFree:
+	case model.OpFreeAsync, model.OpFree, model.OpIpcMemClose:
 		c.release(ev, st, ev.Ptr)
+	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport:
+		c.interprocess(ev, st)
 	case model.OpLaunch:
 		if len(ev.Ptrs) > maxScannedPtrs {
 			// A long list (a hand-written trace; the shim's come sorted
@@ -842,7 +845,7 @@ func (c *Checker) Finish(damage error) *Result {
 	}
 	c.stats.Streams = streams
 	c.stats.Threads = len(c.threads)
-	return &Result{Trace: c.trace, Findings: c.order, Stats: c.stats, Damage: damage, Tables: c.tables}
+	return &Result{Trace: c.trace, Findings: c.order, Stats: c.stats, Damage: damage, Tables: c.tables, Exports: c.resolveExports()}
 }
 
 // siteKey identifies a call site for folding repeated findings. Without a
@@ -934,6 +937,7 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 	}
 	if p.hasAlloc {
 		f.Alloc = &Alloc{Ptr: p.base, Size: p.size, Op: c.resolve("allocation", &p.alloc)}
+		f.Alloc.Import = c.importOf(&p.alloc)
 	}
 	f.Ops = append(f.Ops, c.resolve(roleOf(f.Rule, p.memNote), &p.op))
 	if p.hasOther {

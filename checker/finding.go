@@ -158,6 +158,28 @@ type Alloc struct {
 	Ptr  uint64 `json:"ptr"`
 	Size uint64 `json:"size"`
 	Op
+	// Import is set for memory another process exported and this one
+	// imported (cudaMemPoolImportPointer, cudaIpcOpenMemHandle): Op is the
+	// import.
+	Import *Import `json:"import,omitempty"`
+}
+
+// Import says where imported memory came from.
+type Import struct {
+	// Key identifies the data the exporter passed (model.Event.Value):
+	// the exporter's export of the memory has the same key.
+	Key uint64 `json:"key"`
+	// PID and Export are the exporting process and its export call, when
+	// its trace was analyzed with this one (see LinkImports).
+	PID    uint32 `json:"pid,omitempty"`
+	Export *Op    `json:"export,omitempty"`
+}
+
+// Export is a process's export of memory for other processes to import
+// (cudaMemPoolExportPointer, cudaIpcGetMemHandle).
+type Export struct {
+	Key uint64 // As Import.Key.
+	Op  Op     // The export call.
 }
 
 // Finding is one bug: every repetition of the same operations (the same
@@ -207,6 +229,9 @@ type Result struct {
 	// cover the events before the damage only.
 	Damage error
 	Tables *model.Tables
+	// Exports are the process's exports of memory to other processes,
+	// in trace order.
+	Exports []Export
 }
 
 // Errors returns how many findings have error severity.

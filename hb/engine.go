@@ -151,8 +151,13 @@ type device struct {
 
 type eventState struct {
 	recorded bool
-	agent    AgentID // Stream of the most recent record.
-	snap     Clock
+	// foreign is set for an event opened from another process's handle
+	// (cudaIpcOpenEventHandle): it is recorded there, out of this trace's
+	// sight, so a wait for it before a record here orders nothing the
+	// trace can see, and is no wait for an event never recorded.
+	foreign bool
+	agent   AgentID // Stream of the most recent record.
+	snap    Clock
 	// captureOrigin is set when the most recent record was captured into a
 	// graph: waiting on it pulls the waiting stream into that capture.
 	captureOrigin AgentID
@@ -617,6 +622,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		delete(e.events, ev.Event)
 		*st = Step{Agent: HostAgent, Clock: e.host}
 		return
+	case model.OpIpcEventOpen:
+		e.events[ev.Event] = &eventState{foreign: true}
+		*st = Step{Agent: HostAgent, Clock: e.host}
+		return
 	case model.OpStreamSync, model.OpStreamQuery:
 		a := e.Stream(ev.Stream, ev.Device, ev.TID)
 		if ev.Op == model.OpStreamSync || ev.Result == model.ResultSuccess {
@@ -628,7 +637,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		es := e.events[ev.Event]
 		if es == nil || !es.recorded {
 			// cudaEventSynchronize on an event never recorded returns at once.
-			*st = Step{Agent: HostAgent, Clock: e.host, UnrecordedWait: ev.Op == model.OpEventSync}
+			*st = Step{Agent: HostAgent, Clock: e.host, UnrecordedWait: ev.Op == model.OpEventSync && (es == nil || !es.foreign)}
 			return
 		}
 		if ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess {
@@ -716,7 +725,10 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 			e.graphEvents.Update(ev.Graph, ev.Exec, func(items []graphEvent) []graphEvent { return setEvent(items, item) })
 		}
 		return
-	case model.OpMalloc, model.OpFree, model.OpPoolCreate:
+	case model.OpMalloc, model.OpFree, model.OpPoolCreate, model.OpPtrImport, model.OpIpcMemOpen, model.OpIpcMemClose:
+		// An imported pointer or opened mapping is live from the call on
+		// (its allocation in the other process is ordered by means the
+		// trace cannot see), as cudaMalloc memory is.
 		ep := e.host.tick(HostAgent)
 		ep.Agent = HostAgent
 		e.hostVer++
@@ -918,7 +930,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	switch ev.Op {
 	case model.OpStreamWait:
 		if waited == nil || !waited.recorded {
-			st.UnrecordedWait = true
+			st.UnrecordedWait = waited == nil || !waited.foreign
 		} else {
 			a.clock.join(waited.snap)
 		}

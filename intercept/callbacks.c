@@ -91,6 +91,15 @@ enum {
                                 (FORGET_EXEC_CHILD for a child graph node) */
     H_UNLOAD, /* no event: kernel handles may be reused after it (params.c) */
     H_GRAPH_FORGET, /* a graph's or executable graph's work changes; elem says where the handle is */
+    H_POOL_EXPORT,    /* cuMemPoolExportToShareableHandle */
+    H_POOL_IMPORT,    /* cuMemPoolImportFromShareableHandle */
+    H_PTR_EXPORT,     /* cuMemPoolExportPointer */
+    H_PTR_IMPORT,     /* cuMemPoolImportPointer */
+    H_IPC_EVENT_GET,  /* cuIpcGetEventHandle */
+    H_IPC_EVENT_OPEN, /* cuIpcOpenEventHandle */
+    H_IPC_MEM_GET,    /* cuIpcGetMemHandle */
+    H_IPC_MEM_OPEN,   /* cuIpcOpenMemHandle(_v2) */
+    H_IPC_MEM_CLOSE,  /* cuIpcCloseMemHandle */
 };
 
 /* H_GRAPH_*EVENT*: which kind of event node. */
@@ -237,6 +246,16 @@ static const drv_entry drv_table[] = {
     {"cuGraphExecEventRecordNodeSetEvent", H_GRAPH_EXEC_SET_EVENT, 0, EVNODE_RECORD},
     {"cuGraphExecEventWaitNodeSetEvent", H_GRAPH_EXEC_SET_EVENT, 0, EVNODE_WAIT},
     {"cuGraphDestroyNode", H_GRAPH_FORGET, 0, FORGET_NODE},
+    {"cuMemPoolExportToShareableHandle", H_POOL_EXPORT, 0, 0},
+    {"cuMemPoolImportFromShareableHandle", H_POOL_IMPORT, 0, 0},
+    {"cuMemPoolExportPointer", H_PTR_EXPORT, 0, 0},
+    {"cuMemPoolImportPointer", H_PTR_IMPORT, 0, 0},
+    {"cuIpcGetEventHandle", H_IPC_EVENT_GET, 0, 0},
+    {"cuIpcOpenEventHandle", H_IPC_EVENT_OPEN, 0, 0},
+    {"cuIpcGetMemHandle", H_IPC_MEM_GET, 0, 0},
+    {"cuIpcOpenMemHandle", H_IPC_MEM_OPEN, 0, 0},
+    {"cuIpcOpenMemHandle_v2", H_IPC_MEM_OPEN, 0, 0},
+    {"cuIpcCloseMemHandle", H_IPC_MEM_CLOSE, 0, 0},
     {"cuModuleUnload", H_UNLOAD, 0, 0},
     {"cuLibraryUnload", H_UNLOAD, 0, 0},
     {"cuCtxDestroy", H_UNLOAD, 0, 0},
@@ -257,6 +276,9 @@ static const char *rt_exact[] = {
     "cudaGraphExecUpdate", "cudaMemPoolCreate", "cudaStreamCreate", "cudaStreamCreateWithFlags",
     "cudaStreamCreateWithPriority", "cudaStreamDestroy", "cudaStreamWaitEvent", "cudaStreamSynchronize",
     "cudaStreamQuery", "cudaStreamBeginCapture", "cudaStreamBeginCaptureToGraph", "cudaStreamEndCapture",
+    "cudaMemPoolExportToShareableHandle", "cudaMemPoolImportFromShareableHandle", "cudaMemPoolExportPointer",
+    "cudaMemPoolImportPointer", "cudaIpcGetEventHandle", "cudaIpcOpenEventHandle", "cudaIpcGetMemHandle",
+    "cudaIpcOpenMemHandle", "cudaIpcCloseMemHandle",
 };
 static const char *rt_prefix[] = {"cudaMemcpy", "cudaMemset", "cudaEvent"};
 
@@ -267,7 +289,7 @@ typedef struct {
 
 static uint8_t release_kind(uint8_t h) {
     switch (h) {
-    case H_FREE: case H_FREE_ASYNC: return SC_REL_MEMORY;
+    case H_FREE: case H_FREE_ASYNC: case H_IPC_MEM_CLOSE: return SC_REL_MEMORY;
     case H_STREAM_DESTROY: return SC_REL_STREAM;
     case H_EVENT_DESTROY: return SC_REL_EVENT;
     }
@@ -804,6 +826,25 @@ static int work_node(sc_tstate *ts, sc_event *ev, int type, const unsigned char 
     return 1;
 }
 
+/* The key of 64 bytes of interprocess data (export data, an event or
+ * memory handle): their 64-bit FNV-1a hash, the same in the process that
+ * made them and in the one that imports them. 0 if there are none. */
+static uint64_t ipc_key(const sc_ipc_data *d) {
+    if (!d) return 0;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < sizeof d->reserved; i++) h = (h ^ d->reserved[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The size of the allocation that holds p, as the driver says; 0 if it
+ * cannot. */
+static uint64_t range_size(CUdeviceptr p) {
+    size_t n = 0;
+    if (!sc_drv.cuPointerGetAttribute || sc_drv.cuPointerGetAttribute(&n, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p) != CUDA_SUCCESS)
+        return 0;
+    return n;
+}
+
 /* What a call brings beside its first event: the other events handle_driver
  * writes after it (emit_more). */
 typedef struct {
@@ -1241,6 +1282,71 @@ SC_COLD static int decode_rare(sc_tstate *ts, drv_info in, const void *pp, int o
     case H_UNLOAD:
         if (ok) sc_layouts_forget();
         return 0;
+    case H_POOL_EXPORT:
+        ev->op = OP_POOL_EXPORT;
+        ev->pool = (uint64_t)(uintptr_t)((const p_cuMemPoolExportToShareableHandle *)pp)->pool;
+        break;
+    case H_POOL_IMPORT: {
+        const p_cuMemPoolImportFromShareableHandle *p = pp;
+        ev->op = OP_POOL_IMPORT;
+        if (ok && p->pool_out) ev->pool = (uint64_t)(uintptr_t)*p->pool_out;
+        break;
+    }
+    case H_PTR_EXPORT: {
+        const p_cuMemPoolExportPointer *p = pp;
+        ev->op = OP_PTR_EXPORT;
+        ev->ptr = p->ptr;
+        if (ok) ev->value = ipc_key(p->shareData_out);
+        break;
+    }
+    case H_PTR_IMPORT: case H_IPC_MEM_OPEN: {
+        /* A mapping of another process's allocation: live here from now,
+         * and its address is one that launches' parameters can name. */
+        CUdeviceptr *out;
+        if (in.h == H_PTR_IMPORT) {
+            const p_cuMemPoolImportPointer *p = pp;
+            ev->op = OP_PTR_IMPORT;
+            ev->pool = (uint64_t)(uintptr_t)p->pool;
+            ev->value = ipc_key(p->shareData);
+            out = p->ptr_out;
+        } else {
+            const p_cuIpcOpenMemHandle *p = pp;
+            ev->op = OP_IPC_MEM_OPEN;
+            ev->value = ipc_key(&p->handle);
+            out = p->pdptr;
+        }
+        if (ok && out && *out) {
+            ev->ptr = *out;
+            ev->size = range_size(ev->ptr);
+            *alloc_add = (int64_t)ev->ptr;
+        }
+        break;
+    }
+    case H_IPC_EVENT_GET: {
+        const p_cuIpcGetEventHandle *p = pp;
+        ev->op = OP_IPC_EVENT_EXPORT;
+        ev->event = (uint64_t)(uintptr_t)p->event;
+        if (ok) ev->value = ipc_key(p->pHandle);
+        break;
+    }
+    case H_IPC_EVENT_OPEN: {
+        const p_cuIpcOpenEventHandle *p = pp;
+        ev->op = OP_IPC_EVENT_OPEN;
+        ev->value = ipc_key(&p->handle);
+        if (ok && p->phEvent) ev->event = (uint64_t)(uintptr_t)*p->phEvent;
+        break;
+    }
+    case H_IPC_MEM_GET: {
+        const p_cuIpcGetMemHandle *p = pp;
+        ev->op = OP_IPC_MEM_EXPORT;
+        ev->ptr = p->dptr;
+        if (ok) ev->value = ipc_key(p->pHandle);
+        break;
+    }
+    case H_IPC_MEM_CLOSE:
+        ev->op = OP_IPC_MEM_CLOSE;
+        ev->ptr = ((const p_cuMemFree *)pp)->dptr;
+        break;
     }
     return m->batch.count > 1 || m->nbodies > 1 || m->nops3d > 1 || m->nmemops > 1 || m->memops_after ? 2 : 1;
 }
@@ -1485,12 +1591,13 @@ SC_HOT static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_
         sc_release_wait(ts, SC_REL_MEMORY, ev.ptr, sc_range_end(ev.ptr, ev.size));
     else if (ok && ev.op == OP_STREAM_CREATE && ev.stream)
         sc_release_wait(ts, SC_REL_STREAM, ev.stream, ev.stream + 1);
-    else if (ok && ev.op == OP_EVENT_CREATE && ev.event)
+    else if (ok && (ev.op == OP_EVENT_CREATE || ev.op == OP_IPC_EVENT_OPEN) && ev.event)
         sc_release_wait(ts, SC_REL_EVENT, ev.event, ev.event + 1);
     sc_emit(ts, &ev);
     if (rare == 2) emit_more(ts, &ev, &more);
     phase_done(SC_PHASE_EMIT, &t);
     if (alloc_add >= 0) sc_alloc_add((uint64_t)alloc_add, ev.size);
+    if (ok && ev.op == OP_IPC_MEM_CLOSE) alloc_free = ev.ptr; /* decode_rare's: handle_driver's own are set above */
     if (alloc_free) sc_alloc_free(alloc_free);
     phase_done(SC_PHASE_MAP, &t);
 }
@@ -1501,7 +1608,7 @@ SC_HOT static void announce_release(sc_tstate *ts, CUpti_CallbackId cbid, const 
     if (!pp) return;
     uint64_t v = 0;
     switch (drv[cbid].h) {
-    case H_FREE: v = ((const p_cuMemFree *)pp)->dptr; break;
+    case H_FREE: case H_IPC_MEM_CLOSE: v = ((const p_cuMemFree *)pp)->dptr; break;
     case H_FREE_ASYNC: v = ((const p_cuMemFreeAsync *)pp)->dptr; break;
     case H_STREAM_DESTROY: v = (uint64_t)(uintptr_t)((const p_stream_first *)pp)->hStream; break;
     case H_EVENT_DESTROY: v = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent; break;

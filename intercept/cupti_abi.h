@@ -54,6 +54,7 @@ typedef struct CUarray_st *CUarray;
 #define CU_MEMORYTYPE_UNIFIED 4u
 #define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
 #define CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
+#define CU_POINTER_ATTRIBUTE_RANGE_SIZE 12 /* size_t: the size of the allocation holding the address */
 
 typedef struct {
     unsigned int gridDimX, gridDimY, gridDimZ;
@@ -329,6 +330,31 @@ typedef struct { void *first; void *second; void *third; } p_first_three;
 typedef struct { CUgraphExec hGraphExec; CUgraph hGraph; } p_graph_exec_update;
 /* cuMemPoolCreate */
 typedef struct { CUmemoryPool *pool; const void *poolProps; } p_cuMemPoolCreate;
+/* Interprocess sharing. CUmemPoolPtrExportData, CUipcEventHandle and
+ * CUipcMemHandle are 64 opaque bytes (a struct of a char array, so a
+ * handle passed by value sits right after the pointer before it). */
+typedef struct { unsigned char reserved[64]; } sc_ipc_data;
+/* cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags) */
+typedef struct { void *handle_out; CUmemoryPool pool; int handleType; unsigned long long flags; } p_cuMemPoolExportToShareableHandle;
+/* cuMemPoolImportFromShareableHandle(pool_out, handle, handleType, flags) */
+typedef struct { CUmemoryPool *pool_out; void *handle; int handleType; unsigned long long flags; } p_cuMemPoolImportFromShareableHandle;
+/* cuMemPoolExportPointer(shareData_out, ptr) */
+typedef struct { sc_ipc_data *shareData_out; CUdeviceptr ptr; } p_cuMemPoolExportPointer;
+/* cuMemPoolImportPointer(ptr_out, pool, shareData) */
+typedef struct { CUdeviceptr *ptr_out; CUmemoryPool pool; const sc_ipc_data *shareData; } p_cuMemPoolImportPointer;
+/* cuIpcGetEventHandle(pHandle, event) */
+typedef struct { sc_ipc_data *pHandle; CUevent event; } p_cuIpcGetEventHandle;
+/* cuIpcOpenEventHandle(phEvent, handle): the handle by value */
+typedef struct { CUevent *phEvent; sc_ipc_data handle; } p_cuIpcOpenEventHandle;
+/* cuIpcGetMemHandle(pHandle, dptr) */
+typedef struct { sc_ipc_data *pHandle; CUdeviceptr dptr; } p_cuIpcGetMemHandle;
+/* cuIpcOpenMemHandle(_v2)(pdptr, handle, Flags): the handle by value */
+typedef struct { CUdeviceptr *pdptr; sc_ipc_data handle; unsigned int Flags; } p_cuIpcOpenMemHandle;
+/* cuIpcCloseMemHandle(dptr): as p_cuMemFree */
+_Static_assert(offsetof(p_cuIpcOpenEventHandle, handle) == 8 && sizeof(p_cuIpcOpenEventHandle) == 72,
+               "cuIpcOpenEventHandle_params: the event pointer, then the 64-byte handle");
+_Static_assert(offsetof(p_cuIpcOpenMemHandle, Flags) == 72, "cuIpcOpenMemHandle_v2_params: Flags after the handle");
+
 /* Graph memory allocation nodes. The node parameters are read at byte
  * offsets: CUDA_MEM_ALLOC_NODE_PARAMS (v1 and v2 alike) has bytesize at 104
  * and the dptr the driver fills in at 112; CUgraphNodeParams has its type

@@ -11,6 +11,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -870,6 +871,49 @@ func TestMoreEntryPoints(t *testing.T) {
 // A large by-value parameter yields only pointers to live allocations: its
 // unused slots hold stale addresses (see params.c). A small one still yields
 // a pointer to freed memory, the use after free it is.
+// ipcKey is the shim's key of 64 bytes of interprocess data: FNV-1a.
+func ipcKey(data [64]byte) uint64 {
+	h := fnv.New64a()
+	h.Write(data[:])
+	return h.Sum64()
+}
+
+// TestInterprocess records the calls that share a pool, an allocation, an
+// event and cudaMalloc memory between processes: the exporter's and the
+// importer's records of one export carry the same key, and an imported
+// pointer is in the allocation map (a launch's interior pointer into it is
+// found) with the size the driver gives.
+func TestInterprocess(t *testing.T) {
+	r := runClean(t, build(t), "ipc")
+	tr := r.onlyTrace(t)
+	s, pool, imported := uint64(0xc20000), uint64(0xb0020000), uint64(0xb0030000)
+	p, q, m, mq := r.log["p"], r.log["q"], r.log["m"], r.log["mq"]
+	var data, event, mem [64]byte
+	for i := range data {
+		data[i] = byte(i*7 + 1)
+		event[i], mem[i] = 0x5a, 0x33
+	}
+	checkEvents(t, tr, []want{
+		{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: s},
+		{op: model.OpPoolExport, api: "cudaMemPoolExportToShareableHandle", pool: pool},
+		{op: model.OpMallocAsync, api: "cuMemAllocFromPoolAsync", stream: s, ptr: p, size: 4096, pool: pool},
+		{op: model.OpPtrExport, api: "cudaMemPoolExportPointer", ptr: p, value: ipcKey(data)},
+		{op: model.OpPoolImport, api: "cudaMemPoolImportFromShareableHandle", pool: imported},
+		{op: model.OpPtrImport, api: "cudaMemPoolImportPointer", ptr: q, size: 8192, pool: imported, value: ipcKey(data)},
+		{op: model.OpPtrImport, api: "cudaMemPoolImportPointer", res: 1, pool: imported, value: ipcKey(data)}, // failed
+		{op: model.OpLaunch, api: "cuLaunchKernel", stream: s, kernel: "k2", ptrs: []uint64{p, q + 4096}},
+		{op: model.OpIpcEventExport, api: "cudaIpcGetEventHandle", event: 0xe20000, value: ipcKey(event)},
+		{op: model.OpIpcEventOpen, api: "cudaIpcOpenEventHandle", event: 0xe30000, value: ipcKey(event)},
+		{op: model.OpStreamWait, api: "cuStreamWaitEvent", stream: s, event: 0xe30000},
+		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: s, ptr: q},
+		{op: model.OpMalloc, api: "cudaMalloc", ptr: m, size: 4096},
+		{op: model.OpIpcMemExport, api: "cudaIpcGetMemHandle", ptr: m, value: ipcKey(mem)},
+		{op: model.OpIpcMemOpen, api: "cudaIpcOpenMemHandle", ptr: mq, size: 2048, value: ipcKey(mem)},
+		{op: model.OpIpcMemClose, api: "cudaIpcCloseMemHandle", ptr: mq},
+	})
+	checkCommon(t, tr, r.log["pid"])
+}
+
 func TestLargeAggregates(t *testing.T) {
 	b := build(t)
 	r := runClean(t, b, "aggregate")

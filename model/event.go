@@ -72,6 +72,44 @@ const (
 	// or writes, Value the value and MemFlags CUDA's flags. A wait for a
 	// value that a recorded write gives is ordered after that write.
 	OpStreamMemOp
+	// OpPoolExport exports memory pool Pool to a shareable handle
+	// (cuMemPoolExportToShareableHandle) that another process can import.
+	OpPoolExport
+	// OpPoolImport makes Pool this process's handle of a pool another
+	// process exported (cuMemPoolImportFromShareableHandle).
+	OpPoolImport
+	// OpPtrExport exports the allocation at Ptr, made from an exportable
+	// pool, for another process to import (cuMemPoolExportPointer). Value
+	// is a key of the export data: the importer's OpPtrImport of the same
+	// data has the same Value.
+	OpPtrExport
+	// OpPtrImport maps into this process, at Ptr, an allocation of
+	// imported pool Pool that another process exported
+	// (cuMemPoolImportPointer); Size is its size when known, Value the
+	// export data's key (see OpPtrExport). The pointer is live from here
+	// until this process frees it (cudaFreeAsync), which it must do before
+	// the exporter frees the allocation.
+	OpPtrImport
+	// OpIpcEventExport gets an interprocess handle of Event
+	// (cuIpcGetEventHandle); Value is the handle's key, which the
+	// importer's OpIpcEventOpen of the same handle has too.
+	OpIpcEventExport
+	// OpIpcEventOpen makes Event this process's handle of an event of
+	// another process (cuIpcOpenEventHandle); Value is the handle's key.
+	// Records made in the other process are not in this trace: a wait for
+	// the event orders nothing that the trace can see, and is no wait for
+	// an event never recorded.
+	OpIpcEventOpen
+	// OpIpcMemExport gets an interprocess handle of the cudaMalloc memory
+	// at Ptr (cuIpcGetMemHandle); Value is the handle's key.
+	OpIpcMemExport
+	// OpIpcMemOpen maps, at Ptr, the memory another process exported with
+	// a handle of key Value (cuIpcOpenMemHandle); Size is its size when
+	// known.
+	OpIpcMemOpen
+	// OpIpcMemClose unmaps memory at Ptr that OpIpcMemOpen mapped
+	// (cuIpcCloseMemHandle).
+	OpIpcMemClose
 
 	opCount
 )
@@ -111,6 +149,16 @@ var opNames = [...]string{
 	OpGraphEventWaitNode:   "graph_event_wait_node",
 	OpGraphClone:           "graph_clone",
 	OpStreamMemOp:          "stream_mem_op",
+
+	OpPoolExport:     "pool_export",
+	OpPoolImport:     "pool_import",
+	OpPtrExport:      "ptr_export",
+	OpPtrImport:      "ptr_import",
+	OpIpcEventExport: "ipc_event_export",
+	OpIpcEventOpen:   "ipc_event_open",
+	OpIpcMemExport:   "ipc_mem_export",
+	OpIpcMemOpen:     "ipc_mem_open",
+	OpIpcMemClose:    "ipc_mem_close",
 }
 
 // String returns the JSON Lines name of the op ("malloc_async", ...).
@@ -392,7 +440,7 @@ type Event struct {
 	Src    uint64     // Copy source; the graph an OpGraphClone copies, or that replaced node Node's child graph in Exec (OpGraphForget).
 	Kind   MemcpyKind // Copy direction.
 	Flags  uint32     // Flag* bits.
-	Pool   uint64     // Memory pool handle (OpMallocAsync from a pool, OpPoolCreate); 0 is the device's default pool.
+	Pool   uint64     // Memory pool handle (OpMallocAsync from a pool, OpPoolCreate, OpPool{Export,Import}, OpPtrImport); 0 is the device's default pool.
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
@@ -410,7 +458,8 @@ type Event struct {
 	Node uint64
 	// MemOp, MemFlags and Value describe an OpStreamMemOp: what it does,
 	// CUDA's flags (MemWait*, MemWriteNoBarrier) and the value it waits
-	// for or writes.
+	// for or writes. Value is also the key of the interprocess data an
+	// OpPtrExport, OpPtrImport, OpIpc{Event,Mem}{Export,Open} passes.
 	MemOp    MemOpKind
 	MemFlags uint32
 	Value    uint64

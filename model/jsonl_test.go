@@ -65,6 +65,17 @@ const everyOp = `# streams and events
 {"op":"stream_mem_op","stream":"s2","ptr":"0x7f0000"}
 {"op":"stream_mem_op","stream":"s1","ptr":"0x7f0000","mem_op":"wait64","mem_flags":1073741825,"value":"0xffffffffffffffff"}
 {"op":"stream_mem_op","stream":"s1","mem_op":"barrier","mem_flags":1}
+# interprocess pools, pointers, events and legacy memory handles
+{"op":"pool_export","pool":"p1"}
+{"op":"pool_import","pool":"p2"}
+{"op":"ptr_export","ptr":"0x7f0000","value":"0x9e3779b97f4a7c15"}
+{"op":"ptr_import","ptr":"0xa00000","pool":"p2","size":4096,"value":"0x9e3779b97f4a7c15"}
+{"op":"ptr_import","ptr":"0xa10000"}
+{"op":"ipc_event_export","event":"e2","value":"0x1234"}
+{"op":"ipc_event_open","event":"e3","value":"0x1234"}
+{"op":"ipc_mem_export","ptr":"0x800000","value":"0x55"}
+{"op":"ipc_mem_open","ptr":"0xb00000","size":64,"value":"0x55"}
+{"op":"ipc_mem_close","ptr":"0xb00000"}
 `
 
 func TestJSONLEveryOp(t *testing.T) {
@@ -72,7 +83,7 @@ func TestJSONLEveryOp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const s1, s2, e1, e2, p1 = 0x1000, 0x1001, 0x1000, 0x1001, 0x1000
+	const s1, s2, e1, e2, e3, p1, p2 = 0x1000, 0x1001, 0x1000, 0x1001, 0x1002, 0x1000, 0x1001
 	want := []Event{
 		{Op: OpStreamCreate, Stream: s1, Flags: FlagNonBlocking, Prio: -1},
 		{Op: OpStreamCreate, Stream: s2, Flags: FlagImplicit, TID: 2},
@@ -123,6 +134,16 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpStreamMemOp, Stream: s2, Ptr: 0x7f0000},
 		{Op: OpStreamMemOp, Stream: s1, Ptr: 0x7f0000, MemOp: MemOpWait64, MemFlags: MemWaitFlush | MemWaitEQ, Value: ^uint64(0)},
 		{Op: OpStreamMemOp, Stream: s1, MemOp: MemOpBarrier, MemFlags: 1},
+		{Op: OpPoolExport, Pool: p1},
+		{Op: OpPoolImport, Pool: p2},
+		{Op: OpPtrExport, Ptr: 0x7f0000, Value: 0x9e3779b97f4a7c15},
+		{Op: OpPtrImport, Ptr: 0xa00000, Pool: p2, Size: 4096, Value: 0x9e3779b97f4a7c15},
+		{Op: OpPtrImport, Ptr: 0xa10000},
+		{Op: OpIpcEventExport, Event: e2, Value: 0x1234},
+		{Op: OpIpcEventOpen, Event: e3, Value: 0x1234},
+		{Op: OpIpcMemExport, Ptr: 0x800000, Value: 0x55},
+		{Op: OpIpcMemOpen, Ptr: 0xb00000, Size: 64, Value: 0x55},
+		{Op: OpIpcMemClose, Ptr: 0xb00000},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("got %d events, want %d", len(events), len(want))
@@ -140,7 +161,9 @@ func TestJSONLEveryOp(t *testing.T) {
 		}
 	}
 	apis := map[int]string{0: "cudaStreamCreateWithFlags", 5: "cudaMallocFromPoolAsync", 4: "cudaMallocAsync",
-		9: "cudaMemcpyAsync", 28: "cudaThreadSynchronize", 32: "cudaStreamDestroy", 24: "cudaStreamQuery"}
+		9: "cudaMemcpyAsync", 28: "cudaThreadSynchronize", 32: "cudaStreamDestroy", 24: "cudaStreamQuery",
+		48: "cudaMemPoolExportToShareableHandle", 51: "cudaMemPoolImportPointer", 54: "cudaIpcOpenEventHandle",
+		57: "cudaIpcCloseMemHandle"}
 	for i, api := range apis {
 		if got := tb.String(events[i].API); got != api {
 			t.Errorf("event %d: api %q, want %q", i, got, api)
@@ -158,7 +181,8 @@ func TestJSONLEveryOp(t *testing.T) {
 	}
 	names := map[ObjectKey]string{
 		{ObjectStream, s1}: "s1", {ObjectStream, s2}: "s2",
-		{ObjectEvent, e1}: "e1", {ObjectEvent, e2}: "e2", {ObjectPool, p1}: "p1",
+		{ObjectEvent, e1}: "e1", {ObjectEvent, e2}: "e2", {ObjectEvent, e3}: "e3", {ObjectPool, p1}: "p1",
+		{ObjectPool, p2}: "p2",
 	}
 	for k, name := range names {
 		if got := tb.Name(k.Kind, k.Handle); got != name {
@@ -254,6 +278,10 @@ func TestJSONLErrors(t *testing.T) {
 		{"stream not a string", `{"op":"stream_sync","stream":5}`, 1, "stream", `got a JSON number, want string`},
 		{"bad memory operation", `{"op":"stream_mem_op","stream":"legacy","mem_op":"poll"}`, 1, "mem_op", `unknown memory operation "poll"`},
 		{"bad memory value", `{"op":"stream_mem_op","stream":"legacy","mem_op":"wait32","value":-3}`, 1, "value", `got -3`},
+		{"pool export without a pool", `{"op":"pool_export"}`, 1, "pool", `missing`},
+		{"import without a pointer", `{"op":"ptr_import","pool":"p"}`, 1, "ptr", `missing`},
+		{"bad import key", `{"op":"ptr_import","ptr":"0x10","value":true}`, 1, "value", `got true`},
+		{"ipc event open without an event", `{"op":"ipc_event_open","value":"0x1"}`, 1, "event", `missing`},
 		{"bad flags", `{"op":"stream_create","stream":"s","flags":"fast"}`, 1, "flags", `unknown stream flags "fast"`},
 		{"bad result", `{"op":"free","ptr":1,"result":true}`, 1, "result", `got true`},
 		{"misspelt result", `{"op":"free","ptr":1,"result":"sucess"}`, 1, "result", `unknown result "sucess"`},

@@ -210,7 +210,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		if l.Event == nil {
 			return "event", missing(op)
 		}
-		introduce := op == OpEventCreate || op == OpEventRecord
+		introduce := op == OpEventCreate || op == OpEventRecord || op == OpIpcEventOpen
 		if ev.Event, err = r.events.resolve(*l.Event, introduce); err != nil {
 			return "event", err
 		}
@@ -361,10 +361,10 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		if l.MemFlags != nil {
 			ev.MemFlags = *l.MemFlags
 		}
-		if !isNull(l.Value) {
-			if ev.Value, err = parseAddress(l.Value); err != nil {
-				return "value", err
-			}
+	}
+	if form.has(jMemOp|jValue) && !isNull(l.Value) {
+		if ev.Value, err = parseAddress(l.Value); err != nil {
+			return "value", err
 		}
 	}
 	if form.has(jPeer) && (l.PeerSrc != nil || l.PeerDst != nil) {

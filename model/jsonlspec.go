@@ -35,6 +35,7 @@ const (
 	jFrom                               // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
 	jMemOp                              // "mem_op", "mem_flags", "value" (stream_mem_op)
 	jConditional                        // "conditional": true (graph_clone of a conditional node's body)
+	jValue                              // "value" alone: the key of interprocess data (ptr_export, ptr_import, ipc_*)
 )
 
 type opForm struct {
@@ -76,6 +77,16 @@ var opForms = [opCount]opForm{
 	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
 	OpGraphClone:           {jGraphName | jFrom, jLifetime | jConditional | jNode, "cudaGraphClone"},
 	OpStreamMemOp:          {jStream, jPtr | jMemOp | jGraphNode, "cuStreamWaitValue32"},
+
+	OpPoolExport:     {jPool, 0, "cudaMemPoolExportToShareableHandle"},
+	OpPoolImport:     {jPool, 0, "cudaMemPoolImportFromShareableHandle"},
+	OpPtrExport:      {jPtr, jValue, "cudaMemPoolExportPointer"},
+	OpPtrImport:      {jPtr, jPool | jSize | jValue, "cudaMemPoolImportPointer"},
+	OpIpcEventExport: {jEvent, jValue, "cudaIpcGetEventHandle"},
+	OpIpcEventOpen:   {jEvent, jValue, "cudaIpcOpenEventHandle"},
+	OpIpcMemExport:   {jPtr, jValue, "cudaIpcGetMemHandle"},
+	OpIpcMemOpen:     {jPtr, jSize | jValue, "cudaIpcOpenMemHandle"},
+	OpIpcMemClose:    {jPtr, 0, "cudaIpcCloseMemHandle"},
 }
 
 func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }

@@ -109,7 +109,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jEvent) {
 		event = w.eventName(ev, t)
 	}
-	if ev.Op == OpPoolCreate || (form.has(jPool) && ev.Pool != 0) {
+	if form.required&jPool != 0 || (form.has(jPool) && ev.Pool != 0) {
 		pool = w.pools.name(ev.Pool, t) // A pool's first use introduces its name.
 	}
 
@@ -133,7 +133,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jSrc) {
 		b = appendHex(append(b, `,"src":`...), ev.Src)
 	}
-	if form.has(jSize) {
+	if form.required&jSize != 0 || (form.has(jSize) && ev.Size != 0) {
 		b = strconv.AppendUint(append(b, `,"size":`...), ev.Size, 10)
 	}
 	if form.has(jKind) {
@@ -198,7 +198,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jMemOp) && ev.MemFlags != 0 {
 		b = strconv.AppendUint(append(b, `,"mem_flags":`...), uint64(ev.MemFlags), 10)
 	}
-	if form.has(jMemOp) && ev.Value != 0 {
+	if form.has(jMemOp|jValue) && ev.Value != 0 {
 		b = appendHex(append(b, `,"value":`...), ev.Value) // a string: JSON numbers past 2^53 lose precision in many readers
 	}
 	if form.has(jPeer) && ev.Flags&FlagPeer != 0 {
@@ -287,7 +287,7 @@ func (w *JSONLWriter) eventName(ev *Event, t *Tables) string {
 		return name
 	}
 	name := w.events.name(ev.Event, t)
-	if ev.Op != OpEventCreate && ev.Op != OpEventRecord {
+	if ev.Op != OpEventCreate && ev.Op != OpEventRecord && ev.Op != OpIpcEventOpen {
 		w.writeImplicitCreate(OpEventCreate, `,"event":`, name, ev, t)
 	}
 	return name

@@ -322,7 +322,8 @@ func (tw *writer) describe(ev *model.Event, st *hb.Step) callInfo {
 
 func category(op model.Op) string {
 	switch op {
-	case model.OpMallocAsync, model.OpMalloc, model.OpFreeAsync, model.OpFree, model.OpPoolCreate:
+	case model.OpMallocAsync, model.OpMalloc, model.OpFreeAsync, model.OpFree, model.OpPoolCreate,
+		model.OpPtrImport, model.OpIpcMemOpen, model.OpIpcMemClose:
 		return "memory"
 	case model.OpLaunch, model.OpHostFunc, model.OpGraphLaunch:
 		return "work"

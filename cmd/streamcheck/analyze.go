@@ -193,6 +193,7 @@ func analyzeInputs(ins []input, sourceRoot string, prog *progress) *analysis {
 		}
 		a.results = append(a.results, res)
 	}
+	checker.LinkImports(a.results) // memory one process of the tree exported and another imported
 	return a
 }
 

@@ -264,6 +264,7 @@ func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 		fmt.Fprintf(w, "  %s %d bytes at 0x%x by %s\n", p.label.Sprint("allocation:"), f.Alloc.Size, f.Alloc.Ptr, describeOp(&f.Alloc.Op))
 		writeFrames(w, &f.Alloc.Op, p)
 		writeGraphNode(w, &f.Alloc.Op, p)
+		writeImport(w, f, p)
 	}
 	for i := range f.Ops {
 		op := &f.Ops[i]
@@ -280,6 +281,22 @@ func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 	if f.Fix != "" {
 		fmt.Fprintf(w, "  %s %s\n", p.label.Sprint("fix:"), f.Fix)
 	}
+}
+
+// writeImport names, under memory this process imported from another,
+// both processes and the exporter's export call when its trace was
+// analyzed too.
+func writeImport(w io.Writer, f *checker.Finding, p *palette) {
+	im := f.Alloc.Import
+	if im == nil {
+		return
+	}
+	if im.Export == nil {
+		fmt.Fprintf(w, "  %s into pid %d from another process, whose trace was not analyzed with this one\n", p.label.Sprint("imported:"), f.PID)
+		return
+	}
+	fmt.Fprintf(w, "  %s into pid %d from pid %d, exported by %s\n", p.label.Sprint("imported:"), f.PID, im.PID, describeOp(im.Export))
+	writeFrames(w, im.Export, p)
 }
 
 // writeGraphNode names, under a graph launch, the operation captured into

@@ -4,7 +4,7 @@
  * driver do as seen through CUPTI: runtime enter, driver enter, the work
  * (filling output parameters), driver exit, runtime exit.
  *
- * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|more|loop|reuse|unload
+ * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|more|loop|reuse|unload|ipc
  *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
  *                     as the driver does for CUDA_INJECTION64_PATH
  *   FAKE_LOG=path     write "name value" lines (addresses, handles, pids)
@@ -874,6 +874,91 @@ static int more(void) {
     return 0;
 }
 
+/* ---- ipc: the calls of a program that shares a pool, an allocation, an
+ * event and cudaMalloc memory with another process, both sides in one
+ * process (the fake driver hands out what the other side would get) ---- */
+
+/* A driver call made inside the runtime function rt; between the
+ * callbacks, fill runs (the driver's work) unless the call fails. */
+#define IPC_CALL(rt, drv, params, result, fill) \
+    do {                                        \
+        fk_runtime_enter(rt);                   \
+        fk_driver_enter(drv, params, NULL);     \
+        if ((result) == 0) { fill; }            \
+        fk_driver_exit(drv, params, result, NULL); \
+        fk_runtime_exit(rt, result);            \
+    } while (0)
+
+static void malloc_at(CUdeviceptr want, CUdeviceptr *got);
+
+static int ipc(void) {
+    CUstream s = (CUstream)0xc20000;
+    CUmemoryPool pool = (CUmemoryPool)0xb0020000, imported = NULL;
+    CUdeviceptr p, q = 0, m = 0, mq = 0;
+    CUevent e = (CUevent)0xe20000, eo = NULL;
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, s));
+    int fd = -1;
+    cuMemPoolExportToShareableHandle_params pe = {&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0};
+    IPC_CALL("cudaMemPoolExportToShareableHandle_v11020", "cuMemPoolExportToShareableHandle", &pe, 0, fd = 9);
+    {
+        cuMemAllocFromPoolAsync_params a = {&p, 4096, pool, s};
+        fk_driver_enter("cuMemAllocFromPoolAsync", &a, NULL);
+        p = fk_device_alloc(4096);
+        fk_driver_exit("cuMemAllocFromPoolAsync", &a, 0, NULL);
+    }
+    logv("p", p);
+    CUmemPoolPtrExportData data;
+    cuMemPoolExportPointer_params xp = {&data, p};
+    IPC_CALL("cudaMemPoolExportPointer_v11020", "cuMemPoolExportPointer", &xp, 0,
+             for (int i = 0; i < 64; i++) data.reserved[i] = (unsigned char)(i * 7 + 1));
+    /* The importing side: the pool from the descriptor, then the pointer. */
+    cuMemPoolImportFromShareableHandle_params pi = {&imported, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0};
+    IPC_CALL("cudaMemPoolImportFromShareableHandle_v11020", "cuMemPoolImportFromShareableHandle", &pi, 0,
+             imported = (CUmemoryPool)0xb0030000);
+    CUmemPoolPtrExportData copy = data; /* as it arrives over a socket */
+    cuMemPoolImportPointer_params ip = {&q, imported, &copy};
+    CUdeviceptr qv = fk_device_alloc(8192);
+    fk_set_memory_device(qv, 8192, 0); /* the driver knows the mapping's size */
+    IPC_CALL("cudaMemPoolImportPointer_v11020", "cuMemPoolImportPointer", &ip, 0, q = qv);
+    logv("q", q);
+    CUdeviceptr bad = 0;
+    cuMemPoolImportPointer_params ipbad = {&bad, imported, &copy};
+    IPC_CALL("cudaMemPoolImportPointer_v11020", "cuMemPoolImportPointer", &ipbad, 1, bad = 1); /* failed: no address */
+    {
+        CUdeviceptr in = q + 4096; /* an interior pointer of the imported range */
+        int n = 1;
+        void *args[] = {&in, &n, &p};
+        d_launch("cuLaunchKernel", K2, "k2", s, args);
+    }
+    /* IPC events: the exporter's handle, the importer's new event. */
+    CUipcEventHandle eh;
+    cuIpcGetEventHandle_params ge = {&eh, e};
+    IPC_CALL("cudaIpcGetEventHandle_v4010", "cuIpcGetEventHandle", &ge, 0, memset(eh.reserved, 0x5a, 64));
+    cuIpcOpenEventHandle_params oe = {&eo, eh};
+    IPC_CALL("cudaIpcOpenEventHandle_v4010", "cuIpcOpenEventHandle", &oe, 0, eo = (CUevent)0xe30000);
+    {
+        cuStreamWaitEvent_params w = {s, eo, 0};
+        fk_driver_enter("cuStreamWaitEvent", &w, NULL);
+        fk_driver_exit("cuStreamWaitEvent", &w, 0, NULL);
+    }
+    RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", q, s));
+    /* Legacy IPC of cudaMalloc memory. */
+    malloc_at(fk_device_alloc(4096), &m);
+    logv("m", m);
+    CUipcMemHandle mh;
+    cuIpcGetMemHandle_params gm = {&mh, m};
+    IPC_CALL("cudaIpcGetMemHandle_v4010", "cuIpcGetMemHandle", &gm, 0, memset(mh.reserved, 0x33, 64));
+    CUdeviceptr mv = fk_device_alloc(2048);
+    fk_set_memory_device(mv, 2048, 0);
+    cuIpcOpenMemHandle_v2_params om = {&mq, mh, 1};
+    IPC_CALL("cudaIpcOpenMemHandle_v4010", "cuIpcOpenMemHandle_v2", &om, 0, mq = mv);
+    logv("mq", mq);
+    cuIpcCloseMemHandle_params cm = {mq};
+    IPC_CALL("cudaIpcCloseMemHandle_v4010", "cuIpcCloseMemHandle", &cm, 0, (void)0);
+    printf("fakeapp: ipc done\n");
+    return 0;
+}
+
 /* ---- reuse: a thread gets an address or handle back from the driver while
  * the free or destroy that gave it back is still in its exit callback ---- */
 
@@ -1466,6 +1551,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "more") == 0) return more();
     if (strcmp(mode, "reuse") == 0) return reuse();
     if (strcmp(mode, "unload") == 0) return unload();
+    if (strcmp(mode, "ipc") == 0) return ipc();
     fprintf(stderr, "fakeapp: unknown mode %s\n", mode);
     return 98;
 }

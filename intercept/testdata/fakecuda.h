@@ -243,6 +243,20 @@ typedef struct {
 #define CU_MEMORYTYPE_HOST 1
 #define CU_MEMORYTYPE_DEVICE 2
 
+/* Interprocess sharing: the 64-byte export data and handles, and the
+ * calls that make and take them. */
+typedef struct { unsigned char reserved[64]; } CUmemPoolPtrExportData, CUipcEventHandle, CUipcMemHandle;
+typedef struct { void *handle_out; CUmemoryPool pool; int handleType; unsigned long long flags; } cuMemPoolExportToShareableHandle_params;
+typedef struct { CUmemoryPool *pool_out; void *handle; int handleType; unsigned long long flags; } cuMemPoolImportFromShareableHandle_params;
+typedef struct { CUmemPoolPtrExportData *shareData_out; CUdeviceptr ptr; } cuMemPoolExportPointer_params;
+typedef struct { CUdeviceptr *ptr_out; CUmemoryPool pool; CUmemPoolPtrExportData *shareData; } cuMemPoolImportPointer_params;
+typedef struct { CUipcEventHandle *pHandle; CUevent event; } cuIpcGetEventHandle_params;
+typedef struct { CUevent *phEvent; CUipcEventHandle handle; } cuIpcOpenEventHandle_params;
+typedef struct { CUipcMemHandle *pHandle; CUdeviceptr dptr; } cuIpcGetMemHandle_params;
+typedef struct { CUdeviceptr *pdptr; CUipcMemHandle handle; unsigned int Flags; } cuIpcOpenMemHandle_v2_params;
+typedef struct { CUdeviceptr dptr; } cuIpcCloseMemHandle_params;
+#define CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR 1
+
 /* ---- the fake's controls, called by the fake application ---- */
 
 /* Fire the callbacks CUPTI would: runtime enter/exit around driver
@@ -261,7 +275,7 @@ void fk_set_kernel_name(void *handle, const char *name);
 void fk_register_pinned(const void *p, size_t n);
 void fk_set_stream_flags(CUstream s, unsigned int flags, int prio);
 void fk_set_device(int dev);
-void fk_set_memory_device(CUdeviceptr p, size_t n, int dev);
+void fk_set_memory_device(CUdeviceptr p, size_t n, int dev); /* also the range cuPointerGetAttribute's RANGE_SIZE gives */
 /* The graph cuStreamGetCaptureInfo says a capture on s builds (NULL: s is
  * not capturing). */
 void fk_set_capture_graph(CUstream s, CUgraph g);

@@ -119,6 +119,15 @@ static const char *driver_names[] = {
     [98] = "cuMemcpy3DWithAttributesAsync",
     [99] = "cuGraphAddBatchMemOpNode",
     [100] = "cuGraphBatchMemOpNodeSetParams",
+    [101] = "cuMemPoolExportToShareableHandle",
+    [102] = "cuMemPoolImportFromShareableHandle",
+    [103] = "cuMemPoolExportPointer",
+    [104] = "cuMemPoolImportPointer",
+    [105] = "cuIpcGetEventHandle",
+    [106] = "cuIpcOpenEventHandle",
+    [107] = "cuIpcGetMemHandle",
+    [108] = "cuIpcOpenMemHandle_v2",
+    [109] = "cuIpcCloseMemHandle",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
@@ -154,6 +163,15 @@ static const char *runtime_names[] = {
     [31] = "cudaGetDevice_v3020", /* not wanted by the shim */
     [32] = "cudaMemcpy2DAsync_v3020",
     [33] = "cudaGraphInstantiateWithFlags_v11040",
+    [34] = "cudaMemPoolExportToShareableHandle_v11020",
+    [35] = "cudaMemPoolImportFromShareableHandle_v11020",
+    [36] = "cudaMemPoolExportPointer_v11020",
+    [37] = "cudaMemPoolImportPointer_v11020",
+    [38] = "cudaIpcGetEventHandle_v4010",
+    [39] = "cudaIpcOpenEventHandle_v4010",
+    [40] = "cudaIpcGetMemHandle_v4010",
+    [41] = "cudaIpcOpenMemHandle_v4010",
+    [42] = "cudaIpcCloseMemHandle_v4010",
 };
 #define NDRV (sizeof driver_names / sizeof driver_names[0])
 #define NRT (sizeof runtime_names / sizeof runtime_names[0])
@@ -425,6 +443,17 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr ptr) {
         if (ptr < DEV_BASE || ptr >= DEV_BASE + DEV_SIZE) return CUDA_ERROR_INVALID_VALUE;
         *(int *)data = memory_device(ptr);
         return 0;
+    }
+    if (attr == 12 /* CU_POINTER_ATTRIBUTE_RANGE_SIZE: of a range the app described */) {
+        CUresult r = CUDA_ERROR_INVALID_VALUE;
+        pthread_mutex_lock(&mu);
+        for (int i = 0; i < ndevmem; i++)
+            if (ptr >= devmem[i].p && ptr - devmem[i].p < devmem[i].n) {
+                *(size_t *)data = devmem[i].n;
+                r = 0;
+            }
+        pthread_mutex_unlock(&mu);
+        return r;
     }
     if (attr != 2 /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */) return CUDA_ERROR_INVALID_VALUE;
     if (ptr >= DEV_BASE && ptr < DEV_BASE + DEV_SIZE) {
