@@ -735,6 +735,16 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		c.reportBadFree(free)
 		return
 	}
+	// cudaFree and cuMemFree of memory that is not stream-ordered wait for
+	// all work issued on the free's device before they release it (the
+	// driver skips that only for cuMemAllocAsync memory): its uses there are
+	// complete, and a later allocation at these addresses does not inherit
+	// them. The free orders nothing else: the engine is not told, so the
+	// host is not ordered after that work for the program's other memory.
+	syncs := ev.Op == model.OpFree && !a.async
+	if syncs {
+		c.completeUses(a, ev.Device)
+	}
 	// An unordered use is reported in preference to an unordered
 	// allocation: it is the later of the two, so ordering the free after it
 	// fixes both.
@@ -747,7 +757,7 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 			break
 		}
 	}
-	if !inFlight && !st.Clock.Covers(c.epoch(&a.alloc)) {
+	if !inFlight && !syncs && !st.Clock.Covers(c.epoch(&a.alloc)) {
 		c.report(RuleFreeBeforeAlloc, a, free, &a.alloc)
 	}
 	a.free = free
@@ -760,6 +770,44 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 	c.graveQ.push(a)
 	c.graveLen++
 	c.trimGrave()
+}
+
+// completeUses drops from a the uses, and the uses it inherited, made on
+// the host or on streams of device: a free that synchronizes the device
+// has waited for them. Uses on other devices' streams stay.
+func (c *Checker) completeUses(a *allocation, device int32) {
+	done := func(u *access) bool {
+		return u.agent == hb.HostAgent || c.engine.Agent(u.agent).Device == device
+	}
+	kept := a.inherited[:0]
+	for i := range a.inherited {
+		if !done(&a.inherited[i]) {
+			kept = append(kept, a.inherited[i])
+		}
+	}
+	a.inherited = kept
+	uses := a.uses()
+	n := 0
+	for i := range uses {
+		if !done(&uses[i]) {
+			uses[n] = uses[i]
+			n++
+		}
+	}
+	if n == int(a.nUses) {
+		return
+	}
+	if int(a.nUses) > len(a.useBuf) {
+		// The kept uses are at the front of extra; they move back into
+		// useBuf when they fit, as uses() expects.
+		a.extra = a.extra[:n]
+		if n <= len(a.useBuf) {
+			copy(a.useBuf[:], a.extra)
+			c.bufs.put(a.extra)
+			a.extra = nil
+		}
+	}
+	a.nUses = uint32(n)
 }
 
 // trimGrave forgets the oldest freed allocations beyond graveLimit.
