@@ -34,6 +34,9 @@ type access struct {
 	kernel model.StringID
 	stack  model.StackID
 	op     model.Op
+	// rejected says CUDA refused the call (it returned an error): it
+	// changed nothing, but what it names is still the program's.
+	rejected bool
 }
 
 // epoch returns the operation's happens-before epoch.
@@ -264,6 +267,9 @@ func (c *Checker) Add(ev *model.Event) {
 		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync) {
 			c.rejectedFree(ev)
 		}
+		if !st.Captured && ev.Flags&model.FlagGraphNode == 0 && ev.Failed() {
+			c.rejectedUse(ev)
+		}
 		if st.Captured && ev.Op == model.OpMallocAsync && ev.Ptr != 0 {
 			if c.graphAllocs == nil {
 				c.graphAllocs = map[uint64]uint64{}
@@ -460,7 +466,7 @@ func seenBefore(ps []uint64, p uint64) bool {
 func (c *Checker) accessOf(ev *model.Event, st *hb.Step, ptr uint64) access {
 	return access{
 		clock: st.Epoch.Clock, agent: st.Agent, seq: ev.Seq, op: ev.Op, api: ev.API,
-		kernel: ev.Kernel, stack: ev.Stack, tid: ev.TID, ptr: ptr,
+		kernel: ev.Kernel, stack: ev.Stack, tid: ev.TID, ptr: ptr, rejected: ev.Failed(),
 	}
 }
 
@@ -714,6 +720,33 @@ func (c *Checker) rejectedFree(ev *model.Event) {
 		st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
 	}
 	c.reportBadFree(c.accessOf(ev, &st, ev.Ptr))
+}
+
+// rejectedUse checks a launch, copy or set that CUDA refused. It changed
+// nothing and is no use of live memory, but one that names freed memory
+// (CUDA answers a copy from a pointer passed to cudaFreeAsync with
+// cudaErrorInvalidValue) is the program's use after free all the same.
+func (c *Checker) rejectedUse(ev *model.Event) {
+	switch ev.Op {
+	case model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
+	default:
+		return
+	}
+	var st hb.Step
+	i := 0 // eachUse gives a launch's pointers in order: i is p's index
+	eachUse(ev, func(p uint64) {
+		first := ev.Op != model.OpLaunch || !seenBefore(ev.Ptrs[:i], p)
+		i++
+		a := c.allocs.find(p)
+		if p == 0 || !first || a == nil || !a.freed {
+			return
+		}
+		if st.Agent == hb.HostAgent {
+			// Named only for the report, as a rejected cudaFreeAsync's is.
+			st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
+		}
+		c.report(RuleUseAfterFree, a, c.accessOf(ev, &st, p), &a.free)
+	})
 }
 
 // release checks the free of ptr that ev makes (a free call, or a graph
@@ -1023,6 +1056,7 @@ func (c *Checker) resolve(role string, a *access) Op {
 	o := Op{
 		Role: role, Seq: a.seq, API: c.tables.String(a.api), Op: a.op.String(), TID: a.tid,
 		Kernel: kernelName(c.tables.String(a.kernel)), Ptr: a.ptr, StackID: a.stack, Agent: a.agent,
+		Rejected: a.rejected,
 	}
 	if o.API == "" {
 		o.API = a.op.String()
