@@ -203,6 +203,12 @@ type Options struct {
 	// Symbolize, if set, fills in the source locations of a recorded stack
 	// before a finding reports it (see package symbolize).
 	Symbolize func(t *model.Tables, id model.StackID)
+	// Leaks makes a leak finding of each stream-ordered allocation still
+	// live when a complete trace ends (compute-sanitizer's --leak-check
+	// full). Without it they are only counted, in Stats.LiveAtExit and
+	// Stats.LiveBytesAtExit: programs that never free what they keep until
+	// exit (a Python program's model, a library's workspace) are correct.
+	Leaks bool
 }
 
 // New returns a checker for the trace named trace, whose definitions are in
@@ -895,8 +901,9 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	a.addUse(c.accessOf(ev, st, addr), &c.bufs)
 }
 
-// Finish ends the analysis: it reports leaks (only for a complete trace,
-// since a damaged one stops before the frees) and returns the result.
+// Finish ends the analysis: it counts the stream-ordered memory still live
+// and, with Options.Leaks, reports it (only for a complete trace, since a
+// damaged one stops before the frees), and returns the result.
 func (c *Checker) Finish(damage error) *Result {
 	if damage == nil { // a damaged trace stops before the waits and frees that may follow
 		c.unreadMemWrites()
@@ -908,7 +915,11 @@ func (c *Checker) Finish(damage error) *Result {
 		})
 		sort.Slice(leaks, func(i, j int) bool { return leaks[i].alloc.seq < leaks[j].alloc.seq })
 		for _, a := range leaks {
-			c.report(RuleLeak, a, a.alloc, nil)
+			c.stats.LiveAtExit++
+			c.stats.LiveBytesAtExit += a.size
+			if c.opts.Leaks {
+				c.report(RuleLeak, a, a.alloc, nil)
+			}
 		}
 	}
 	for i := range c.pending {

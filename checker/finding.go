@@ -199,6 +199,12 @@ type Stats struct {
 	Streams     int    `json:"streams"`
 	Threads     int    `json:"threads"`
 	Skipped     uint64 `json:"skipped"` // Failed or captured calls, not analyzed as uses.
+	// LiveAtExit and LiveBytesAtExit count the stream-ordered allocations
+	// (cudaMallocAsync, from a pool, a graph launch's) still live when a
+	// complete trace ended, and their bytes: what the leak rule reports
+	// with Options.Leaks. cudaMalloc memory is not counted.
+	LiveAtExit      uint64 `json:"live_at_exit"`
+	LiveBytesAtExit uint64 `json:"live_bytes_at_exit"`
 }
 
 // Result is the analysis of one trace.
