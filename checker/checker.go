@@ -34,6 +34,9 @@ type access struct {
 	kernel model.StringID
 	stack  model.StackID
 	op     model.Op
+	// rejected says CUDA refused the call (it returned an error): it
+	// changed nothing, but what it names is still the program's.
+	rejected bool
 }
 
 // epoch returns the operation's happens-before epoch.
@@ -201,6 +204,12 @@ type Options struct {
 	// Symbolize, if set, fills in the source locations of a recorded stack
 	// before a finding reports it (see package symbolize).
 	Symbolize func(t *model.Tables, id model.StackID)
+	// Leaks makes a leak finding of each stream-ordered allocation still
+	// live when a complete trace ends (compute-sanitizer's --leak-check
+	// full). Without it they are only counted, in Stats.LiveAtExit and
+	// Stats.LiveBytesAtExit: programs that never free what they keep until
+	// exit (a Python program's model, a library's workspace) are correct.
+	Leaks bool
 }
 
 // New returns a checker for the trace named trace, whose definitions are in
@@ -264,6 +273,9 @@ func (c *Checker) Add(ev *model.Event) {
 		c.stats.Skipped++
 		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync) {
 			c.rejectedFree(ev)
+		}
+		if !st.Captured && ev.Flags&model.FlagGraphNode == 0 && ev.Failed() {
+			c.rejectedUse(ev)
 		}
 		if st.Captured && ev.Op == model.OpMallocAsync && ev.Ptr != 0 {
 			if c.graphAllocs == nil {
@@ -463,7 +475,7 @@ func seenBefore(ps []uint64, p uint64) bool {
 func (c *Checker) accessOf(ev *model.Event, st *hb.Step, ptr uint64) access {
 	return access{
 		clock: st.Epoch.Clock, agent: st.Agent, seq: ev.Seq, op: ev.Op, api: ev.API,
-		kernel: ev.Kernel, stack: ev.Stack, tid: ev.TID, ptr: ptr,
+		kernel: ev.Kernel, stack: ev.Stack, tid: ev.TID, ptr: ptr, rejected: ev.Failed(),
 	}
 }
 
@@ -719,6 +731,33 @@ func (c *Checker) rejectedFree(ev *model.Event) {
 	c.reportBadFree(c.accessOf(ev, &st, ev.Ptr))
 }
 
+// rejectedUse checks a launch, copy or set that CUDA refused. It changed
+// nothing and is no use of live memory, but one that names freed memory
+// (CUDA answers a copy from a pointer passed to cudaFreeAsync with
+// cudaErrorInvalidValue) is the program's use after free all the same.
+func (c *Checker) rejectedUse(ev *model.Event) {
+	switch ev.Op {
+	case model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
+	default:
+		return
+	}
+	var st hb.Step
+	i := 0 // eachUse gives a launch's pointers in order: i is p's index
+	eachUse(ev, func(p uint64) {
+		first := ev.Op != model.OpLaunch || !seenBefore(ev.Ptrs[:i], p)
+		i++
+		a := c.allocs.find(p)
+		if p == 0 || !first || a == nil || !a.freed {
+			return
+		}
+		if st.Agent == hb.HostAgent {
+			// Named only for the report, as a rejected cudaFreeAsync's is.
+			st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
+		}
+		c.report(RuleUseAfterFree, a, c.accessOf(ev, &st, p), &a.free)
+	})
+}
+
 // release checks the free of ptr that ev makes (a free call, or a graph
 // launch whose graph frees memory allocated outside it).
 func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
@@ -738,6 +777,16 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		c.reportBadFree(free)
 		return
 	}
+	// cudaFree and cuMemFree of memory that is not stream-ordered wait for
+	// all work issued on the free's device before they release it (the
+	// driver skips that only for cuMemAllocAsync memory): its uses there are
+	// complete, and a later allocation at these addresses does not inherit
+	// them. The free orders nothing else: the engine is not told, so the
+	// host is not ordered after that work for the program's other memory.
+	syncs := ev.Op == model.OpFree && !a.async
+	if syncs {
+		c.completeUses(a, ev.Device)
+	}
 	// An unordered use is reported in preference to an unordered
 	// allocation: it is the later of the two, so ordering the free after it
 	// fixes both.
@@ -750,7 +799,7 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 			break
 		}
 	}
-	if !inFlight && !st.Clock.Covers(c.epoch(&a.alloc)) {
+	if !inFlight && !syncs && !st.Clock.Covers(c.epoch(&a.alloc)) {
 		c.report(RuleFreeBeforeAlloc, a, free, &a.alloc)
 	}
 	a.free = free
@@ -763,6 +812,44 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 	c.graveQ.push(a)
 	c.graveLen++
 	c.trimGrave()
+}
+
+// completeUses drops from a the uses, and the uses it inherited, made on
+// the host or on streams of device: a free that synchronizes the device
+// has waited for them. Uses on other devices' streams stay.
+func (c *Checker) completeUses(a *allocation, device int32) {
+	done := func(u *access) bool {
+		return u.agent == hb.HostAgent || c.engine.Agent(u.agent).Device == device
+	}
+	kept := a.inherited[:0]
+	for i := range a.inherited {
+		if !done(&a.inherited[i]) {
+			kept = append(kept, a.inherited[i])
+		}
+	}
+	a.inherited = kept
+	uses := a.uses()
+	n := 0
+	for i := range uses {
+		if !done(&uses[i]) {
+			uses[n] = uses[i]
+			n++
+		}
+	}
+	if n == int(a.nUses) {
+		return
+	}
+	if int(a.nUses) > len(a.useBuf) {
+		// The kept uses are at the front of extra; they move back into
+		// useBuf when they fit, as uses() expects.
+		a.extra = a.extra[:n]
+		if n <= len(a.useBuf) {
+			copy(a.useBuf[:], a.extra)
+			c.bufs.put(a.extra)
+			a.extra = nil
+		}
+	}
+	a.nUses = uint32(n)
 }
 
 // trimGrave forgets the oldest freed allocations beyond graveLimit.
@@ -817,8 +904,9 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	a.addUse(c.accessOf(ev, st, addr), &c.bufs)
 }
 
-// Finish ends the analysis: it reports leaks (only for a complete trace,
-// since a damaged one stops before the frees) and returns the result.
+// Finish ends the analysis: it counts the stream-ordered memory still live
+// and, with Options.Leaks, reports it (only for a complete trace, since a
+// damaged one stops before the frees), and returns the result.
 func (c *Checker) Finish(damage error) *Result {
 	if damage == nil { // a damaged trace stops before the waits and frees that may follow
 		c.unreadMemWrites()
@@ -830,7 +918,11 @@ func (c *Checker) Finish(damage error) *Result {
 		})
 		sort.Slice(leaks, func(i, j int) bool { return leaks[i].alloc.seq < leaks[j].alloc.seq })
 		for _, a := range leaks {
-			c.report(RuleLeak, a, a.alloc, nil)
+			c.stats.LiveAtExit++
+			c.stats.LiveBytesAtExit += a.size
+			if c.opts.Leaks {
+				c.report(RuleLeak, a, a.alloc, nil)
+			}
 		}
 	}
 	for i := range c.pending {
@@ -979,6 +1071,7 @@ func (c *Checker) resolve(role string, a *access) Op {
 	o := Op{
 		Role: role, Seq: a.seq, API: c.tables.String(a.api), Op: a.op.String(), TID: a.tid,
 		Kernel: kernelName(c.tables.String(a.kernel)), Ptr: a.ptr, StackID: a.stack, Agent: a.agent,
+		Rejected: a.rejected,
 	}
 	if o.API == "" {
 		o.API = a.op.String()

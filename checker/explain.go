@@ -43,6 +43,11 @@ func (c *Checker) explain(f *Finding, note memNote) {
 		f.Why = fmt.Sprintf("The memory was freed by %s (call #%d) before %s was issued (call #%d); the pool may already have handed it to another allocation.",
 			other.Where(), other.Seq, what(op), op.Seq)
 		f.Fix = fmt.Sprintf("Move the free at %s after the last use, at %s or later.", other.Site(), op.Site())
+		if op.Rejected {
+			f.Message = fmt.Sprintf("%s uses %s after it was freed (CUDA rejected the call)", what(op), size)
+			f.Why = fmt.Sprintf("The memory was freed by %s (call #%d) before %s was issued (call #%d). CUDA rejected the call with an error, so it did nothing, but the program still used memory it had freed: with another pool, driver or timing the call can be accepted and use memory handed to another allocation.",
+				other.Where(), other.Seq, what(op), op.Seq)
+		}
 	case RuleFreeWhileInFlight:
 		f.Message = fmt.Sprintf("%s frees %s while %s may still be using it", what(op), size, what(other))
 		if op.Stream == "" {
@@ -65,6 +70,10 @@ func (c *Checker) explain(f *Finding, note memNote) {
 	case RuleDoubleFree:
 		f.Message = fmt.Sprintf("%s frees %s a second time", what(op), size)
 		f.Why = fmt.Sprintf("The allocation was already freed by %s (call #%d), and no allocation at this address was made in between.", other.Where(), other.Seq)
+		if op.Rejected {
+			f.Message += " (CUDA rejected the call)"
+			f.Why += " CUDA rejected this free with an error, so it did nothing, but the program still has the bug."
+		}
 		f.Fix = fmt.Sprintf("Remove the free at %s or the one at %s.", op.Site(), other.Site())
 	case RuleInvalidFree:
 		if f.Alloc != nil {
@@ -75,6 +84,10 @@ func (c *Checker) explain(f *Finding, note memNote) {
 			f.Message = fmt.Sprintf("%s frees 0x%x, which is not a live allocation", what(op), op.Ptr)
 			f.Why = "No allocation starting at this address was recorded, or it was freed so long ago that it is no longer remembered."
 			f.Fix = fmt.Sprintf("Free only addresses returned by an allocation call, at %s.", op.Site())
+		}
+		if op.Rejected {
+			f.Message += " (CUDA rejected the call)"
+			f.Why += " CUDA rejected this free with an error, so it did nothing, but the program still has the bug."
 		}
 	case RuleLeak:
 		f.Message = fmt.Sprintf("%s allocates %s that is never freed", what(op), size)

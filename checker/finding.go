@@ -54,11 +54,14 @@ type Op struct {
 	StreamHandle    uint64 `json:"stream_handle,omitempty"`
 	StreamCreatedAt string `json:"stream_created_at,omitempty"`
 	// Device is the stream's device, set when the trace used more than one.
-	Device *int32  `json:"device,omitempty"`
-	TID    uint32  `json:"tid"`
-	Kernel string  `json:"kernel,omitempty"`
-	Ptr    uint64  `json:"ptr,omitempty"`   // Address the operation named.
-	Stack  []Frame `json:"stack,omitempty"` // The program's own frames, innermost first.
+	Device *int32 `json:"device,omitempty"`
+	TID    uint32 `json:"tid"`
+	Kernel string `json:"kernel,omitempty"`
+	Ptr    uint64 `json:"ptr,omitempty"` // Address the operation named.
+	// Rejected says CUDA refused the call with an error: it changed
+	// nothing, but the program still made it.
+	Rejected bool    `json:"rejected,omitempty"`
+	Stack    []Frame `json:"stack,omitempty"` // The program's own frames, innermost first.
 	// FoldedFrames counts the frames of CUDA, the C runtime and streamcheck
 	// left out of Stack.
 	FoldedFrames int           `json:"folded_frames,omitempty"`
@@ -218,6 +221,12 @@ type Stats struct {
 	Streams     int    `json:"streams"`
 	Threads     int    `json:"threads"`
 	Skipped     uint64 `json:"skipped"` // Failed or captured calls, not analyzed as uses.
+	// LiveAtExit and LiveBytesAtExit count the stream-ordered allocations
+	// (cudaMallocAsync, from a pool, a graph launch's) still live when a
+	// complete trace ended, and their bytes: what the leak rule reports
+	// with Options.Leaks. cudaMalloc memory is not counted.
+	LiveAtExit      uint64 `json:"live_at_exit"`
+	LiveBytesAtExit uint64 `json:"live_bytes_at_exit"`
 }
 
 // Result is the analysis of one trace.

@@ -41,8 +41,21 @@ func summarize(res *checker.Result) string {
 	return b.String()
 }
 
+// goldenOptions reads the analysis options a golden file's comment asks
+// for: a line "leak-check: full" reports leaks (checker.Options.Leaks).
+func goldenOptions(comment []byte) checker.Options {
+	var o checker.Options
+	for _, line := range strings.Split(string(comment), "\n") {
+		if strings.TrimSpace(line) == "leak-check: full" {
+			o.Leaks = true
+		}
+	}
+	return o
+}
+
 // TestGolden runs every testdata/*.txtar: the "trace.jsonl" section is
-// analyzed and the findings must match the "expect" section.
+// analyzed with the options its comment asks for (goldenOptions) and the
+// findings must match the "expect" section.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -67,7 +80,7 @@ func TestGolden(t *testing.T) {
 			if trace == nil || expectAt < 0 {
 				t.Fatalf("%s needs -- trace.jsonl -- and -- expect -- sections", file)
 			}
-			res, err := checker.Check("trace.jsonl", model.NewJSONLReader(bytes.NewReader(trace), "trace.jsonl"))
+			res, err := checker.CheckWith("trace.jsonl", model.NewJSONLReader(bytes.NewReader(trace), "trace.jsonl"), goldenOptions(ar.Comment))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,12 +78,18 @@ func sourceOf(name string) string {
 // checkFile analyzes the trace file at path.
 func checkFile(t *testing.T, path string) *checker.Result {
 	t.Helper()
+	return checkFileWith(t, path, checker.Options{})
+}
+
+// checkFileWith is checkFile with options.
+func checkFileWith(t *testing.T, path string, opts checker.Options) *checker.Result {
+	t.Helper()
 	r, c, err := model.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := checker.Check(path, r)
+	res, err := checker.CheckWith(path, r, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +99,9 @@ func checkFile(t *testing.T, path string) *checker.Result {
 // TestRealTraces checks the analyzer against traces recorded by the shim
 // from the test programs on a GPU machine (scripts/gpu-run.sh): every racy
 // program must be reported with its rules and counts, every correct one must
-// be clean, and no recording may be damaged.
+// be clean, and no recording may be damaged. A program whose header expects
+// leak is checked with leak findings on (--leak-check full), and without
+// them it must report none and count as many allocations live at exit.
 func TestRealTraces(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join("..", "testdata", "real", "*"))
 	if err != nil {
@@ -114,9 +122,19 @@ func TestRealTraces(t *testing.T) {
 			}
 			found := map[string]int{}
 			reported := map[string]bool{}
-			var events uint64
+			var events, live uint64
+			_, leaks := want.expect[checker.RuleLeak]
 			for _, path := range traces {
-				res := checkFile(t, path)
+				res := checkFileWith(t, path, checker.Options{Leaks: leaks})
+				if leaks {
+					def := checkFile(t, path)
+					for _, f := range def.Findings {
+						if f.Rule == checker.RuleLeak {
+							t.Errorf("leak reported without Options.Leaks")
+						}
+					}
+					live += def.Stats.LiveAtExit
+				}
 				if res.Damage != nil {
 					t.Errorf("damaged recording: %v", res.Damage)
 				}
@@ -138,6 +156,9 @@ func TestRealTraces(t *testing.T) {
 			}
 			if diff := compare(want, found); diff != "" {
 				t.Error(diff)
+			}
+			if leaks && live != uint64(found[checker.RuleLeak]) {
+				t.Errorf("%d allocations counted live at exit, %d leak findings", live, found[checker.RuleLeak])
 			}
 			for _, api := range want.apis {
 				if !reported[api] {

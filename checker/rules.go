@@ -47,7 +47,7 @@ var Rules = []Rule{
 	{RuleFreeBeforeAlloc, SeverityError, "a free is not ordered after its allocation"},
 	{RuleDoubleFree, SeverityError, "memory is freed twice"},
 	{RuleInvalidFree, SeverityError, "a free names an address that is not the start of a live allocation"},
-	{RuleLeak, SeverityWarning, "stream-ordered memory is never freed"},
+	{RuleLeak, SeverityWarning, "stream-ordered memory is never freed (reported with --leak-check full; by default only counted)"},
 	{RuleWaitUnrecordedEvent, SeverityWarning, "a wait on an event that was never recorded orders nothing"},
 	{RuleStreamMemOp, SeverityWarning, "a stream memory operation orders streams in a way streamcheck cannot follow (a wait for a value no recorded write gives, a write no recorded wait reads): findings between them may be false alarms, or missed after a wait an unordered write may have met first"},
 }

@@ -8,7 +8,7 @@
 #   build   compile every testdata/cuda/*.cu twice: -cudart static and -cudart shared
 #   record  run every built binary and every testdata/python/*.py under
 #           `bin/streamcheck record -o TRACEDIR -- PROGRAM`
-#   check   run `bin/streamcheck check --format json TRACEDIR` for every trace
+#   check   run `bin/streamcheck check --format json --leak-check full TRACEDIR` for every trace
 #           directory, then report
 #   report  only compare the existing JSON with the expectations
 #   all     build, record, check (and report)
@@ -353,7 +353,7 @@ do_check() {
         selected "${case_name%-*}" || continue
         json="$TRACE_DIR/$case_name.json"
         # shellcheck disable=SC2086
-        "$SC_BIN" check --format json $CHECK_ARGS "$d" >"$json" 2>"$TRACE_DIR/$case_name.check.err"
+        "$SC_BIN" check --format json --leak-check full $CHECK_ARGS "$d" >"$json" 2>"$TRACE_DIR/$case_name.check.err"
         rc=$?
         if [ ! -s "$json" ]; then
             # Fall back to naming the trace files themselves.
@@ -361,7 +361,7 @@ do_check() {
             while IFS= read -r -d '' f; do files+=("$f"); done < <(find "$d" -type f -print0 | sort -z)
             if [ "${#files[@]}" -gt 0 ]; then
                 # shellcheck disable=SC2086
-                "$SC_BIN" check --format json $CHECK_ARGS "${files[@]}" >"$json" \
+                "$SC_BIN" check --format json --leak-check full $CHECK_ARGS "${files[@]}" >"$json" \
                     2>>"$TRACE_DIR/$case_name.check.err"
                 rc=$?
             fi

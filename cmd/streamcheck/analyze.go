@@ -126,6 +126,9 @@ type analysis struct {
 	suppressed, baselined []*checker.Finding
 	// program is what run saw of the program it ran; nil for check.
 	program *programOutcome
+	// leakCheck is --leak-check: "full" made leak findings, "summary" (or
+	// "") says how much memory was live at exit, "none" says nothing.
+	leakCheck string
 }
 
 // programOutcome is how the program that run recorded ended, for reports
@@ -168,16 +171,16 @@ func (p *programOutcome) notes() []string {
 // records only return addresses and the module map); source paths under
 // sourceRoot are shown relative to it.
 func analyzeAll(ins []input, sourceRoot string) *analysis {
-	return analyzeInputs(ins, sourceRoot, nil)
+	return analyzeInputs(ins, sourceRoot, "summary", nil)
 }
 
-// analyzeInputs is analyzeAll, advancing prog (if not nil) as the inputs
-// are read.
-func analyzeInputs(ins []input, sourceRoot string, prog *progress) *analysis {
-	a := &analysis{}
+// analyzeInputs is analyzeAll with a --leak-check mode, advancing prog (if
+// not nil) as the inputs are read.
+func analyzeInputs(ins []input, sourceRoot, leakCheck string, prog *progress) *analysis {
+	a := &analysis{leakCheck: leakCheck}
 	sym := symbolize.New() // Shared: the processes of a tree share most files.
 	sym.RelativeTo = sourceRoot
-	opts := checker.Options{Symbolize: sym.Stack}
+	opts := checker.Options{Symbolize: sym.Stack, Leaks: leakCheck == "full"}
 	if prog != nil {
 		prog.start(ins)
 		defer prog.finish()
@@ -262,6 +265,7 @@ type totals struct {
 	events, allocations               uint64
 	streams, threads                  int
 	suppressed, baselined             int
+	live, liveBytes                   uint64 // Stream-ordered memory live at exit.
 }
 
 func (a *analysis) totals() totals {
@@ -282,9 +286,34 @@ func (a *analysis) totals() totals {
 		t.allocations += r.Stats.Allocations
 		t.streams += r.Stats.Streams
 		t.threads += r.Stats.Threads
+		t.live += r.Stats.LiveAtExit
+		t.liveBytes += r.Stats.LiveBytesAtExit
 	}
 	t.suppressed, t.baselined = len(a.suppressed), len(a.baselined)
 	return t
+}
+
+// leakMode returns the --leak-check mode ("summary" when none was set).
+func (a *analysis) leakMode() string {
+	if a.leakCheck == "" {
+		return "summary"
+	}
+	return a.leakCheck
+}
+
+// liveNote says how much stream-ordered memory was live at the end of the
+// complete traces, when --leak-check summary asks and there was some; ""
+// otherwise.
+func (a *analysis) liveNote() string {
+	if a.leakMode() != "summary" {
+		return ""
+	}
+	t := a.totals()
+	if t.live == 0 {
+		return ""
+	}
+	return fmt.Sprintf("live at exit: %s, %s (no leak findings: --leak-check full lists them)",
+		plural(t.live, "stream-ordered allocation"), plural(t.liveBytes, "byte"))
 }
 
 // exitCode applies the exit code table (see the const block in main.go).

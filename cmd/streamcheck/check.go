@@ -19,7 +19,7 @@ Exit codes:
   2  bad usage, an input that could not be read (missing, not a trace), or
      a --suppressions or --baseline file that is missing or malformed
   3  a trace was truncated or corrupt, and no error findings
-` + acceptHelp
+` + acceptHelp + leakHelp
 
 // cmdCheck implements "streamcheck check". See checkUsage.
 func (c *cli) cmdCheck(args []string) int {
@@ -49,7 +49,7 @@ func (c *cli) cmdCheck(args []string) int {
 			}
 		}
 	}
-	a := analyzeInputs(ins, o.root, newProgress(c.stderr))
+	a := analyzeInputs(ins, o.root, o.leakCheck, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		return c.usageErrorf("%v", err)
 	}

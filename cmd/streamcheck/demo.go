@@ -28,7 +28,7 @@ recorded trace.
 
 Demo exits 1, since the example has an error finding (0 when --suppressions
 or a baseline takes it out).
-` + acceptHelp
+` + acceptHelp + leakHelp
 
 // cmdDemo implements "streamcheck demo". See demoUsage.
 func (c *cli) cmdDemo(args []string) int {
@@ -55,7 +55,7 @@ func (c *cli) cmdDemo(args []string) int {
 	in := input{name: path.Base(demoTrace), open: func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}}
-	a := analyzeAll([]input{in}, o.root)
+	a := analyzeInputs([]input{in}, o.root, o.leakCheck, nil)
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		return c.usageErrorf("%v", err)
 	}

@@ -26,7 +26,8 @@ func checkInProcess(t *testing.T, args ...string) (stdout, stderr string, code i
 	return out.String(), errb.String(), code
 }
 
-// TestGolden compares each report format for one racy trace with
+// TestGolden compares each report format for one racy trace, with leak
+// findings (--leak-check full: a warning in each format), with
 // testdata/golden/racy.{txt,json,sarif,xml}; go test -update rewrites them.
 func TestGolden(t *testing.T) {
 	for _, format := range []string{"text", "json", "sarif", "junit"} {
@@ -40,7 +41,7 @@ func TestGolden(t *testing.T) {
 			// independent of where the test runs: the trace's relative
 			// paths stay relative, its absolute ones (/src/...) are file
 			// URIs.
-			got, stderr, code := checkInProcess(t, "--format", format, "--source-root", ".", goldenTrace)
+			got, stderr, code := checkInProcess(t, "--format", format, "--leak-check", "full", "--source-root", ".", goldenTrace)
 			if code != exitFindings {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitFindings, stderr)
 			}
@@ -71,7 +72,7 @@ func TestTextNoEscapes(t *testing.T) {
 }
 
 func TestJSONReport(t *testing.T) {
-	out, _, code := checkInProcess(t, "--format", "json", goldenTrace)
+	out, _, code := checkInProcess(t, "--format", "json", "--leak-check", "full", goldenTrace)
 	if code != exitFindings {
 		t.Fatalf("exit code %d, want %d", code, exitFindings)
 	}
@@ -133,7 +134,7 @@ func TestJSONReport(t *testing.T) {
 }
 
 func TestSARIFReport(t *testing.T) {
-	out, _, code := checkInProcess(t, "--format", "sarif", "--source-root", "/src", goldenTrace)
+	out, _, code := checkInProcess(t, "--format", "sarif", "--leak-check", "full", "--source-root", "/src", goldenTrace)
 	if code != exitFindings {
 		t.Fatalf("exit code %d, want %d", code, exitFindings)
 	}

@@ -40,6 +40,13 @@ type jsonSummary struct {
 	// --suppressions and by the baseline.
 	Suppressed int `json:"suppressed"`
 	Baselined  int `json:"baselined"`
+	// LiveAtExit and LiveBytesAtExit count the stream-ordered allocations
+	// live at the end of the complete traces, and their bytes, whatever
+	// --leak-check says (full also makes them leak findings).
+	LiveAtExit      uint64 `json:"live_at_exit"`
+	LiveBytesAtExit uint64 `json:"live_bytes_at_exit"`
+	// LeakCheck is --leak-check: full, summary or none.
+	LeakCheck string `json:"leak_check"`
 }
 
 func writeJSON(w io.Writer, a *analysis) error {
@@ -68,7 +75,8 @@ func writeJSON(w io.Writer, a *analysis) error {
 	}
 	tot := a.totals()
 	rep.Summary = jsonSummary{Errors: tot.errors, Warnings: tot.warnings, Traces: tot.traces, Damaged: tot.damaged,
-		Suppressed: tot.suppressed, Baselined: tot.baselined}
+		Suppressed: tot.suppressed, Baselined: tot.baselined, LiveAtExit: tot.live, LiveBytesAtExit: tot.liveBytes,
+		LeakCheck: a.leakMode()}
 	rep.Program = a.program
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // Messages are read by people, not embedded in HTML.

@@ -52,7 +52,7 @@ func parseJUnit(t *testing.T, out string) *junitDoc {
 }
 
 func TestJUnitReport(t *testing.T) {
-	out, stderr, code := checkInProcess(t, "--format", "junit", goldenTrace)
+	out, stderr, code := checkInProcess(t, "--format", "junit", "--leak-check", "full", goldenTrace)
 	if code != exitFindings || stderr != "" {
 		t.Fatalf("exit code %d, stderr %q", code, stderr)
 	}

@@ -32,7 +32,17 @@ type reportOptions struct {
 	suppressions, baseline, writeBaseline string
 	supp                                  *suppress.List
 	base                                  baseline.Set
+	// leakCheck is --leak-check: full, summary or none (see leakCheckFlag).
+	leakCheck string
 }
+
+// leakCheckFlag documents --leak-check. As in compute-sanitizer, memory
+// live at exit is no finding unless asked for: programs keep what they use
+// until exit (a Python program's model, a library's workspace).
+const leakCheckFlag = "report stream-ordered memory still live at exit by `mode`: full (a leak warning for each allocation), summary (one line with how many allocations and bytes) or none"
+
+// leaks reports whether the checker makes leak findings.
+func (o *reportOptions) leaks() bool { return o.leakCheck == "full" }
 
 // defaultPrintLimit is --print-limit's default: enough for any real bug
 // list, few enough that a CI log stays readable when a trace is full of
@@ -48,6 +58,7 @@ func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
 	fs.StringVar(&o.suppressions, "suppressions", "", "do not report findings that an entry of `FILE` matches (see Accepted findings above)")
 	fs.StringVar(&o.baseline, "baseline", "", "do not report findings recorded in the baseline `FILE`: only new findings fail")
 	fs.StringVar(&o.writeBaseline, "write-baseline", "", "record every finding (less suppressed ones) in the baseline `FILE` and accept them for this run")
+	fs.StringVar(&o.leakCheck, "leak-check", "summary", leakCheckFlag)
 }
 
 // check validates the flags and resolves the source root.
@@ -56,6 +67,11 @@ func (o *reportOptions) check() error {
 	case "text", "json", "sarif", "junit":
 	default:
 		return fmt.Errorf("unknown report format %q (want text, json, sarif or junit)", o.format)
+	}
+	switch o.leakCheck {
+	case "full", "summary", "none":
+	default:
+		return fmt.Errorf("unknown --leak-check %q (want full, summary or none)", o.leakCheck)
 	}
 	if o.printLimit < 0 {
 		return fmt.Errorf("--print-limit %d: want 0 (all) or more", o.printLimit)

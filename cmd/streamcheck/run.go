@@ -30,7 +30,7 @@ Exit codes, the first that applies:
   0              otherwise
 If the program made no CUDA call at all, run prints "streamcheck: no CUDA
 activity was recorded" and exits with the program's code.
-` + acceptHelp
+` + acceptHelp + leakHelp
 
 // cmdRun implements "streamcheck run". Its exit code is, the first that
 // applies: the program's own code when it failed (never hide a failing
@@ -102,7 +102,7 @@ func (c *cli) cmdRun(args []string) int {
 		// A CI step that uploads the report finds one, saying why it
 		// holds no findings, rather than none.
 		if o.output != "" || o.writeBaseline != "" {
-			a := analyzeInputs(nil, o.root, nil)
+			a := analyzeInputs(nil, o.root, o.leakCheck, nil)
 			a.program = outcome
 			if err := c.writeReport(a, &o, c.stderr); err != nil {
 				fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
@@ -126,7 +126,7 @@ func (c *cli) cmdRun(args []string) int {
 		}
 		ins[i] = fileInput(shown, filepath.Join(dir, name))
 	}
-	a := analyzeInputs(ins, o.root, newProgress(c.stderr))
+	a := analyzeInputs(ins, o.root, o.leakCheck, newProgress(c.stderr))
 	a.program = outcome
 	if err := c.writeReport(a, &o, c.stderr); err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)

@@ -196,6 +196,11 @@ func sarifInvocation(a *analysis, root string) *sarif.Invocation {
 				WithMessage(sarif.NewTextMessage(n)))
 		}
 	}
+	if n := a.liveNote(); n != "" { // leaks are results only with --leak-check full
+		inv.AddToolExecutionNotification(sarif.NewNotification().
+			WithLevel(sarif.LevelNote).
+			WithMessage(sarif.NewTextMessage(n)))
+	}
 	for _, err := range a.unreadable {
 		inv.AddToolExecutionNotification(sarif.NewNotification().
 			WithLevel(sarif.LevelError).

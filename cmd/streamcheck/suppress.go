@@ -63,6 +63,18 @@ Accepted findings:
   code; the summary says how many there were.
 `
 
+// leakHelp is the part of the usage of check, run and demo that explains
+// --leak-check.
+const leakHelp = `
+Memory live at exit:
+  Stream-ordered memory (cudaMallocAsync, from a pool, a graph's) still
+  allocated when a trace ends is no finding by default: programs keep what
+  they use until exit. --leak-check summary (the default) adds one line
+  saying how many such allocations and bytes were live; --leak-check full
+  reports each as a leak warning; --leak-check none says nothing. JSON
+  counts them either way (live_at_exit, live_bytes_at_exit).
+`
+
 // filterFindings takes the findings that --suppressions or a baseline
 // accepts out of a's results, writes --write-baseline, and warns about
 // suppression entries that matched nothing. The accepted findings are kept

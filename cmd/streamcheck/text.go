@@ -24,7 +24,9 @@ func writeText(w io.Writer, a *analysis, p *palette) { writeTextReport(w, a, p, 
 // writeTextReport writes the human-readable report: the findings, errors
 // first (at most limit of them in full, unless limit is 0), notes on
 // damaged traces, a table of findings per rule and one of the traces, then
-// a one-line summary.
+// a summary: with --leak-check summary, a line saying how much
+// stream-ordered memory was live at exit (when some was), and a line
+// counting the findings.
 func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
 	multi := len(a.results) > 1
 	all := sortedFindings(a)
@@ -79,6 +81,9 @@ func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
 		writeTraceTable(w, a, p)
 	}
 	section()
+	if n := a.liveNote(); n != "" {
+		fmt.Fprintln(w, p.note.Sprint(n))
+	}
 	stats := fmt.Sprintf("in %s (%s, %s, %s)", plural(t.traces, "trace"), plural(t.events, "event"),
 		plural(t.allocations, "allocation"), plural(t.streams, "stream"))
 	var accepted []string
