@@ -276,7 +276,7 @@ func TestOpen(t *testing.T) {
 	}
 	defer c.Close()
 	events, err := Collect(r)
-	if len(events) != 48 || err == nil || !strings.HasPrefix(err.Error(), path+":51: field \"op\"") {
+	if len(events) != 49 || err == nil || !strings.HasPrefix(err.Error(), path+":52: field \"op\"") {
 		t.Errorf("got %d events, err %v", len(events), err)
 	}
 	missing := filepath.Join(dir, "missing.bin")
