@@ -257,8 +257,8 @@ func plural[N int | uint64](n N, word string) string {
 
 // totals sums the findings and statistics of all results.
 type totals struct {
-	errors, warnings, traces, damaged int
-	events, allocations               uint64
+	errors, warnings, notes, traces, damaged int
+	events, allocations                      uint64
 	streams, threads                  int
 	suppressed, baselined             int
 }
@@ -271,9 +271,12 @@ func (a *analysis) totals() totals {
 			t.damaged++
 		}
 		for _, f := range r.Findings {
-			if f.Severity == checker.SeverityError {
+			switch f.Severity {
+			case checker.SeverityError:
 				t.errors++
-			} else {
+			case checker.SeverityNote:
+				t.notes++
+			default:
 				t.warnings++
 			}
 		}
