@@ -319,22 +319,27 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport:
 		c.interprocess(ev, st)
 	case model.OpLaunch:
-		if len(ev.Ptrs) > maxScannedPtrs {
+		// The strong addresses (pointer slots); the weak ones after them.
+		ptrs := ev.StrongPtrs()
+		if len(ptrs) > maxScannedPtrs {
 			// A long list (a hand-written trace; the shim's come sorted
 			// and unique) is deduplicated by sorting a copy.
-			c.ptrs = append(c.ptrs[:0], ev.Ptrs...)
+			c.ptrs = append(c.ptrs[:0], ptrs...)
 			slices.Sort(c.ptrs)
 			for i, p := range c.ptrs {
 				if i == 0 || p != c.ptrs[i-1] {
 					c.use(ev, st, p)
 				}
 			}
-			break
-		}
-		for i, p := range ev.Ptrs {
-			if !seenBefore(ev.Ptrs[:i], p) {
-				c.use(ev, st, p)
+		} else {
+			for i, p := range ptrs {
+				if !seenBefore(ptrs[:i], p) {
+					c.use(ev, st, p)
+				}
 			}
+		}
+		if ev.Weak > 0 {
+			c.weakUses(ev, st)
 		}
 	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
 		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
@@ -470,6 +475,46 @@ func seenBefore(ps []uint64, p uint64) bool {
 		}
 	}
 	return false
+}
+
+// weakUses checks a launch's weak addresses (model.Event.Weak): words of
+// its parameters that are not pointer slots, such as the later words of a
+// by-value struct, which may be padding or bytes the host never filled. One
+// in a live allocation is a use, as a slot's is (a struct may hold a real
+// pointer anywhere). One that names only freed memory is a note, not a use
+// after free: nothing says the kernel reads that word as an address
+// (docs/launch-arguments.md). Addresses also among the strong ones are
+// skipped; they were checked as strong.
+func (c *Checker) weakUses(ev *model.Event, st *hb.Step) {
+	strong, weak := ev.StrongPtrs(), ev.WeakPtrs()
+	if len(strong)+len(weak) > maxScannedPtrs {
+		// Sorted copies: deduplication and membership by search.
+		c.ptrs = append(append(c.ptrs[:0], strong...), weak...)
+		strong, weak = c.ptrs[:len(strong)], c.ptrs[len(strong):]
+		slices.Sort(strong)
+		slices.Sort(weak)
+		for i, p := range weak {
+			if _, dup := slices.BinarySearch(strong, p); !dup && (i == 0 || p != weak[i-1]) {
+				c.weakUse(ev, st, p)
+			}
+		}
+		return
+	}
+	for i, p := range weak {
+		if !seenBefore(weak[:i], p) && !seenBefore(strong, p) {
+			c.weakUse(ev, st, p)
+		}
+	}
+}
+
+// weakUse checks one weak address: see weakUses.
+func (c *Checker) weakUse(ev *model.Event, st *hb.Step, addr uint64) {
+	if a := c.allocs.find(addr); a != nil && a.freed {
+		c.stats.Uses++
+		c.report(RuleFreedArgumentWord, a, c.accessOf(ev, st, addr), &a.free)
+		return
+	}
+	c.use(ev, st, addr)
 }
 
 func (c *Checker) accessOf(ev *model.Event, st *hb.Step, ptr uint64) access {
@@ -1058,7 +1103,7 @@ func otherRoleOf(rule string) string {
 		return "earlier use"
 	case RuleReuseWhileInFlight:
 		return "use of the freed allocation"
-	case RuleUseAfterFree, RuleDoubleFree:
+	case RuleUseAfterFree, RuleDoubleFree, RuleFreedArgumentWord:
 		return "free"
 	case RuleWaitUnrecordedEvent:
 		return "event record node"

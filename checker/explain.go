@@ -48,6 +48,11 @@ func (c *Checker) explain(f *Finding, note memNote) {
 			f.Why = fmt.Sprintf("The memory was freed by %s (call #%d) before %s was issued (call #%d). CUDA rejected the call with an error, so it did nothing, but the program still used memory it had freed: with another pool, driver or timing the call can be accepted and use memory handed to another allocation.",
 				other.Where(), other.Seq, what(op), op.Seq)
 		}
+	case RuleFreedArgumentWord:
+		f.Message = fmt.Sprintf("%s has a word inside an aggregate parameter equal to 0x%x, in %s, which was freed", what(op), op.Ptr, size)
+		f.Why = fmt.Sprintf("Only a word inside a by-value struct or table, not its first, matched memory freed by %s (call #%d), and no pointer slot of the launch (an 8-byte parameter, or the first word of an aggregate) names it. Such words are often padding, unused table entries or bytes the host never filled, so this is a use after free only if the kernel reads that word as a pointer.",
+			other.Where(), other.Seq)
+		f.Fix = fmt.Sprintf("If the kernel dereferences that member, move the free at %s after the launch at %s; if the word is padding or unused, nothing is wrong (zeroing the parameter's unused bytes makes the note go away).", other.Site(), op.Site())
 	case RuleFreeWhileInFlight:
 		f.Message = fmt.Sprintf("%s frees %s while %s may still be using it", what(op), size, what(other))
 		if op.Stream == "" {

@@ -804,7 +804,7 @@ static int work_node(sc_tstate *ts, sc_event *ev, int type, const unsigned char 
         CUfunction f = k->func;
         if (!f && has_kern) f = (CUfunction)k->kern;
         ev->op = OP_LAUNCH;
-        ev->nptrs = sc_launch_scan(ts, f, f ? kernel_name(f) : NULL, k->kernelParams, k->extra, &ev->kernel);
+        ev->nptrs = sc_launch_scan(ts, f, f ? kernel_name(f) : NULL, k->kernelParams, k->extra, &ev->kernel, &ev->nweak);
         break;
     }
     case SC_GRAPH_NODE_TYPE_MEMCPY:
@@ -1474,21 +1474,21 @@ SC_HOT static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_
         const p_cuLaunchKernel *p = pp;
         ev.op = OP_LAUNCH;
         ev.stream = norm_stream(p->hStream, pt);
-        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, p->extra, &ev.kernel);
+        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, p->extra, &ev.kernel, &ev.nweak);
         break;
     }
     case H_LAUNCH_COOP: {
         const p_cuLaunchCooperativeKernel *p = pp;
         ev.op = OP_LAUNCH;
         ev.stream = norm_stream(p->hStream, pt);
-        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, NULL, &ev.kernel);
+        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, NULL, &ev.kernel, &ev.nweak);
         break;
     }
     case H_LAUNCH_EX: {
         const p_cuLaunchKernelEx *p = pp;
         ev.op = OP_LAUNCH;
         ev.stream = norm_stream(p->config ? p->config->hStream : NULL, pt);
-        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, p->extra, &ev.kernel);
+        ev.nptrs = sc_launch_scan(ts, p->f, cb->symbolName, p->kernelParams, p->extra, &ev.kernel, &ev.nweak);
         break;
     }
     case H_CPY_UNIFIED: {

@@ -229,6 +229,17 @@ func (tr trace) launchPtrs() [][]uint64 {
 	return launches
 }
 
+// launchWeak returns each launch's count of weak addresses (model.Event.Weak).
+func (tr trace) launchWeak() []uint32 {
+	var weak []uint32
+	for _, ev := range tr.events {
+		if ev.Op == model.OpLaunch {
+			weak = append(weak, ev.Weak)
+		}
+	}
+	return weak
+}
+
 type trace struct {
 	path   string
 	events []model.Event
@@ -270,6 +281,7 @@ type want struct {
 	kernel             string
 	prio               int32
 	ptrs               []uint64
+	weak               uint32 // how many of the last ptrs are weak matches
 	dev                int32
 	graph, exec        uint64
 	peerSrc, peerDst   int32
@@ -294,10 +306,10 @@ func basicWant(l map[string]uint64) []want {
 		{op: model.OpEventRecord, api: "cudaEventRecord", event: e, stream: s1},
 		{op: model.OpStreamWait, api: "cudaStreamWaitEvent", stream: s2, event: e},
 		// base pointer, interior pointer, pointer inside a 16-byte struct
-		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s2, kernel: k1, ptrs: []uint64{p, p + 256, p2 + 8}},
+		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s2, kernel: k1, ptrs: []uint64{p, p + 256, p2 + 8}, weak: 1},
 		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: s2, ptr: p},
 		// use after free: the freed range is still recognized
-		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s2, kernel: k1, ptrs: []uint64{p, p + 256, p2 + 8}},
+		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s2, kernel: k1, ptrs: []uint64{p, p + 256, p2 + 8}, weak: 1},
 		{op: model.OpStreamSync, api: "cudaStreamSynchronize", stream: s2},
 		{op: model.OpStreamQuery, api: "cudaStreamQuery", stream: s1, res: model.ResultNotReady},
 		{op: model.OpEventQuery, api: "cudaEventQuery", event: e},
@@ -325,11 +337,11 @@ func basicWant(l map[string]uint64) []want {
 		{op: model.OpMallocAsync, api: "cuMemAllocAsync", stream: s3, ptr: p4, size: 256},    // driver API user
 		{op: model.OpLaunch, api: "cuLaunchKernelEx", stream: s3, kernel: "k2", ptrs: []uint64{p3 + 16, p4}},
 		{op: model.OpStreamCreate, stream: 0xdead00, flags: model.FlagImplicit | model.FlagNonBlocking, prio: 3},
-		{op: model.OpLaunch, api: "cuLaunchKernel", stream: 0xdead00, kernel: k1, ptrs: []uint64{p2 + 8, p3, p3 + 256}},
+		{op: model.OpLaunch, api: "cuLaunchKernel", stream: 0xdead00, kernel: k1, ptrs: []uint64{p3, p3 + 256, p2 + 8}, weak: 1},
 		{op: model.OpStreamSync, api: "cudaStreamSynchronize", stream: 0}, // 0x1 is the legacy stream
 		{op: model.OpStreamSync, api: "cudaStreamSynchronize", stream: 0},
 		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: model.StreamPerThread, ptr: p5, size: 128},
-		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: model.StreamPerThread, kernel: k1, ptrs: []uint64{p2 + 8, p5}},
+		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: model.StreamPerThread, kernel: k1, ptrs: []uint64{p5, p2 + 8}, weak: 1},
 		{op: model.OpStreamSync, api: "cuStreamSynchronize", stream: 0}, // _ptsz with 0x1: still legacy
 		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: model.StreamPerThread, ptr: p5},
 		{op: model.OpMemcpy, api: "cuMemcpyHtoD", stream: model.StreamPerThread, ptr: p2, src: host, size: 16, kind: model.CopyH2D, flags: model.FlagPageable},
@@ -347,13 +359,13 @@ func got(tab *model.Tables, ev *model.Event) want {
 	}
 	return want{op: ev.Op, api: tab.String(ev.API), res: ev.Result, stream: ev.Stream, event: ev.Event,
 		ptr: ev.Ptr, size: ev.Size, src: ev.Src, kind: ev.Kind, flags: ev.Flags, pool: ev.Pool,
-		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, dev: ev.Device, graph: ev.Graph, exec: ev.Exec,
+		kernel: tab.String(ev.Kernel), prio: ev.Prio, ptrs: ptrs, weak: ev.Weak, dev: ev.Device, graph: ev.Graph, exec: ev.Exec,
 		peerSrc: ev.PeerSrc, peerDst: ev.PeerDst, node: ev.Node, memOp: ev.MemOp, memFlags: ev.MemFlags, value: ev.Value}
 }
 
 func (w want) String() string {
-	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x dev=%d graph=%#x exec=%#x peer=%d->%d node=%#x mem_op=%v mem_flags=%#x value=%#x}",
-		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.dev, w.graph, w.exec, w.peerSrc, w.peerDst, w.node, w.memOp, w.memFlags, w.value)
+	return fmt.Sprintf("{%v api=%q res=%d stream=%#x event=%#x ptr=%#x size=%d src=%#x kind=%v flags=%#x pool=%#x kernel=%q prio=%d ptrs=%#x weak=%d dev=%d graph=%#x exec=%#x peer=%d->%d node=%#x mem_op=%v mem_flags=%#x value=%#x}",
+		w.op, w.api, w.res, w.stream, w.event, w.ptr, w.size, w.src, w.kind, w.flags, w.pool, w.kernel, w.prio, w.ptrs, w.weak, w.dev, w.graph, w.exec, w.peerSrc, w.peerDst, w.node, w.memOp, w.memFlags, w.value)
 }
 
 func checkEvents(t *testing.T, tr trace, ws []want) {
@@ -696,7 +708,7 @@ func TestFork(t *testing.T) {
 	checkEvents(t, child, []want{
 		{op: model.OpStreamCreate, stream: s1, flags: model.FlagImplicit},
 		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s1, ptr: c, size: 64},
-		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s1, kernel: k1, ptrs: []uint64{p + 8, c}},
+		{op: model.OpLaunch, api: "cudaLaunchKernel", stream: s1, kernel: k1, ptrs: []uint64{c, p + 8}, weak: 1},
 		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: s1, ptr: c},
 	})
 	checkCommon(t, child, r.log["child"])
@@ -736,7 +748,7 @@ func TestCrashKeepsEvents(t *testing.T) {
 			checkEvents(t, tr, []want{
 				{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: 0x810000},
 				{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: 0x810000, ptr: p, size: 1024},
-				{op: model.OpLaunch, api: "cudaLaunchKernel", stream: 0x810000, kernel: k1, ptrs: []uint64{p, p + 8, p + 256}},
+				{op: model.OpLaunch, api: "cudaLaunchKernel", stream: 0x810000, kernel: k1, ptrs: []uint64{p, p + 256, p + 8}, weak: 1},
 			})
 			checkCommon(t, tr, r.log["pid"])
 		})
@@ -752,8 +764,7 @@ func TestMoreEntryPoints(t *testing.T) {
 	tr := r.onlyTrace(t)
 	s, d, pd, pinned := uint64(0xc10000), r.log["d"], r.log["pd"], r.log["pinned"]
 	const k1 = "_Z6kernelPfS_4pairiPcd"
-	k1ptrs := []uint64{d, d + 256, pd + 8}
-	slices.Sort(k1ptrs)
+	k1ptrs := []uint64{d, d + 256, pd + 8} // the pair's pointer (word 1 of 16 bytes) weak, last
 	nodeCopy := func(api string) want {
 		return want{op: model.OpMemcpyAsync, api: api, ptr: d + 512, src: pinned, size: 64, kind: model.CopyH2D,
 			flags: model.FlagPinned | model.FlagGraphNode, graph: 0x9500}
@@ -812,11 +823,11 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpGraphForget, api: "cuGraphExecChildGraphNodeSetParams", exec: 0x9b00, node: 0x9402, src: 0x9400},
 		// Kernel, copy and set nodes added by hand, each through its own
 		// call and through cuGraphAddNode (a failed one records nothing).
-		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, flags: model.FlagGraphNode, graph: 0x9500},
+		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, weak: 1, flags: model.FlagGraphNode, graph: 0x9500},
 		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: "k2", ptrs: []uint64{d, d + 256}, flags: model.FlagGraphNode, graph: 0x9500},
 		nodeCopy("cuGraphAddMemcpyNode"),
 		nodeSet("cuGraphAddMemsetNode"),
-		{op: model.OpLaunch, api: "cuGraphAddNode", kernel: k1, ptrs: k1ptrs, flags: model.FlagGraphNode, graph: 0x9500},
+		{op: model.OpLaunch, api: "cuGraphAddNode", kernel: k1, ptrs: k1ptrs, weak: 1, flags: model.FlagGraphNode, graph: 0x9500},
 		nodeCopy("cuGraphAddNode"),
 		nodeSet("cuGraphAddNode"),
 		{op: model.OpGraphClone, api: "cuGraphAddChildGraphNode", graph: 0x9500, src: 0x9100},
@@ -868,9 +879,6 @@ func TestMoreEntryPoints(t *testing.T) {
 	checkCommon(t, tr, r.log["pid"])
 }
 
-// A large by-value parameter yields only pointers to live allocations: its
-// unused slots hold stale addresses (see params.c). A small one still yields
-// a pointer to freed memory, the use after free it is.
 // ipcKey is the shim's key of 64 bytes of interprocess data: FNV-1a.
 func ipcKey(data [64]byte) uint64 {
 	h := fnv.New64a()
@@ -914,13 +922,18 @@ func TestInterprocess(t *testing.T) {
 	checkCommon(t, tr, r.log["pid"])
 }
 
+// A large by-value parameter yields only pointers to live allocations, as
+// weak matches: its unused slots hold stale addresses (see params.c). A
+// small one still yields a pointer to freed memory, weak too (word 1 of a
+// 16-byte struct).
 func TestLargeAggregates(t *testing.T) {
 	b := build(t)
 	r := runClean(t, b, "aggregate")
-	launches := r.onlyTrace(t).launchPtrs()
+	tr := r.onlyTrace(t)
+	launches, weak := tr.launchPtrs(), tr.launchWeak()
 	want := []uint64{0x7c0000000000, 0x7c0000200000, 0x7c0000300000, 0x7c0000400000}
-	if len(launches) != 2 || !reflect.DeepEqual(launches[0], want) {
-		t.Fatalf("launch ptrs %#x, want %#x (the live pointer, the live table entries, the freed one from the small struct) and a second launch", launches[:min(1, len(launches))], want)
+	if len(launches) != 2 || !reflect.DeepEqual(launches[0], want) || weak[0] != 3 {
+		t.Fatalf("launch ptrs %#x weak %d, want %#x weak 3 (the live pointer; the live table entries and the freed one from the small struct, weak) and a second launch", launches[:min(1, len(launches))], weak[:min(1, len(weak))], want)
 	}
 	// The second launch's table, as fakeapp.c fills it: every word within
 	// the map's bounds, over two chunks of lookups, in descending order here
@@ -940,8 +953,26 @@ func TestLargeAggregates(t *testing.T) {
 		want = append(want, a)
 	}
 	slices.Sort(want)
-	if got := launches[1]; !slices.Equal(got, want) {
-		t.Errorf("second launch: %d ptrs %#x..., want %d: the live ones sorted, not the stale table entries nor the words in gaps", len(got), got[:min(4, len(got))], len(want))
+	if got := launches[1]; !slices.Equal(got, want) || weak[1] != uint32(len(want)-1) {
+		t.Errorf("second launch: %d ptrs %#x... (%d weak), want %d: the live ones sorted, all but the first parameter's weak, not the stale table entries nor the words in gaps", len(got), got[:min(4, len(got))], weak[1], len(want))
+	}
+}
+
+// Matches are graded by where the word sits (params.c): an 8-byte
+// parameter and the first word of a descriptor are pointer slots (strong);
+// a descriptor's later words are weak, recorded after the strong ones and
+// left out where a slot names the same address; without a layout every
+// word is a slot.
+func TestPointerSlots(t *testing.T) {
+	b := build(t)
+	r := runClean(t, b, "slots")
+	tr := r.onlyTrace(t)
+	const out, in, freed = 0x7b0000000000, 0x7b0000100000, 0x7b0000200000
+	launches, weak := tr.launchPtrs(), tr.launchWeak()
+	want := [][]uint64{{out, in, freed}, {in, freed, freed + 8}, {in, freed + 16}}
+	wantWeak := []uint32{1, 1, 0}
+	if !reflect.DeepEqual(launches, want) || !slices.Equal(weak, wantWeak) {
+		t.Errorf("launch ptrs %#x weak %d, want %#x weak %d", launches, weak, want, wantWeak)
 	}
 }
 
@@ -968,18 +999,20 @@ func TestManyLaunchPtrs(t *testing.T) {
 	for i := 0; i < 400; i++ {                 // the table, as fakeapp.c fills it
 		set[allocs[(i*37)%1000]+8*uint64(i%4)] = true
 	}
+	delete(set, allocs[1000])
 	var want []uint64
 	for a := range set {
 		want = append(want, a)
 	}
 	slices.Sort(want)
-	launches := tr.launchPtrs()
+	want = append([]uint64{allocs[1000]}, want...) // the slot, then the table's weak words
+	launches, weak := tr.launchPtrs(), tr.launchWeak()
 	if len(launches) != 1001 {
 		t.Fatalf("%d launches, want 1001", len(launches))
 	}
 	for i, got := range launches {
-		if !slices.Equal(got, want) {
-			t.Fatalf("launch %d: %d ptrs, want the %d table addresses sorted (first %#x, want %#x)", i+1, len(got), len(want), got[:min(3, len(got))], want[:3])
+		if !slices.Equal(got, want) || int(weak[i]) != len(want)-1 {
+			t.Fatalf("launch %d: %d ptrs (%d weak), want p and the %d table addresses sorted, weak (first %#x, want %#x)", i+1, len(got), weak[i], len(want)-1, got[:min(3, len(got))], want[:3])
 		}
 	}
 }

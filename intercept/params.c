@@ -10,16 +10,32 @@
  * lock-free map. Each 8-byte word of each parameter (aligned within the
  * parameter; a parameter or tail shorter than 8 bytes is read as far as it
  * goes) is looked up in the allocation map, a chunk of words at a time so
- * the searches' cache misses overlap (sc_alloc_lookup); matches go
- * to Ptrs, sorted and deduplicated, at most SC_MAX_PTRS.
+ * the searches' cache misses overlap (sc_alloc_lookup).
+ *
+ * Matches are graded by where the word sits (docs/launch-arguments.md). A
+ * pointer slot is a parameter of exactly 8 bytes, or the first word of a
+ * parameter of up to SC_AGGREGATE_BYTES (a descriptor that starts with its
+ * pointer: CuPy's CArray, a struct {T *p; int n;}); a match there is
+ * strong. Any other word is weak: inside an aggregate it may be padding, a
+ * table slot the launch does not fill, or bytes the host never wrote
+ * (CuPy builds its parameter buffers on the host heap, and the declared
+ * size covers bytes the kernel never reads). Without a layout (the packed
+ * "extra" buffer of a handle the driver describes to no one) every word
+ * counts as a slot. Ptrs holds the strong matches, sorted and
+ * deduplicated, then the weak ones, sorted, deduplicated and minus the
+ * strong ones; the event's weak count says how many of the last are weak;
+ * at most SC_MAX_PTRS in all.
  *
  * A parameter larger than SC_AGGREGATE_BYTES only yields pointers to live
- * allocations, not to recently freed ones. Such parameters are tables built
- * on the host stack, like PyTorch's multi-tensor-apply metadata (up to 4 KiB
- * of tensor addresses, of which a launch fills the first few): the unused
- * slots hold whatever the stack held before, often the address of a tensor
- * freed a moment ago, which would read as a use after free. A real use of
- * freed memory passed through such a table is missed.
+ * allocations, not to recently freed ones, and those are weak. Such
+ * parameters are tables built on the host stack, like PyTorch's
+ * multi-tensor-apply metadata (up to 4 KiB of tensor addresses, of which a
+ * launch fills the first few): the unused slots hold whatever the stack
+ * held before, often the address of a tensor freed a moment ago. Recording
+ * those as weak matches would cost trace bytes and time on every optimizer
+ * launch (bench/README.md) for findings that can only ever be notes, so
+ * they are left out; a real use of freed memory passed through such a table
+ * is missed.
  *
  * kernelParams[i] points at parameter i. With kernelParams NULL, the
  * parameters are one packed buffer passed in "extra"
@@ -121,36 +137,51 @@ void sc_layouts_forget(void) {
     sc_lock_release();
 }
 
+/* Strong matches fill out[] from the front, weak ones from the back
+ * (sc_launch_scan puts them in order). */
 SC_HOT static void flush(sc_scan *fd) {
     sc_alloc_lookup(fd->w, fd->live_only, fd->hit, fd->nw);
-    for (uint32_t i = 0; i < fd->nw && fd->n < SC_MAX_PTRS; i++)
-        if (fd->hit[i]) fd->out[fd->n++] = fd->w[i];
+    for (uint32_t i = 0; i < fd->nw && fd->n + fd->nweak < SC_MAX_PTRS; i++) {
+        if (!fd->hit[i]) continue;
+        if (fd->weak[i]) fd->out[SC_MAX_PTRS - 1 - fd->nweak++] = fd->w[i];
+        else fd->out[fd->n++] = fd->w[i];
+    }
     fd->nw = 0;
 }
 
-static inline void add_word(sc_scan *fd, uint64_t w, int live_only) {
+static inline void add_word(sc_scan *fd, uint64_t w, int live_only, int weak) {
     if (fd->nw == SC_SCAN_CHUNK) flush(fd);
     fd->w[fd->nw] = w;
     fd->live_only[fd->nw] = (uint8_t)live_only;
+    fd->weak[fd->nw] = (uint8_t)weak;
     fd->nw++;
 }
 
 /* Gathers the words of p[0..len) that can be device addresses at all
- * (within the map's bounds: most words are small integers, or zero). */
-SC_HOT static void scan_bytes(sc_scan *fd, const uint8_t *p, size_t len, int live_only) {
+ * (within the map's bounds: most words are small integers, or zero); the
+ * first `slots` of them are pointer slots, the rest weak. */
+SC_HOT static void scan_bytes(sc_scan *fd, const uint8_t *p, size_t len, int live_only, size_t slots) {
     uint64_t lo = fd->lo, span = fd->hi - fd->lo;
     size_t full = len / 8;
     fd->words += (uint32_t)((len + 7) / 8);
     for (size_t k = 0; k < full; k++) {
         uint64_t w;
         memcpy(&w, p + 8 * k, 8);
-        if (w - lo < span) add_word(fd, w, live_only);
+        if (w - lo < span) add_word(fd, w, live_only, k >= slots);
     }
     if (len % 8) {
         uint64_t w = 0;
         memcpy(&w, p + 8 * full, len % 8); /* little endian: low bytes */
-        if (w - lo < span) add_word(fd, w, live_only);
+        if (w - lo < span) add_word(fd, w, live_only, 1); /* too short for an address */
     }
+}
+
+/* A parameter of the given size: its words that are pointer slots (the
+ * first, if it is 8 bytes or an aggregate of up to SC_AGGREGATE_BYTES),
+ * and whether it yields live allocations only. */
+static inline void scan_param(sc_scan *fd, const uint8_t *p, uint32_t size) {
+    int table = size > SC_AGGREGATE_BYTES;
+    scan_bytes(fd, p, size, table, table || size < 8 ? 0 : 1);
 }
 
 /* Sorts v[0..n) with tmp[0..n) as scratch: an LSD radix sort over the
@@ -188,9 +219,20 @@ SC_HOT static void sort_u64(uint64_t *v, uint64_t *tmp, uint32_t n) {
     if (a != v) memcpy(v, a, (size_t)n * sizeof *v);
 }
 
-/* Fills ts->ptrs; returns how many. *kernel_sid gets the name's string id. */
+/* Sorts and deduplicates v[0..n) with tmp as scratch; returns the new n. */
+SC_HOT static uint32_t sort_unique(uint64_t *v, uint64_t *tmp, uint32_t n) {
+    if (n < 2) return n;
+    sort_u64(v, tmp, n);
+    uint32_t k = 1;
+    for (uint32_t i = 1; i < n; i++)
+        if (v[i] != v[k - 1]) v[k++] = v[i];
+    return k;
+}
+
+/* Fills ts->ptrs: the strong matches, then *nweak weak ones; returns how
+ * many in all. *kernel_sid gets the name's string id. */
 SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
-                               uint32_t *kernel_sid) {
+                               uint32_t *kernel_sid, uint32_t *nweak) {
     int64_t t0 = sc_stats ? sc_stat_clock() : 0;
     layout *l = lookup_layout(f, symbol);
     *kernel_sid = l ? l->name_sid : 0;
@@ -198,7 +240,7 @@ SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, 
 
     sc_scan *fd = &ts->scan;
     fd->out = ts->ptrs;
-    fd->n = fd->words = fd->nw = 0;
+    fd->n = fd->nweak = fd->words = fd->nw = 0;
     const uint8_t *buf = NULL;
     size_t buflen = 0;
     if (!kernelParams && extra) {
@@ -211,25 +253,33 @@ SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, 
     }
     sc_alloc_bounds(&fd->lo, &fd->hi);
     if (kernelParams && l && l->known) {
-        for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
-            if (kernelParams[i]) scan_bytes(fd, kernelParams[i], l->p[i].size, l->p[i].size > SC_AGGREGATE_BYTES);
+        for (uint32_t i = 0; i < l->n && fd->n + fd->nweak < SC_MAX_PTRS; i++)
+            if (kernelParams[i]) scan_param(fd, kernelParams[i], l->p[i].size);
     } else if (buf && buflen) {
         if (l && l->known) {
-            for (uint32_t i = 0; i < l->n && fd->n < SC_MAX_PTRS; i++)
-                if ((size_t)l->p[i].off + l->p[i].size <= buflen)
-                    scan_bytes(fd, buf + l->p[i].off, l->p[i].size, l->p[i].size > SC_AGGREGATE_BYTES);
+            for (uint32_t i = 0; i < l->n && fd->n + fd->nweak < SC_MAX_PTRS; i++)
+                if ((size_t)l->p[i].off + l->p[i].size <= buflen) scan_param(fd, buf + l->p[i].off, l->p[i].size);
         } else {
-            scan_bytes(fd, buf, buflen / 8 * 8, 0); /* no layout: every aligned word */
+            scan_bytes(fd, buf, buflen / 8 * 8, 0, SIZE_MAX); /* no layout: every aligned word, a slot */
         }
     }
     flush(fd);
-    if (fd->n > 1) {
-        sort_u64(fd->out, ts->sort_tmp, fd->n);
-        uint32_t k = 1;
-        for (uint32_t i = 1; i < fd->n; i++)
-            if (fd->out[i] != fd->out[k - 1]) fd->out[k++] = fd->out[i];
-        fd->n = k;
+    uint64_t *out = fd->out;
+    uint32_t n = sort_unique(out, ts->sort_tmp, fd->n), nw = 0;
+    if (fd->nweak) {
+        /* The weak matches, at the back: sorted, deduplicated, less the
+         * strong ones (a merge walk), moved down to follow the strong. */
+        uint64_t *w = out + SC_MAX_PTRS - fd->nweak;
+        uint32_t m = sort_unique(w, ts->sort_tmp, fd->nweak);
+        for (uint32_t i = 0, j = 0; i < m; i++) {
+            while (j < n && out[j] < w[i]) j++;
+            if (j < n && out[j] == w[i]) continue;
+            out[n + nw++] = w[i]; /* n + nw <= SC_MAX_PTRS - fd->nweak + i: never ahead of the reads */
+        }
     }
+    fd->n = n + nw;
+    fd->nweak = nw;
+    *nweak = nw;
     if (sc_stats) {
         atomic_fetch_add_explicit(&sc_stat_launches, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&sc_stat_scan_words, fd->words, memory_order_relaxed);

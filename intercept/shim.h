@@ -102,7 +102,7 @@ enum {
 };
 
 #define SC_MAX_PTRS 4096       /* device addresses kept per launch */
-#define SC_AGGREGATE_BYTES 512 /* larger launch parameters yield live allocations only (params.c) */
+#define SC_AGGREGATE_BYTES 512 /* a larger launch parameter is a table: no pointer slot, live allocations only (params.c) */
 #define SC_MAX_STACK 128       /* hard cap on STREAMCHECK_STACK_DEPTH */
 #define SC_MAX_STRING 65536    /* longer strings (kernel names) are cut */
 #define SC_PAYLOAD_MAX (320 + SC_MAX_PTRS * 10) /* every field at its longest fits */
@@ -126,20 +126,21 @@ typedef struct {
     uint64_t node;              /* the graph node an OP_GRAPH_EVENT_*_NODE sets, an OP_GRAPH_FORGET destroys or changes */
     uint64_t value;             /* OP_STREAM_MEMOP: the value waited for or written */
     uint32_t memop, mem_flags;  /* OP_STREAM_MEMOP: CUDA's CUstreamBatchMemOpType and the operation's flags */
-    uint64_t unused;            /* keeps the size a multiple of 16 (event_clear) */
+    uint32_t nweak;             /* OP_LAUNCH: how many of the last ptrs are weak matches (params.c) */
+    uint32_t unused;            /* keeps the size a multiple of 16 (event_clear) */
 } sc_event;
 
 /* A launch's parameter words being looked up in the allocation map: they
  * are gathered in chunks and looked up a chunk at a time (params.c). */
 #define SC_SCAN_CHUNK 512
 typedef struct {
-    uint64_t *out;  /* device addresses found */
-    uint32_t n;
+    uint64_t *out;  /* device addresses found: strong from the front, weak from the back */
+    uint32_t n, nweak;
     uint32_t words; /* looked up, for STREAMCHECK_STATS */
     uint32_t nw;    /* words gathered, not yet looked up */
     uint64_t lo, hi; /* the allocation map's bounds: only words within are gathered */
     uint64_t w[SC_SCAN_CHUNK];
-    uint8_t live_only[SC_SCAN_CHUNK], hit[SC_SCAN_CHUNK];
+    uint8_t live_only[SC_SCAN_CHUNK], weak[SC_SCAN_CHUNK], hit[SC_SCAN_CHUNK];
 } sc_scan;
 
 /* Per-thread state, allocated on a thread's first callback. */
@@ -262,8 +263,10 @@ extern _Atomic uint64_t sc_stat_release_waits;
 /* ---- params.c ---- */
 /* Modules were unloaded: function handles may name other kernels from now on. */
 SC_HIDDEN void sc_layouts_forget(void);
-SC_HIDDEN uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol,
-                                  void **kernelParams, void **extra, uint32_t *kernel_sid);
+/* Fills ts->ptrs with the addresses found, the weak matches last: returns
+ * how many in all, *nweak the weak ones. */
+SC_HIDDEN uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
+                                  uint32_t *kernel_sid, uint32_t *nweak);
 
 /* ---- loader.c: driver entry points looked up in libcuda (may be NULL) ---- */
 typedef struct {

@@ -427,13 +427,13 @@ int sc_trace_writable_locked(void) {
 
 /* ---- events ---- */
 
-/* Fields 6..25 (api .. ptrs, then the optional ones). */
+/* Fields 6..29 (api .. ptrs, then the optional ones). */
 SC_HOT static size_t encode_tail(uint8_t *p, const sc_event *e) {
     uint64_t f[] = {e->api, e->stack, sc_zigzag(e->result), e->stream, e->event, e->ptr, e->size, e->src, e->kind,
                     e->flags, e->pool, e->kernel, sc_zigzag(e->prio), e->nptrs,
                     /* optional: most events leave them out; each is written only with those after it that are set */
                     e->graph, e->exec, (uint32_t)e->peer_src, (uint32_t)e->peer_dst, e->node, e->memop, e->mem_flags,
-                    e->value};
+                    e->value, e->nweak};
     size_t nf = sizeof f / sizeof f[0];
     while (nf > 14 && f[nf - 1] == 0) nf--;
     size_t n = put_uvarints(p, f, 14);

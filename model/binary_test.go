@@ -45,13 +45,13 @@ var goldenTrace = concat(
 	[]byte{0x7f, 0x03, 0xaa, 0xbb, 0xcc},
 	// Event seq 5: launch device -1 time 9 on stream 1 (read as 0), kernel
 	// string 5, ptrs [0x7f00 0x10], graph 0, exec 0x33, peer devices 0 and
-	// 0, node 0, memory operation 0, its flags 0 and value 0, then a field
-	// from a later version (ignored).
-	[]byte{0x10, 0x21,
+	// 0, node 0, memory operation 0, its flags 0 and value 0, the last
+	// address weak, then a field from a later version (ignored).
+	[]byte{0x10, 0x22,
 		0x10, 0x05, 0x07, 0x01, 0x12, 0x00, 0x00, 0x00,
 		0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
 		0x00, 0x00, 0x05, 0x00, 0x02, 0x80, 0xfe, 0x01, 0x10,
-		0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x01},
+		0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xff, 0x01},
 	// Event seq 6: memcpy failed with result 2, dst 0x7f00 src 0x20 size 16, h2d, pageable.
 	[]byte{0x10, 0x15,
 		0x12, 0x06, 0x07, 0x00, 0x00, 0x00, 0x00, 0x04,
@@ -77,7 +77,7 @@ func TestBinaryGolden(t *testing.T) {
 	want := []Event{
 		{Seq: 1, Op: OpStreamCreate, TID: 8, Stream: 0x1000, Flags: FlagNonBlocking, Prio: -2},
 		{Seq: 2, Op: OpMallocAsync, TID: 7, Time: 5, API: 1, Stack: 1, Stream: 0x1000, Ptr: 0x7f00, Size: 256},
-		{Seq: 5, Op: OpLaunch, TID: 7, Device: -1, Time: 9, Kernel: 5, Ptrs: []uint64{0x7f00, 0x10}, Exec: 0x33},
+		{Seq: 5, Op: OpLaunch, TID: 7, Device: -1, Time: 9, Kernel: 5, Ptrs: []uint64{0x7f00, 0x10}, Exec: 0x33, Weak: 1},
 		{Seq: 6, Op: OpMemcpy, TID: 7, Result: 2, Ptr: 0x7f00, Size: 16, Src: 0x20, Kind: CopyH2D, Flags: FlagPageable},
 	}
 	if !reflect.DeepEqual(events, want) {
@@ -200,6 +200,7 @@ func TestBinaryCorrupt(t *testing.T) {
 		{"graph malformed", newEnc().event(rawEvent{op: 23, seq: 1, tail: []byte{0x80}}), "graph", "graph malformed"},
 		{"exec malformed", newEnc().event(rawEvent{op: 24, seq: 1, tail: []byte{0x01, 0xff}}), "exec", "exec malformed"},
 		{"node malformed", newEnc().event(rawEvent{op: 28, seq: 1, tail: []byte{0, 0, 0, 0, 0x80}}), "node", "node malformed"},
+		{"weak past nptrs", newEnc().event(rawEvent{op: 16, seq: 1, nptrs: 1, ptrs: []uint64{5}, tail: []byte{0, 0, 0, 0, 0, 0, 0, 0, 2}}), "weak", "2 weak addresses of 1"},
 		{"unknown flag", newEnc().event(rawEvent{op: 16, seq: 1, flags: 1 << 10}), "flags", "unknown flag bits 0x400"},
 		{"event payload short", newEnc().event(rawEvent{op: 1, seq: 1, cut: 1}), "nptrs", "corrupt event record"},
 		{"empty event payload", newEnc().record(RecordEvent, nil), "op", "corrupt event record"},
@@ -513,6 +514,7 @@ func TestBinaryWriterRejects(t *testing.T) {
 		{"bad kind", []Event{{Seq: 1, Op: OpMemcpy, Kind: 9}}, "invalid copy kind 9"},
 		{"string not in tables", []Event{{Seq: 1, Op: OpLaunch, Kernel: 4}}, "string id 4 not in tables"},
 		{"stack not in tables", []Event{{Seq: 1, Op: OpLaunch, Stack: 4}}, "stack id 4 not in tables"},
+		{"weak past ptrs", []Event{{Seq: 1, Op: OpLaunch, Ptrs: []uint64{1}, Weak: 2}}, "2 weak addresses of 1"},
 		{"too many ptrs", []Event{{Seq: 1, Op: OpLaunch, Ptrs: make([]uint64, MaxLaunchPtrs+1)}}, "exceed the limit"},
 	}
 	for _, tc := range tests {

@@ -120,7 +120,7 @@ func recordName(k RecordKind) string {
 var (
 	eventFields = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
 	// eventTailFields follow the addresses; a record may end before any.
-	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node", "mem_op", "mem_flags", "value"}
+	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node", "mem_op", "mem_flags", "value", "weak"}
 	endFields       = [...]string{"events", "dropped"}
 	stackFields     = [...]string{"id", "frames"}
 	frameFields     = [...]string{"pc", "module", "func", "file", "line"}
@@ -330,11 +330,15 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	if graph[6] > math.MaxUint32 {
 		return fieldErr("mem_flags", "corrupt event record: mem_flags %d out of range", graph[6])
 	}
+	if graph[8] > nptrs {
+		return fieldErr("weak", "corrupt event record: %d weak addresses of %d", graph[8], nptrs)
+	}
 	ev.Ptrs = ptrs
 	ev.Graph, ev.Exec = graph[0], graph[1]
 	ev.PeerSrc, ev.PeerDst = int32(uint32(graph[2])), int32(uint32(graph[3]))
 	ev.Node = graph[4]
 	ev.MemOp, ev.MemFlags, ev.Value = MemOpKind(graph[5]), uint32(graph[6]), graph[7]
+	ev.Weak = uint32(graph[8])
 	ev.Op = Op(op)
 	ev.TID = uint32(v[2])
 	ev.Device = int32(device)

@@ -84,6 +84,9 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	if len(ev.Ptrs) > MaxLaunchPtrs {
 		return fmt.Errorf("binary trace writer: seq %d: %d launch addresses exceed the limit of %d", ev.Seq, len(ev.Ptrs), MaxLaunchPtrs)
 	}
+	if int(ev.Weak) > len(ev.Ptrs) {
+		return fmt.Errorf("binary trace writer: seq %d: %d weak addresses of %d", ev.Seq, ev.Weak, len(ev.Ptrs))
+	}
 	if err := w.Source(t); err != nil {
 		return err
 	}
@@ -133,7 +136,7 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	// Optional fields: most events leave them out, and each is written
 	// only with those after it that are set.
 	tail := [len(eventTailFields)]uint64{ev.Graph, ev.Exec, uint64(uint32(ev.PeerSrc)), uint64(uint32(ev.PeerDst)), ev.Node,
-		uint64(ev.MemOp), uint64(ev.MemFlags), ev.Value}
+		uint64(ev.MemOp), uint64(ev.MemFlags), ev.Value, uint64(ev.Weak)}
 	n := len(tail)
 	for n > 0 && tail[n-1] == 0 {
 		n--

@@ -443,7 +443,7 @@ type Event struct {
 	Pool   uint64     // Memory pool handle (OpMallocAsync from a pool, OpPoolCreate, OpPool{Export,Import}, OpPtrImport); 0 is the device's default pool.
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
-	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch).
+	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch): the strong matches, then Weak weak ones.
 	Graph  uint64     // Graph handle (OpCaptureEnd: made; OpCaptureBegin: built, or added to; OpGraphInstantiate, OpGraphForget, OpGraphEvent*Node; OpGraphClone: the copy, or the parent of a child graph node; FlagGraphNode: the node's); 0 if unknown.
 	Exec   uint64     // Executable graph handle (OpGraphInstantiate, OpGraphLaunch, OpGraphForget, OpGraphEvent*Node); 0 if unknown.
 	// PeerSrc and PeerDst are, with FlagPeer, the devices of a peer copy's
@@ -463,6 +463,11 @@ type Event struct {
 	MemOp    MemOpKind
 	MemFlags uint32
 	Value    uint64
+	// Weak is how many of the last Ptrs are weak matches: words of a
+	// launch's parameters that are not pointer slots (a word inside an
+	// aggregate parameter other than its first; docs/launch-arguments.md).
+	// 0 for every other event, and in traces recorded before the grading.
+	Weak uint32
 }
 
 // Clone returns a copy of e that does not share Ptrs.
@@ -473,6 +478,17 @@ func (e *Event) Clone() Event {
 	}
 	return c
 }
+
+// StrongPtrs returns the launch addresses found in pointer slots (Ptrs less
+// the weak ones).
+func (e *Event) StrongPtrs() []uint64 { return e.Ptrs[:len(e.Ptrs)-e.weak()] }
+
+// WeakPtrs returns the launch addresses that only words inside aggregate
+// parameters matched.
+func (e *Event) WeakPtrs() []uint64 { return e.Ptrs[len(e.Ptrs)-e.weak():] }
+
+// weak is Weak bounded by len(Ptrs), for events built by hand.
+func (e *Event) weak() int { return min(int(e.Weak), len(e.Ptrs)) }
 
 // Failed reports whether the call returned an error (a query's NotReady is
 // an answer, not an error).

@@ -76,6 +76,7 @@ const everyOp = `# streams and events
 {"op":"ipc_mem_export","ptr":"0x800000","value":"0x55"}
 {"op":"ipc_mem_open","ptr":"0xb00000","size":64,"value":"0x55"}
 {"op":"ipc_mem_close","ptr":"0xb00000"}
+{"op":"launch","stream":"s2","ptrs":["0x7f0000"],"weak_ptrs":["0x800000","0x800010"]}
 `
 
 func TestJSONLEveryOp(t *testing.T) {
@@ -144,6 +145,7 @@ func TestJSONLEveryOp(t *testing.T) {
 		{Op: OpIpcMemExport, Ptr: 0x800000, Value: 0x55},
 		{Op: OpIpcMemOpen, Ptr: 0xb00000, Size: 64, Value: 0x55},
 		{Op: OpIpcMemClose, Ptr: 0xb00000},
+		{Op: OpLaunch, Stream: s2, Ptrs: []uint64{0x7f0000, 0x800000, 0x800010}, Weak: 2},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("got %d events, want %d", len(events), len(want))
@@ -273,6 +275,7 @@ func TestJSONLErrors(t *testing.T) {
 		{"negative address", `{"op":"free","ptr":-1}`, 1, "ptr", `got -1`},
 		{"float size", `{"op":"malloc","ptr":1,"size":1.5}`, 1, "size", `got 1.5`},
 		{"bad ptrs element", `{"op":"launch","stream":"legacy","ptrs":["0x1",true]}`, 1, "ptrs", `element 1: got true`},
+		{"bad weak_ptrs element", `{"op":"launch","stream":"legacy","weak_ptrs":[-1]}`, 1, "weak_ptrs", `element 0`},
 		{"ptrs not a list", `{"op":"launch","stream":"legacy","ptrs":"0x1"}`, 1, "ptrs", `got a JSON string, want list`},
 		{"tid negative", `{"op":"device_sync","tid":-1}`, 1, "tid", `got a JSON number -1, want number from 0 to 4294967295`},
 		{"stream not a string", `{"op":"stream_sync","stream":5}`, 1, "stream", `got a JSON number, want string`},

@@ -36,6 +36,7 @@ type jsonLine struct {
 	Kind     *string           `json:"kind"`
 	Kernel   *string           `json:"kernel"`
 	Ptrs     []json.RawMessage `json:"ptrs"`
+	WeakPtrs []json.RawMessage `json:"weak_ptrs"`
 	Flags    *string           `json:"flags"`
 	Priority *int32            `json:"priority"`
 	Implicit *bool             `json:"implicit"`
@@ -261,6 +262,9 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		if len(l.Ptrs) > MaxLaunchPtrs {
 			return "ptrs", corruptf("%d addresses exceed the limit of %d", len(l.Ptrs), MaxLaunchPtrs)
 		}
+		if len(l.Ptrs)+len(l.WeakPtrs) > MaxLaunchPtrs {
+			return "weak_ptrs", corruptf("%d addresses exceed the limit of %d", len(l.Ptrs)+len(l.WeakPtrs), MaxLaunchPtrs)
+		}
 		for i, raw := range l.Ptrs {
 			a, err := parseAddress(raw)
 			if err != nil {
@@ -268,6 +272,14 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 			}
 			ev.Ptrs = append(ev.Ptrs, a)
 		}
+		for i, raw := range l.WeakPtrs {
+			a, err := parseAddress(raw)
+			if err != nil {
+				return "weak_ptrs", corruptf("element %d: %v", i, err)
+			}
+			ev.Ptrs = append(ev.Ptrs, a)
+		}
+		ev.Weak = uint32(len(l.WeakPtrs))
 	}
 	if form.has(jCreate) {
 		if l.Flags != nil {

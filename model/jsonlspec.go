@@ -19,7 +19,7 @@ const (
 	jSize                               // "size"
 	jKind                               // "kind"
 	jPool                               // "pool"
-	jKernel                             // "kernel", "ptrs"
+	jKernel                             // "kernel", "ptrs", "weak_ptrs"
 	jCreate                             // "flags", "priority", "implicit" (stream_create)
 	jImplicit                           // "implicit" (event_create)
 	jResult                             // "result" is required

@@ -143,16 +143,8 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 		if ev.Kernel != 0 {
 			b = appendJSONString(append(b, `,"kernel":`...), t.String(ev.Kernel))
 		}
-		if len(ev.Ptrs) > 0 {
-			b = append(b, `,"ptrs":[`...)
-			for i, a := range ev.Ptrs {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendHex(b, a)
-			}
-			b = append(b, ']')
-		}
+		b = appendAddresses(b, `,"ptrs":[`, ev.StrongPtrs())
+		b = appendAddresses(b, `,"weak_ptrs":[`, ev.WeakPtrs())
 	}
 	if form.has(jCreate) {
 		if ev.Flags&FlagNonBlocking != 0 {
@@ -379,4 +371,20 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, '"')
+}
+
+// appendAddresses appends key (a field's name and its list's opening
+// bracket) and the addresses in hex, unless there are none.
+func appendAddresses(b []byte, key string, ptrs []uint64) []byte {
+	if len(ptrs) == 0 {
+		return b
+	}
+	b = append(b, key...)
+	for i, a := range ptrs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendHex(b, a)
+	}
+	return append(b, ']')
 }

@@ -276,7 +276,7 @@ func TestOpen(t *testing.T) {
 	}
 	defer c.Close()
 	events, err := Collect(r)
-	if len(events) != 58 || err == nil || !strings.HasPrefix(err.Error(), path+":62: field \"op\"") {
+	if len(events) != 59 || err == nil || !strings.HasPrefix(err.Error(), path+":63: field \"op\"") {
 		t.Errorf("got %d events, err %v", len(events), err)
 	}
 	missing := filepath.Join(dir, "missing.bin")

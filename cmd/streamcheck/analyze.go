@@ -261,8 +261,8 @@ func plural[N int | uint64](n N, word string) string {
 
 // totals sums the findings and statistics of all results.
 type totals struct {
-	errors, warnings, traces, damaged int
-	events, allocations               uint64
+	errors, warnings, notes, traces, damaged int
+	events, allocations                      uint64
 	streams, threads                  int
 	suppressed, baselined             int
 	live, liveBytes                   uint64 // Stream-ordered memory live at exit.
@@ -276,9 +276,12 @@ func (a *analysis) totals() totals {
 			t.damaged++
 		}
 		for _, f := range r.Findings {
-			if f.Severity == checker.SeverityError {
+			switch f.Severity {
+			case checker.SeverityError:
 				t.errors++
-			} else {
+			case checker.SeverityNote:
+				t.notes++
+			default:
 				t.warnings++
 			}
 		}

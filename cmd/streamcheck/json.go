@@ -29,11 +29,13 @@ type jsonTrace struct {
 	Damage   *string `json:"damage"`
 	Errors   int     `json:"errors"`
 	Warnings int     `json:"warnings"`
+	Notes    int     `json:"notes,omitempty"`
 }
 
 type jsonSummary struct {
 	Errors   int `json:"errors"`
 	Warnings int `json:"warnings"`
+	Notes    int `json:"notes,omitempty"`
 	Traces   int `json:"traces"`
 	Damaged  int `json:"damaged"`
 	// Suppressed and Baselined count the findings left out by
@@ -65,16 +67,19 @@ func writeJSON(w io.Writer, a *analysis) error {
 			t.Damage = &note
 		}
 		for _, f := range res.Findings {
-			if f.Severity == checker.SeverityError {
+			switch f.Severity {
+			case checker.SeverityError:
 				t.Errors++
-			} else {
+			case checker.SeverityNote:
+				t.Notes++
+			default:
 				t.Warnings++
 			}
 		}
 		rep.Traces = append(rep.Traces, t)
 	}
 	tot := a.totals()
-	rep.Summary = jsonSummary{Errors: tot.errors, Warnings: tot.warnings, Traces: tot.traces, Damaged: tot.damaged,
+	rep.Summary = jsonSummary{Errors: tot.errors, Warnings: tot.warnings, Notes: tot.notes, Traces: tot.traces, Damaged: tot.damaged,
 		Suppressed: tot.suppressed, Baselined: tot.baselined, LiveAtExit: tot.live, LiveBytesAtExit: tot.liveBytes,
 		LeakCheck: a.leakMode()}
 	rep.Program = a.program

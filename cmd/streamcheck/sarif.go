@@ -167,8 +167,11 @@ func escapePath(p string) string {
 }
 
 func sarifLevel(s checker.Severity) string {
-	if s == checker.SeverityError {
+	switch s {
+	case checker.SeverityError:
 		return sarif.LevelError
+	case checker.SeverityNote:
+		return sarif.LevelNote
 	}
 	return sarif.LevelWarning
 }

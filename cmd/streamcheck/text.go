@@ -22,9 +22,9 @@ const maxFrames = 6
 func writeText(w io.Writer, a *analysis, p *palette) { writeTextReport(w, a, p, 0) }
 
 // writeTextReport writes the human-readable report: the findings, errors
-// first (at most limit of them in full, unless limit is 0), notes on
-// damaged traces, a table of findings per rule and one of the traces, then
-// a summary: with --leak-check summary, a line saying how much
+// first and notes last (at most limit of them in full, unless limit is 0),
+// notes on damaged traces, a table of findings per rule and one of the
+// traces, then a summary: with --leak-check summary, a line saying how much
 // stream-ordered memory was live at exit (when some was), and a line
 // counting the findings.
 func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
@@ -53,25 +53,25 @@ func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
 		section()
 		fmt.Fprintf(w, "... and %s (use --print-limit 0 for all)\n", plural(rest, "more finding"))
 	}
-	notes := false
+	damaged := false
 	for _, res := range a.results {
 		if res.Damage != nil {
-			if !notes {
+			if !damaged {
 				section()
-				notes = true
+				damaged = true
 			}
 			fmt.Fprintf(w, "%s %s\n", p.note.Sprint("damaged:"), damageNote(res))
 		}
 		if n := droppedNote(res); n != "" {
-			if !notes {
+			if !damaged {
 				section()
-				notes = true
+				damaged = true
 			}
 			fmt.Fprintf(w, "%s %s\n", p.note.Sprint("incomplete:"), n)
 		}
 	}
 	t := a.totals()
-	anyFindings := t.errors+t.warnings+t.suppressed+t.baselined > 0
+	anyFindings := t.errors+t.warnings+t.notes+t.suppressed+t.baselined > 0
 	if anyFindings {
 		section()
 		writeRuleTable(w, a, p)
@@ -96,13 +96,19 @@ func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
 	if len(accepted) > 0 {
 		stats += "; " + strings.Join(accepted, ", ")
 	}
+	notes := ""
+	if t.notes > 0 {
+		notes = ", " + p.note.Sprint(plural(t.notes, "note"))
+	}
 	switch {
-	case t.errors+t.warnings == 0:
+	case t.errors+t.warnings == 0 && t.notes == 0:
 		fmt.Fprintf(w, "no findings %s\n", stats)
+	case t.errors+t.warnings == 0:
+		fmt.Fprintf(w, "no errors or warnings%s %s\n", notes, stats)
 	case t.errors > 0:
-		fmt.Fprintf(w, "%s, %s %s\n", p.error.Sprint(plural(t.errors, "error")), plural(t.warnings, "warning"), stats)
+		fmt.Fprintf(w, "%s, %s%s %s\n", p.error.Sprint(plural(t.errors, "error")), plural(t.warnings, "warning"), notes, stats)
 	default:
-		fmt.Fprintf(w, "0 errors, %s %s\n", p.warning.Sprint(plural(t.warnings, "warning")), stats)
+		fmt.Fprintf(w, "0 errors, %s%s %s\n", p.warning.Sprint(plural(t.warnings, "warning")), notes, stats)
 	}
 }
 
@@ -183,6 +189,8 @@ func writeRuleTable(w io.Writer, a *analysis, p *palette) {
 			return p.dim.Sprint(s)
 		case col == 1 && rows[order[row-1]].sev == checker.SeverityError:
 			return p.error.Sprint(s)
+		case col == 1 && rows[order[row-1]].sev == checker.SeverityNote:
+			return p.note.Sprint(s)
 		case col == 1:
 			return p.warning.Sprint(s)
 		}
@@ -206,7 +214,7 @@ func writeTraceTable(w io.Writer, a *analysis, p *palette) {
 	t := a.totals()
 	tab = append(tab, []string{"total",
 		strconv.FormatUint(t.events, 10), strconv.FormatUint(t.allocations, 10),
-		strconv.Itoa(t.streams), strconv.Itoa(t.threads), strconv.Itoa(t.errors + t.warnings)})
+		strconv.Itoa(t.streams), strconv.Itoa(t.threads), strconv.Itoa(t.errors + t.warnings + t.notes)})
 	writeTable(w, tab, 1, func(row, col int, s string) string {
 		if row == 0 {
 			return p.dim.Sprint(s)
@@ -250,8 +258,11 @@ func writeTable(w io.Writer, rows [][]string, textCols int, style func(row, col 
 
 func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 	sev := p.warning.Sprint(f.Severity.String())
-	if f.Severity == checker.SeverityError {
+	switch f.Severity {
+	case checker.SeverityError:
 		sev = p.error.Sprint(f.Severity.String())
+	case checker.SeverityNote:
+		sev = p.note.Sprint(f.Severity.String())
 	}
 	fmt.Fprintf(w, "%s%s %s", sev, p.rule.Sprintf("[%s]", f.Rule), f.Message)
 	if f.Count > 1 {

@@ -4,7 +4,7 @@
  * driver do as seen through CUPTI: runtime enter, driver enter, the work
  * (filling output parameters), driver exit, runtime exit.
  *
- * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|more|loop|reuse|unload|ipc
+ * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|slots|more|loop|reuse|unload|ipc
  *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
  *                     as the driver does for CUDA_INJECTION64_PATH
  *   FAKE_LOG=path     write "name value" lines (addresses, handles, pids)
@@ -122,6 +122,7 @@ static void launch_k1(const char *rt, const char *drv, CUstream s, CUdeviceptr p
 
 static CUfunction K4 = (CUfunction)0x4b4000; /* takes an 8 KiB table by value */
 static CUfunction K5 = (CUfunction)0x4b5000; /* add(float *a, const float *b, int n), as bench/gpu/loop.cu */
+static CUfunction K7 = (CUfunction)0x4b7000; /* copy(T *out, CArray in): a pointer and a 32-byte descriptor */
 
 static void register_kernels(void) {
     static const size_t k4[] = {8, 8192, 16};
@@ -132,6 +133,8 @@ static void register_kernels(void) {
     fk_register_kernel(K2, 1, 3, k2);
     static const size_t k5[] = {8, 8, 4};
     fk_register_kernel(K5, 0, 3, k5);
+    static const size_t k7[] = {8, 32};
+    fk_register_kernel(K7, 1, 2, k7);
     fk_set_kernel_name(K1, K1NAME);
     fk_set_kernel_name(K2, "k2");
 }
@@ -1214,6 +1217,40 @@ static int aggregate(void) {
     return 0;
 }
 
+/* ---- pointer slots and weak words (CuPy's array descriptors) ---- */
+
+/* A CArray-like descriptor: the data pointer first, then metadata; the
+ * host left the rest of the declared 32 bytes as the heap had them. */
+struct carray {
+    uint64_t data, size, stale, pad;
+};
+
+static int slots(void) {
+    CUstream s;
+    const CUdeviceptr out = 0x7b0000000000ull, in = 0x7b0000100000ull, freed = 0x7b0000200000ull;
+    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, (CUstream)0xb20000));
+    alloc_at(out, 0x1000, s);
+    alloc_at(in, 0x1000, s);
+    alloc_at(freed, 0x1000, s);
+    RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", freed, s));
+    void *o = (void *)(uintptr_t)out;
+    struct carray desc = {in, 16, freed, 0};
+    void *args[] = {&o, &desc};
+    cuLaunchKernel_params p = {K7, 1, 1, 1, 1, 1, 1, 0, s, args, NULL};
+    /* out and in from slots (strong), the freed address from word 2 (weak) */
+    fk_driver_enter("cuLaunchKernel", &p, "k7");
+    fk_driver_exit("cuLaunchKernel", &p, 0, "k7");
+    /* the freed address in a slot too, and in word 3 as well: strong once */
+    o = (void *)(uintptr_t)freed;
+    desc.pad = freed + 8;
+    fk_driver_enter("cuLaunchKernel", &p, "k7");
+    fk_driver_exit("cuLaunchKernel", &p, 0, "k7");
+    /* the same words in a buffer of a handle with no layout: all slots */
+    launch2(s, freed + 16, in);
+    printf("fakeapp: slots done\n");
+    return 0;
+}
+
 /* ---- a crash in the middle ---- */
 
 static int crash(int sig) {
@@ -1548,6 +1585,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "loop") == 0) return loop();
     if (strcmp(mode, "churn") == 0) return churn();
     if (strcmp(mode, "aggregate") == 0) return aggregate();
+    if (strcmp(mode, "slots") == 0) return slots();
     if (strcmp(mode, "more") == 0) return more();
     if (strcmp(mode, "reuse") == 0) return reuse();
     if (strcmp(mode, "unload") == 0) return unload();
