@@ -249,8 +249,8 @@ func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 		sev = p.error.Sprint(f.Severity.String())
 	}
 	fmt.Fprintf(w, "%s%s %s", sev, p.rule.Sprintf("[%s]", f.Rule), f.Message)
-	if f.Count > 1 {
-		fmt.Fprintf(w, " (x%d)", f.Count)
+	if r := f.Repeats(); r != "" {
+		fmt.Fprintf(w, " (%s)", r)
 	}
 	fmt.Fprintln(w)
 	if withTrace {
