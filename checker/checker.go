@@ -164,6 +164,12 @@ type Checker struct {
 	threads  map[uint32]bool
 	pending  []pendingFinding      // Findings whose operations Finish resolves.
 	created  map[hb.AgentID]access // Stream creations, for naming streams in reports.
+	// firstUse holds, by agent, the first call on each stream whose stack
+	// has a frame of the program (streamsites.go), and programStacks which
+	// stacks were looked at.
+	firstUse      []firstUse
+	programStacks map[model.StackID]bool
+	streamSites   map[hb.AgentID]streamSite // Computed at the first report.
 	// graphAllocs are the ranges a graph allocates, base -> end (a
 	// captured cudaMallocAsync, or a memory node: FlagGraphAlloc), which the
 	// program may free itself after each launch (graph memory is not
@@ -259,6 +265,9 @@ func (c *Checker) Add(ev *model.Event) {
 	c.noteThread(ev.TID)
 	st := &c.step
 	c.engine.ApplyTo(ev, st)
+	if ev.Stack != 0 && st.Agent != hb.HostAgent && ev.Op != model.OpStreamCreate {
+		c.noteFirstUse(ev, st)
+	}
 	if st.Skipped {
 		c.stats.Skipped++
 		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync) {
@@ -1053,7 +1062,8 @@ func (c *Checker) resolve(role string, a *access) Op {
 		}
 		o.StreamHandle = ag.Handle
 		if role != "" {
-			o.StreamCreatedAt = c.streamCreatedAt(a.agent)
+			site := c.streamSite(a.agent)
+			o.StreamCreatedAt, o.StreamFirstUsedAt = site.created, site.firstUsed
 		}
 	}
 	if c.opts.Symbolize != nil && a.stack != 0 {
@@ -1134,15 +1144,4 @@ func (c *Checker) StreamName(a *hb.Agent) string {
 		c.streamRank = append(c.streamRank, n)
 	}
 	return fmt.Sprintf("s%d", c.streamRank[a.ID])
-}
-
-// streamCreatedAt returns where a stream was created, or "" if its creation
-// was not recorded with a stack.
-func (c *Checker) streamCreatedAt(id hb.AgentID) string {
-	cr, ok := c.created[id]
-	if !ok || cr.stack == 0 {
-		return ""
-	}
-	o := c.resolve("", &cr)
-	return o.Site()
 }

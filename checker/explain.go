@@ -97,7 +97,11 @@ func (c *Checker) explain(f *Finding, note memNote) {
 // folded into it (see unorderedUse) and lists them in Also.
 func (c *Checker) explainAlso(f *Finding, also map[string]int) {
 	if f.Allocations > 1 && (f.Rule == RuleUseBeforeAlloc || f.Rule == RuleReuseWhileInFlight) && f.Capture == "" {
-		f.Fix += fmt.Sprintf(" The same wait covers all %d allocations this use hit, when the event is recorded after the last of them is made and filled.", f.Allocations)
+		all := fmt.Sprintf("all %d", f.Allocations)
+		if f.Allocations == 2 {
+			all = "both"
+		}
+		f.Fix += fmt.Sprintf(" The same wait covers %s allocations this use hit, when the event is recorded after the last of them is made and filled.", all)
 	}
 	for _, r := range Rules { // a stable order
 		n := also[r.ID]

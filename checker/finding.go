@@ -50,9 +50,15 @@ type Op struct {
 	Stream     string `json:"stream,omitempty"` // Display name; empty for host calls.
 	StreamKind string `json:"stream_kind,omitempty"`
 	// StreamHandle is the stream's handle in the traced process, and
-	// StreamCreatedAt the call site that created it, when recorded.
-	StreamHandle    uint64 `json:"stream_handle,omitempty"`
-	StreamCreatedAt string `json:"stream_created_at,omitempty"`
+	// StreamCreatedAt the call site that created it, when recorded: where
+	// the program's streams were made by one helper, the caller's line
+	// that tells them apart, "main app.cu:12 (via make_stream)".
+	// StreamFirstUsedAt is set when the creation does not tell the stream
+	// apart from others (a pool's streams, made in one loop: PyTorch's),
+	// or was not recorded: the site of the program's first call on it.
+	StreamHandle      uint64 `json:"stream_handle,omitempty"`
+	StreamCreatedAt   string `json:"stream_created_at,omitempty"`
+	StreamFirstUsedAt string `json:"stream_first_used_at,omitempty"`
 	// Device is the stream's device, set when the trace used more than one.
 	Device *int32  `json:"device,omitempty"`
 	TID    uint32  `json:"tid"`

@@ -312,9 +312,12 @@ func describeOp(o *checker.Op) string {
 	case hb.KindLegacy.String(), hb.KindPerThread.String():
 		s += " on the " + kind // Its name would only repeat this.
 	default:
-		if o.StreamCreatedAt != "" {
+		switch {
+		case o.StreamFirstUsedAt != "": // its creation does not tell it apart
+			s += fmt.Sprintf(" on stream %s (%s first used at %s)", o.Stream, kind, o.StreamFirstUsedAt)
+		case o.StreamCreatedAt != "":
 			s += fmt.Sprintf(" on stream %s (%s created at %s)", o.Stream, kind, o.StreamCreatedAt)
-		} else {
+		default:
 			s += fmt.Sprintf(" on stream %s (%s)", o.Stream, kind)
 		}
 	}
