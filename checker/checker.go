@@ -265,7 +265,7 @@ func (c *Checker) Add(ev *model.Event) {
 	c.noteThread(ev.TID)
 	st := &c.step
 	c.engine.ApplyTo(ev, st)
-	if ev.Stack != 0 && st.Agent != hb.HostAgent && ev.Op != model.OpStreamCreate {
+	if ev.Stack != 0 && st.Agent != hb.HostAgent && !c.usedByProgram(st.Agent) && ev.Op != model.OpStreamCreate {
 		c.noteFirstUse(ev, st)
 	}
 	if st.Skipped {

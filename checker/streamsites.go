@@ -18,19 +18,19 @@ type firstUse struct {
 // Op.StreamFirstUsedAt).
 type streamSite struct{ created, firstUsed string }
 
+// usedByProgram reports whether the program's first call on a stream was
+// seen (a slice index: it is asked at every event).
+func (c *Checker) usedByProgram(id hb.AgentID) bool {
+	return int(id) >= 0 && int(id) < len(c.firstUse) && c.firstUse[id].ok
+}
+
 // noteFirstUse remembers ev if it is the first call on its stream whose
 // stack has a frame of the program: a stream a pool made earlier is placed
 // where the program first used it. Once one is found, each later call
 // costs a slice index.
 func (c *Checker) noteFirstUse(ev *model.Event, st *hb.Step) {
 	id := int(st.Agent)
-	if id < 0 {
-		return
-	}
-	if id < len(c.firstUse) && c.firstUse[id].ok {
-		return
-	}
-	if ev.Failed() || !c.programStack(ev.Stack) {
+	if id < 0 || ev.Failed() || !c.programStack(ev.Stack) {
 		return
 	}
 	if id >= len(c.firstUse) {
