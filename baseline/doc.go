@@ -11,6 +11,13 @@
 // partialFingerprints (key FingerprintKey). Moving a call to another line
 // changes its fingerprint: the finding is then new.
 //
+// A finding stands for every occurrence of its root cause (checker.Finding):
+// its allocation and operations, and so its fingerprint, are those of its
+// first occurrence. Occurrences on other allocations, and a
+// reuse-while-in-flight folded into a use-before-alloc at the same use, do
+// not change it, so a baseline that listed them as separate findings still
+// accepts the one finding that now stands for them.
+//
 // # File format
 //
 // A baseline is one JSON object:

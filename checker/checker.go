@@ -158,15 +158,21 @@ type Checker struct {
 	// replaces whatever it overlaps.
 	allocs   *addrIndex
 	graveQ   graveOrder
-	graveLen int           // Freed allocations in allocs.
-	spare    []*allocation // Records of forgotten allocations, for reuse.
-	bufs     bufPool       // Their buffers.
-	findings map[findingKey]*Finding
+	graveLen int                // Freed allocations in allocs.
+	spare    []*allocation      // Records of forgotten allocations, for reuse.
+	bufs     bufPool            // Their buffers.
+	findings map[findingKey]int // Index in pending of each root cause's finding.
 	order    []*Finding
 	stats    Stats
 	threads  map[uint32]bool
 	pending  []pendingFinding      // Findings whose operations Finish resolves.
 	created  map[hb.AgentID]access // Stream creations, for naming streams in reports.
+	// firstUse holds, by agent, the first call on each stream whose stack
+	// has a frame of the program (streamsites.go), and programStacks which
+	// stacks were looked at.
+	firstUse      []firstUse
+	programStacks map[model.StackID]bool
+	streamSites   map[hb.AgentID]streamSite // Computed at the first report.
 	// graphAllocs are the ranges a graph allocates, base -> end (a
 	// captured cudaMallocAsync, or a memory node: FlagGraphAlloc), which the
 	// program may free itself after each launch (graph memory is not
@@ -220,7 +226,7 @@ func New(trace string, tables *model.Tables) *Checker {
 		tables:   tables,
 		engine:   hb.New(),
 		allocs:   newAddrIndex(),
-		findings: map[findingKey]*Finding{},
+		findings: map[findingKey]int{},
 		// A change in place cannot add or remove memory nodes: the memory
 		// a graph allocates at each launch stays known.
 		graphs: graphMemory{hb.GraphWork[graphUse]{
@@ -269,6 +275,9 @@ func (c *Checker) Add(ev *model.Event) {
 	c.noteThread(ev.TID)
 	st := &c.step
 	c.engine.ApplyTo(ev, st)
+	if ev.Stack != 0 && st.Agent != hb.HostAgent && !c.usedByProgram(st.Agent) && ev.Op != model.OpStreamCreate {
+		c.noteFirstUse(ev, st)
+	}
 	if st.Skipped {
 		c.stats.Skipped++
 		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync) {
@@ -995,12 +1004,24 @@ type siteKey struct {
 	agent  hb.AgentID
 }
 
+// findingKey identifies a root cause (see Finding): the rule, the two call
+// sites and the two streams. The allocation is not part of it: one missing
+// wait hits every tensor the two operations touch.
 type findingKey struct {
-	rule          string
-	alloc, op, on siteKey
-	capture       bool    // A race inside a captured graph.
-	memNote       memNote // Why a stream-memory-op finding is not followed: one call site can have several.
+	rule             string
+	op, on           siteKey
+	opAgent, onAgent hb.AgentID // The stream pair; -1 without another operation.
+	capture          bool       // A race inside a captured graph.
+	memNote          memNote    // Why a stream-memory-op finding is not followed: one call site can have several.
 }
+
+// unorderedUse is the key's rule for use-before-alloc and
+// reuse-while-in-flight. Both say that a use is not ordered after another
+// stream's work on its addresses (the allocation, or a use of the memory
+// the pool gave them before), and the fix of both is the one wait before
+// that use: the other operation's site is left out of the key, and the
+// finding keeps the rule seen first.
+const unorderedUse = "unordered use"
 
 func (c *Checker) siteOf(a *access) siteKey {
 	if a == nil {
@@ -1013,8 +1034,12 @@ func (c *Checker) siteOf(a *access) siteKey {
 	return k
 }
 
-// report records a finding, folding it into an earlier one from the same
-// call sites.
+// allocID identifies one allocation for counting the allocations a finding
+// hit: the call that made it and its base (a graph launch makes several).
+type allocID struct{ seq, base uint64 }
+
+// report records a finding, folding it into an earlier one with the same
+// root cause.
 func (c *Checker) report(rule string, a *allocation, op access, other *access) {
 	c.reportIn(hb.HostAgent, rule, a, op, other)
 }
@@ -1027,14 +1052,31 @@ func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op acc
 
 // reportNoted is reportIn for a finding with a note (stream-memory-op's).
 func (c *Checker) reportNoted(origin hb.AgentID, rule string, a *allocation, op access, other *access, note memNote) {
-	key := findingKey{rule: rule, op: c.siteOf(&op), on: c.siteOf(other), capture: origin != hb.HostAgent, memNote: note}
-	if a != nil {
-		key.alloc = c.siteOf(&a.alloc)
-	} else {
-		key.alloc = c.siteOf(nil)
+	key := findingKey{rule: rule, op: c.siteOf(&op), on: c.siteOf(other), opAgent: -1, onAgent: -1,
+		capture: origin != hb.HostAgent, memNote: note}
+	if other != nil {
+		// A finding about one operation (a leak, a bad free) is its call
+		// site's, whatever stream the call named: threads that each leak
+		// a workspace on their own stream at one line are one finding.
+		key.opAgent, key.onAgent = op.agent, other.agent
 	}
-	if f := c.findings[key]; f != nil {
-		f.Count++
+	if rule == RuleUseBeforeAlloc || rule == RuleReuseWhileInFlight {
+		key.rule, key.on = unorderedUse, c.siteOf(nil)
+	}
+	var id allocID
+	if a != nil {
+		base, _ := a.wholeOf()
+		id = allocID{seq: a.alloc.seq, base: base}
+	}
+	if i, ok := c.findings[key]; ok {
+		p := &c.pending[i]
+		p.f.Count++
+		if rule != p.f.Rule {
+			p.also[rule]++
+		}
+		if a != nil {
+			p.countAlloc(id)
+		}
 		return
 	}
 	f := &Finding{Rule: rule, Severity: severityOf(rule), Count: 1, Trace: c.trace}
@@ -1042,13 +1084,36 @@ func (c *Checker) reportNoted(origin hb.AgentID, rule string, a *allocation, op 
 	if a != nil {
 		p.hasAlloc, p.alloc = true, a.alloc
 		p.base, p.size = a.wholeOf() // the rest of a partly reused allocation: name the whole
+		p.countAlloc(id)
 	}
 	if other != nil {
 		p.hasOther, p.other = true, *other
 	}
-	c.findings[key] = f
+	if key.rule == unorderedUse {
+		p.also = map[string]int{}
+	}
+	c.findings[key] = len(c.pending)
 	c.order = append(c.order, f)
 	c.pending = append(c.pending, p)
+}
+
+// countAlloc counts an allocation the finding hit, once.
+func (p *pendingFinding) countAlloc(id allocID) {
+	if p.allocs == nil {
+		p.allocs = map[allocID]struct{}{}
+	}
+	if id == p.lastAlloc && len(p.allocs) > 0 {
+		return // a loop over one allocation: no map lookup
+	}
+	p.lastAlloc = id
+	if _, ok := p.allocs[id]; ok {
+		return
+	}
+	if len(p.allocs) >= MaxCountedAllocations {
+		p.f.AllocationsAtLeast = true
+		return
+	}
+	p.allocs[id] = struct{}{}
 }
 
 // pendingFinding keeps what a finding needs until Finish resolves names and
@@ -1062,6 +1127,12 @@ type pendingFinding struct {
 	alloc, op, other   access
 	capture            hb.AgentID // See reportIn.
 	memNote            memNote    // Why a stream-memory-op finding is not followed.
+	// allocs are the distinct allocations the finding hit (see
+	// Finding.Allocations), lastAlloc the latest of them.
+	allocs    map[allocID]struct{}
+	lastAlloc allocID
+	// also counts the occurrences folded in under another rule, by rule.
+	also map[string]int
 }
 
 // resolveFinding fills a finding's operations and explanation.
@@ -1081,6 +1152,8 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 		f.Ops = append(f.Ops, c.resolve(otherRoleOf(f.Rule), &p.other))
 	}
 	c.explain(f, p.memNote)
+	f.Allocations = len(p.allocs)
+	c.explainAlso(f, p.also)
 }
 
 func roleOf(rule string, note memNote) string {
@@ -1131,7 +1204,8 @@ func (c *Checker) resolve(role string, a *access) Op {
 		}
 		o.StreamHandle = ag.Handle
 		if role != "" {
-			o.StreamCreatedAt = c.streamCreatedAt(a.agent)
+			site := c.streamSite(a.agent)
+			o.StreamCreatedAt, o.StreamFirstUsedAt = site.created, site.firstUsed
 		}
 	}
 	if c.opts.Symbolize != nil && a.stack != 0 {
@@ -1212,15 +1286,4 @@ func (c *Checker) StreamName(a *hb.Agent) string {
 		c.streamRank = append(c.streamRank, n)
 	}
 	return fmt.Sprintf("s%d", c.streamRank[a.ID])
-}
-
-// streamCreatedAt returns where a stream was created, or "" if its creation
-// was not recorded with a stack.
-func (c *Checker) streamCreatedAt(id hb.AgentID) string {
-	cr, ok := c.created[id]
-	if !ok || cr.stack == 0 {
-		return ""
-	}
-	o := c.resolve("", &cr)
-	return o.Site()
 }

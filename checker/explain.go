@@ -111,6 +111,38 @@ func (c *Checker) explain(f *Finding, note memNote) {
 	}
 }
 
+// explainAlso says in a finding's Why which other rules' occurrences were
+// folded into it (see unorderedUse) and lists them in Also.
+func (c *Checker) explainAlso(f *Finding, also map[string]int) {
+	if f.Allocations > 1 && (f.Rule == RuleUseBeforeAlloc || f.Rule == RuleReuseWhileInFlight) && f.Capture == "" {
+		all := fmt.Sprintf("all %d", f.Allocations)
+		if f.Allocations == 2 {
+			all = "both"
+		}
+		f.Fix += fmt.Sprintf(" The same wait covers %s allocations this use hit, when the event is recorded after the last of them is made and filled.", all)
+	}
+	for _, r := range Rules { // a stable order
+		n := also[r.ID]
+		if n == 0 {
+			continue
+		}
+		f.Also = append(f.Also, r.ID)
+		times := "once"
+		if n > 1 {
+			times = fmt.Sprintf("%d times", n)
+		}
+		var form string
+		switch r.ID {
+		case RuleReuseWhileInFlight:
+			form = "on memory the pool handed back while work on its earlier allocation may still have run"
+		case RuleUseBeforeAlloc:
+			form = "before the allocation was ordered before it"
+		}
+		f.Why += fmt.Sprintf(" The same use, unordered after the same stream, also occurred as %s (%s, %s, counted in this finding): one wait before it fixes both.",
+			r.ID, form, times)
+	}
+}
+
 // what names an operation briefly: "cudaLaunchKernel of scale on stream s2".
 func what(o *Op) string {
 	s := o.API

@@ -50,9 +50,15 @@ type Op struct {
 	Stream     string `json:"stream,omitempty"` // Display name; empty for host calls.
 	StreamKind string `json:"stream_kind,omitempty"`
 	// StreamHandle is the stream's handle in the traced process, and
-	// StreamCreatedAt the call site that created it, when recorded.
-	StreamHandle    uint64 `json:"stream_handle,omitempty"`
-	StreamCreatedAt string `json:"stream_created_at,omitempty"`
+	// StreamCreatedAt the call site that created it, when recorded: where
+	// the program's streams were made by one helper, the caller's line
+	// that tells them apart, "main app.cu:12 (via make_stream)".
+	// StreamFirstUsedAt is set when the creation does not tell the stream
+	// apart from others (a pool's streams, made in one loop: PyTorch's),
+	// or was not recorded: the site of the program's first call on it.
+	StreamHandle      uint64 `json:"stream_handle,omitempty"`
+	StreamCreatedAt   string `json:"stream_created_at,omitempty"`
+	StreamFirstUsedAt string `json:"stream_first_used_at,omitempty"`
 	// Device is the stream's device, set when the trace used more than one.
 	Device *int32 `json:"device,omitempty"`
 	TID    uint32 `json:"tid"`
@@ -185,8 +191,13 @@ type Export struct {
 	Op  Op     // The export call.
 }
 
-// Finding is one bug: every repetition of the same operations (the same
-// call sites, in a loop) is folded into one Finding with a Count.
+// Finding is one bug: every occurrence of one root cause is folded into one
+// Finding with a Count. Occurrences with the same rule, the same two call
+// sites and the same two streams are one root cause, whichever allocations
+// they hit (Allocations counts those); so are a use-before-alloc and a
+// reuse-while-in-flight at one use site on one stream, unordered after the
+// same other stream (Also names the rule folded in). The operations and
+// the allocation reported are the first occurrence's.
 type Finding struct {
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
@@ -201,12 +212,42 @@ type Finding struct {
 	// both operations were captured, and the race happens at every launch.
 	Capture string `json:"capture,omitempty"`
 	Count   int    `json:"count"`
-	Trace   string `json:"trace,omitempty"`
+	// Allocations is how many distinct allocations the occurrences hit
+	// (0 for findings about no allocation), counted up to
+	// MaxCountedAllocations; AllocationsAtLeast says the count stopped there.
+	Allocations        int  `json:"allocation_count,omitempty"`
+	AllocationsAtLeast bool `json:"allocation_count_at_least,omitempty"`
+	// Also lists the other rules whose occurrences were folded into this
+	// finding because they have the same root cause (see Finding).
+	Also  []string `json:"also,omitempty"`
+	Trace string   `json:"trace,omitempty"`
 	// Process says which process of a recorded tree the trace is: its pid,
 	// program and command line (which names the script of an interpreter).
 	PID     uint32 `json:"pid,omitempty"`
 	Exe     string `json:"exe,omitempty"`
 	Command string `json:"command,omitempty"`
+}
+
+// MaxCountedAllocations bounds the distinct allocations remembered per
+// finding, so that a bug repeated on every allocation of a long trace does
+// not make memory grow with it.
+const MaxCountedAllocations = 1 << 16
+
+// Repeats says how often a finding occurred and on how many allocations,
+// for a report: "7 times, 3 allocations", "2 times", or "" for a finding
+// that occurred once.
+func (f *Finding) Repeats() string {
+	if f.Count <= 1 {
+		return ""
+	}
+	s := fmt.Sprintf("%d times", f.Count)
+	switch {
+	case f.AllocationsAtLeast:
+		s += fmt.Sprintf(", %d or more allocations", f.Allocations)
+	case f.Allocations > 1:
+		s += fmt.Sprintf(", %d allocations", f.Allocations)
+	}
+	return s
 }
 
 // MarshalText makes severities encode as "error" and "warning".

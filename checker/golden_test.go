@@ -19,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite the -- expect -- sections of te
 
 // summarize prints findings one per line, in the form the golden files use:
 // rule, the sequence numbers of the operations in conflict and of the
-// allocation, and how often the bug repeated.
+// allocation, how often the bug repeated, on how many allocations (when
+// more than one), and the other rules folded into it.
 func summarize(res *checker.Result) string {
 	var b strings.Builder
 	for _, f := range res.Findings {
@@ -30,7 +31,14 @@ func summarize(res *checker.Result) string {
 		if f.Alloc != nil {
 			fmt.Fprintf(&b, " alloc=#%d", f.Alloc.Seq)
 		}
-		fmt.Fprintf(&b, " count=%d\n", f.Count)
+		fmt.Fprintf(&b, " count=%d", f.Count)
+		if f.Allocations > 1 {
+			fmt.Fprintf(&b, " allocations=%d", f.Allocations)
+		}
+		for _, r := range f.Also {
+			fmt.Fprintf(&b, " also=%s", r)
+		}
+		b.WriteString("\n")
 	}
 	if res.Damage != nil {
 		fmt.Fprintf(&b, "damage: %v\n", res.Damage)

@@ -25,7 +25,7 @@ func TestGraphLaunchNamesItsNode(t *testing.T) {
 {"op":"graph_instantiate","graph":"g1","exec":"x1","lifetime":true,"site":"g.cu:17"}
 {"op":"graph_launch","stream":"s1","exec":"x1","site":"g.cu:18"}
 {"op":"free_async","stream":"s2","ptr":"0x7f0000000000","site":"g.cu:19"}
-{"op":"free_async","stream":"s2","ptr":"0x7f0000002000","site":"g.cu:19"}
+{"op":"free_async","stream":"s2","ptr":"0x7f0000002000","site":"g.cu:22"}
 {"op":"launch","stream":"s2","kernel":"late","ptrs":["0x7e0000000000"],"site":"g.cu:20"}
 {"op":"device_sync"}
 {"op":"free_async","stream":"s1","ptr":"0x7e0000000000","site":"g.cu:21"}
@@ -51,6 +51,8 @@ func TestGraphLaunchNamesItsNode(t *testing.T) {
 		t.Fatalf("no %s finding on 0x%x with a %s: %+v", rule, alloc, role, res.Findings)
 		return nil
 	}
+	// (The two frees are at two sites: frees of both at one site would be
+	// one finding, about the first.)
 	// The free of x races the launch's last use of x, at x+0x100: the
 	// node added by hand (the captured scale kernel's use came first).
 	if n := nodeOf(checker.RuleFreeWhileInFlight, "earlier use", 0x7f0000000000); n == nil || n.Seq != 10 || n.API != "cudaGraphAddKernelNode" || n.Kernel != "added" {

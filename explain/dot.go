@@ -74,8 +74,8 @@ func DOT(w io.Writer, g *Graph) error {
 func graphTitle(g *Graph) string {
 	f := g.Finding
 	s := fmt.Sprintf("finding %d: %s[%s] %s", g.Number, f.Severity, f.Rule, f.Message)
-	if f.Count > 1 {
-		s += fmt.Sprintf(" (x%d)", f.Count)
+	if r := f.Repeats(); r != "" {
+		s += " (" + r + ")"
 	}
 	return s
 }

@@ -19,6 +19,13 @@
 //	kernel=GLOB  the kernel name of any operation of the finding
 //	file=GLOB    the source file of any stack frame of any operation
 //
+// A finding stands for every occurrence of its root cause
+// (checker.Finding), and the operations and allocation it carries are its
+// first occurrence's: frame= and file= match those. It has the rule of that
+// occurrence; a reuse-while-in-flight folded into a use-before-alloc is
+// matched by the use-before-alloc entry (both are one missing ordering
+// before that use).
+//
 // An entry needs at least one pattern, and it matches a finding of its rule
 // when every one of its patterns does (each may be satisfied by a different
 // operation). reason= is required: it says why the finding is accepted and

@@ -58,6 +58,20 @@ func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result 
 		WithOccurrenceCount(f.Count).
 		WithAnalysisTarget(sarif.NewSimpleArtifactLocation(fileURI(f.Trace, root))).
 		WithPartialFingerprints(map[string]string{fingerprintKey: baseline.Fingerprint(f)})
+	if f.Allocations > 0 || len(f.Also) > 0 {
+		// occurrenceCount says how often; these, on what and as what.
+		props := sarif.NewPropertyBag()
+		if f.Allocations > 0 {
+			props.Add("allocations", f.Allocations)
+			if f.AllocationsAtLeast {
+				props.Add("allocationsAtLeast", true)
+			}
+		}
+		if len(f.Also) > 0 {
+			props.Add("alsoRules", f.Also)
+		}
+		res.WithProperties(props)
+	}
 
 	primary := &f.Ops[0]
 	if loc := opLocation(primary, root); loc != nil {

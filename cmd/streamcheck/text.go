@@ -265,8 +265,8 @@ func writeFinding(w io.Writer, f *checker.Finding, withTrace bool, p *palette) {
 		sev = p.note.Sprint(f.Severity.String())
 	}
 	fmt.Fprintf(w, "%s%s %s", sev, p.rule.Sprintf("[%s]", f.Rule), f.Message)
-	if f.Count > 1 {
-		fmt.Fprintf(w, " (x%d)", f.Count)
+	if r := f.Repeats(); r != "" {
+		fmt.Fprintf(w, " (%s)", r)
 	}
 	fmt.Fprintln(w)
 	if withTrace {
@@ -345,9 +345,12 @@ func describeOp(o *checker.Op) string {
 	case hb.KindLegacy.String(), hb.KindPerThread.String():
 		s += " on the " + kind // Its name would only repeat this.
 	default:
-		if o.StreamCreatedAt != "" {
+		switch {
+		case o.StreamFirstUsedAt != "": // its creation does not tell it apart
+			s += fmt.Sprintf(" on stream %s (%s first used at %s)", o.Stream, kind, o.StreamFirstUsedAt)
+		case o.StreamCreatedAt != "":
 			s += fmt.Sprintf(" on stream %s (%s created at %s)", o.Stream, kind, o.StreamCreatedAt)
-		} else {
+		default:
 			s += fmt.Sprintf(" on stream %s (%s)", o.Stream, kind)
 		}
 	}
