@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
@@ -28,6 +29,13 @@ type input struct {
 
 func fileInput(name, path string) input {
 	return input{name: name, path: path, open: func() (io.ReadCloser, error) { return os.Open(path) }}
+}
+
+// recordedInput is a trace in a recording directory, opened as
+// safefile.Open does: a file swapped for a link after the directory was
+// listed is not followed.
+func recordedInput(name, path string) input {
+	return input{name: name, path: path, open: func() (io.ReadCloser, error) { return safefile.Open(path) }}
 }
 
 // inputError is an input that could not be read at all (exit 2).

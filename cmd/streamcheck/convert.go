@@ -175,9 +175,10 @@ func (c *cli) convertOutput(output, input string, binaryOut bool) (io.Writer, fu
 	finish := func(ok bool) error {
 		err := tmp.Close()
 		if ok && err == nil {
-			if err = os.Chmod(tmp.Name(), 0o644); err == nil {
-				err = os.Rename(tmp.Name(), output)
-			}
+			// The temporary file is 0600 (less as the umask says), as the
+			// shim's traces are: a trace names the program's files and
+			// kernels.
+			err = os.Rename(tmp.Name(), output)
 		}
 		if !ok || err != nil {
 			os.Remove(tmp.Name())

@@ -14,6 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/streamcheck/streamcheck/intercept/launch"
+	"github.com/streamcheck/streamcheck/internal/safefile"
+	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
 
@@ -98,7 +100,7 @@ func (c *cli) cmdRecord(args []string) int {
 		printUsage(c.stderr, fs, recordUsage)
 		return exitUsage
 	}
-	if err := os.MkdirAll(*dir, 0o777); err != nil {
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
 		return c.usageErrorf("%v", err)
 	}
 	code, err := c.record(*dir, *preload, argv)
@@ -204,7 +206,7 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 // /tmp (see launch.Env); removePerfMaps removes the ones read, when the
 // launcher, not the user, asked Python to write them.
 func (c *cli) symbolizeTraces(dir string, removePerfMaps bool) {
-	names, err := traceFiles(dir)
+	names, err := recordedFiles(dir)
 	if err != nil {
 		return
 	}
@@ -264,10 +266,17 @@ type recording struct {
 // it cannot record a process.
 const failureMarker = "streamcheck-*.error"
 
+// maxMarkerLen is as much of a failure marker as is read: the shim's
+// reasons are one line.
+const maxMarkerLen = 4096
+
+// scanRecording lists what the shim left in dir. Only regular files the
+// current user owns count (see recordedFiles); a marker is read up to
+// maxMarkerLen bytes.
 func scanRecording(dir string) (recording, error) {
 	var rec recording
 	var err error
-	if rec.traces, err = traceFiles(dir); err != nil {
+	if rec.traces, err = recordedFiles(dir); err != nil {
 		return rec, err
 	}
 	markers, err := filepath.Glob(filepath.Join(dir, failureMarker)) // Sorted.
@@ -275,11 +284,18 @@ func scanRecording(dir string) (recording, error) {
 		return rec, err
 	}
 	for _, m := range markers {
-		who := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "streamcheck-"), ".error")
-		b, err := os.ReadFile(m)
-		reason := strings.Join(strings.Fields(string(b)), " ") // One line.
+		who := model.Printable(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "streamcheck-"), ".error"))
+		b, cut, err := safefile.ReadFile(m, maxMarkerLen)
+		reason := model.Printable(strings.Join(strings.Fields(string(b)), " ")) // One line.
+		if cut {
+			reason += " ..."
+		}
 		if err != nil {
-			reason = err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			reason = "its marker file cannot be read: " + err.Error()
 		}
 		if reason == "" {
 			reason = "no reason given"
@@ -287,6 +303,33 @@ func scanRecording(dir string) (recording, error) {
 		rec.failures = append(rec.failures, fmt.Sprintf("process %s: cannot record CUDA calls: %s", who, reason))
 	}
 	return rec, nil
+}
+
+// recordedFiles returns the names of the trace files in a recording
+// directory, sorted: regular files only, not symbolic links, and only
+// those the current user owns. Another user who can write the directory
+// could otherwise plant a link that the symbolizing rewrite would copy,
+// with streamcheck's rights, into a file of the directory.
+func recordedFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir) // Sorted by name.
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if !isTraceName(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	return names, nil
 }
 
 // printShimFailures prints what the shim said when it could not record.

@@ -77,7 +77,7 @@ func (c *cli) cmdRun(args []string) int {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else {
-		if err := os.MkdirAll(dir, 0o777); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return c.usageErrorf("%v", err)
 		}
 		// Old traces would be analyzed as if this run had written them.
@@ -124,7 +124,7 @@ func (c *cli) cmdRun(args []string) int {
 		if *keep != "" {
 			shown = filepath.Join(*keep, name)
 		}
-		ins[i] = fileInput(shown, filepath.Join(dir, name))
+		ins[i] = recordedInput(shown, filepath.Join(dir, name))
 	}
 	a := analyzeInputs(ins, o.root, newProgress(c.stderr))
 	a.program = outcome

@@ -90,7 +90,8 @@ func (c *cli) timelineOutput(output string) (io.Writer, func(ok bool) error, err
 	if output == "" {
 		return c.stdout, func(bool) error { return nil }, nil
 	}
-	f, err := os.Create(output)
+	// 0600, less as the umask says: the timeline holds the whole trace.
+	f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}

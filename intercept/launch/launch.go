@@ -1,10 +1,12 @@
 package launch
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -158,4 +160,23 @@ func RemovePythonPerfMap(path string) error {
 		}
 	}
 	return os.Remove(path)
+}
+
+// Machine is the ELF machine of this build: the shim must be built for it.
+func Machine() elf.Machine {
+	switch runtime.GOARCH {
+	case "amd64":
+		return elf.EM_X86_64
+	case "arm64":
+		return elf.EM_AARCH64
+	case "ppc64le", "ppc64":
+		return elf.EM_PPC64
+	case "riscv64":
+		return elf.EM_RISCV
+	case "s390x":
+		return elf.EM_S390
+	case "loong64":
+		return elf.EM_LOONGARCH
+	}
+	return elf.EM_NONE
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// runCLI runs a streamcheck command line in-process.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(&o, &e, args)
+	return code, o.String(), e.String()
+}
+
+// binaryTrace returns a complete binary trace of the JSON Lines text.
+func binaryTrace(t *testing.T, jsonl string) []byte {
+	t.Helper()
+	r := model.NewJSONLReader(strings.NewReader(jsonl), "in.jsonl")
+	var b bytes.Buffer
+	w := model.NewBinaryWriter(&b)
+	var ev model.Event
+	for {
+		err := r.Next(&ev)
+		if err != nil {
+			break
+		}
+		if err := w.WriteEvent(&ev, r.Tables()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+const cleanJSONL = `{"op":"stream_create","stream":"s1"}
+{"op":"malloc_async","stream":"s1","ptr":"0x7f0000000000","size":4096,"site":"app.cu:10"}
+{"op":"free_async","stream":"s1","ptr":"0x7f0000000000","site":"app.cu:12"}
+`
+
+const racyJSONL = `{"op":"stream_create","stream":"s1"}
+{"op":"stream_create","stream":"s2"}
+{"op":"malloc_async","stream":"s1","ptr":"0x7f0000000000","size":4096,"site":"app.cu:10"}
+{"op":"launch","stream":"s1","kernel":"slow","ptrs":["0x7f0000000000"],"site":"app.cu:11"}
+{"op":"free_async","stream":"s1","ptr":"0x7f0000000000","site":"app.cu:12"}
+{"op":"malloc_async","stream":"s1","ptr":"0x7f0000000000","size":4096,"site":"app.cu:13"}
+{"op":"launch","stream":"s2","kernel":"fast","ptrs":["0x7f0000000000"],"site":"app.cu:14"}
+{"op":"stream_sync","stream":"s1"}
+{"op":"free_async","stream":"s2","ptr":"0x7f0000000000","site":"app.cu:15"}
+`
+
+// withUmask runs f under umask m.
+func withUmask(m int, f func()) {
+	old := syscall.Umask(m)
+	defer syscall.Umask(old)
+	f()
+}
+
+// TestRecordDirPlanted: files another user planted in a recording
+// directory are neither followed nor read whole: a marker linked to
+// /dev/zero is reported unreadable (not read until memory runs out), and a
+// trace linked to a file elsewhere is not copied into the directory by the
+// symbolizing rewrite. A directory record creates is 0700 whatever the
+// umask.
+func TestRecordDirPlanted(t *testing.T) {
+	t.Setenv("STREAMCHECK_SHIM", standInShim(t))
+	dir := filepath.Join(t.TempDir(), "rec")
+	withUmask(0, func() {
+		if code, _, stderr := runCLI(t, "record", "-o", dir, "--", "true"); code != 0 {
+			t.Fatalf("record: exit %d, %s", code, stderr)
+		}
+	})
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("record made %s with mode %v (%v), want 0700", dir, st.Mode().Perm(), err)
+	}
+
+	secret := filepath.Join(t.TempDir(), "secret.sctrace")
+	if err := os.WriteFile(secret, binaryTrace(t, cleanJSONL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(dir, "streamcheck-7.sctrace")
+	if err := os.Symlink(secret, planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "streamcheck-8.error")); err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	if err := os.WriteFile(filepath.Join(dir, "streamcheck-9.error"), big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "record", "-o", dir, "--", "true")
+	if code != 0 {
+		t.Errorf("record: exit %d", code)
+	}
+	if !strings.Contains(stderr, "process 8: cannot record CUDA calls: its marker file cannot be read: not a regular file owned by the current user") {
+		t.Errorf("the marker linked to /dev/zero: stderr %q", stderr)
+	}
+	if len(stderr) > 2*maxMarkerLen+1000 {
+		t.Errorf("a 1 MiB marker printed whole: %d bytes of stderr", len(stderr))
+	}
+	if st, err := os.Lstat(planted); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the planted link was replaced by a copy of its target: %v, %v", st.Mode(), err)
+	}
+	if strings.Contains(stderr, "1 trace in") {
+		t.Errorf("the planted link counts as a recorded trace: %q", stderr)
+	}
+}
+
+// TestOutputModes: convert and timeline write their output 0600, or
+// stricter as the umask says; run --keep makes its directory 0700.
+func TestOutputModes(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(cleanJSONL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		umask int
+		want  os.FileMode
+	}{{0, 0o600}, {0o022, 0o600}, {0o077, 0o600}, {0o277, 0o400}} {
+		withUmask(c.umask, func() {
+			for _, args := range [][]string{
+				{"convert", "-o", filepath.Join(dir, "out.sctrace"), in},
+				{"timeline", "-o", filepath.Join(dir, "out.json"), in},
+			} {
+				os.Remove(args[2])
+				if code, _, stderr := runCLI(t, args...); code != 0 {
+					t.Fatalf("%s: exit %d, %s", args[0], code, stderr)
+				}
+				if st, err := os.Stat(args[2]); err != nil || st.Mode().Perm() != c.want {
+					t.Errorf("%s under umask %#o: mode %v (%v), want %v", args[0], c.umask, st.Mode().Perm(), err, c.want)
+				}
+			}
+		})
+	}
+}
