@@ -34,12 +34,16 @@ runs in the terminal's foreground, SIGINT, SIGQUIT, SIGHUP and SIGWINCH,
 which the terminal sends the program itself.
 
 The shim is libstreamcheck.so from $STREAMCHECK_SHIM, next to the
-streamcheck executable, or in ../lib relative to it.
+streamcheck executable, or in ../lib relative to it; it must be an ELF
+shared object for this machine. A shim whose path holds characters that
+LD_PRELOAD would split or expand (a space, a colon, a $) is loaded from a
+copy in a private temporary directory. DIR is created with mode 0700.
 
 Exit codes:
   the program's own exit code (128+N if signal N killed it)
   126, 127  the program could not be started (127: not found)
-  2         bad usage, or the shim was not found
+  2         bad usage, or the shim was not found or is not a shared
+            object for this machine
 `
 
 // signalsToForward are passed on to the recorded program, so that it (not
@@ -103,7 +107,7 @@ func (c *cli) cmdRecord(args []string) int {
 	if err := os.MkdirAll(*dir, 0o700); err != nil {
 		return c.usageErrorf("%v", err)
 	}
-	code, err := c.record(*dir, *preload, argv)
+	code, loaded, err := c.record(*dir, *preload, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
@@ -113,6 +117,7 @@ func (c *cli) cmdRecord(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
 	}
+	rec.noteNotLoaded(loaded)
 	c.printShimFailures(rec)
 	switch {
 	case len(rec.traces) > 0:
@@ -126,16 +131,35 @@ func (c *cli) cmdRecord(args []string) int {
 
 // record runs argv with the shim loaded, writing traces into dir, and
 // returns the program's exit code. A non-nil error means the program did not
-// run (the shim is missing, or the program could not be started); code is
-// then the exit code to use.
-func (c *cli) record(dir string, preload bool, argv []string) (code int, err error) {
+// run (the shim is missing or not a shared object for this machine, or the
+// program could not be started); code is then the exit code to use. loaded
+// is false when the shim was preloaded and no process of the program
+// loaded it (see launch.LoadedMark); injected, the driver loads it only at
+// cuInit, so there is nothing to tell, and loaded is true.
+func (c *cli) record(dir string, preload bool, argv []string) (code int, loaded bool, err error) {
 	shim, err := launch.FindShim()
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, false, err
+	}
+	if !launch.PlainPath(shim) {
+		// LD_PRELOAD would split the path at a space or colon and load
+		// nothing; a private copy under a plain name cannot be split.
+		copied, remove, err := launch.PrivateCopy(shim, "")
+		if err != nil {
+			return exitUsage, false, err
+		}
+		defer remove()
+		shim = copied
 	}
 	abs, err := filepath.Abs(dir) // The program may change directory.
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, false, err
+	}
+	mark := filepath.Join(abs, launch.LoadedMark)
+	if preload {
+		if err := os.Remove(mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return exitUsage, false, err
+		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if errors.Is(cmd.Err, exec.ErrDot) { // a program found through "." in PATH runs, as in a shell
@@ -174,7 +198,7 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
 		}
-		return code, fmt.Errorf("cannot run %s: %w", argv[0], unwrapExec(err))
+		return code, false, fmt.Errorf("cannot run %s: %w", model.Printable(argv[0]), unwrapExec(err))
 	}
 	done := make(chan struct{})
 	go func() {
@@ -193,7 +217,13 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	close(done)
 	signal.Stop(sigs) // From here on a signal is for streamcheck itself.
 	c.symbolizeTraces(abs, !userPerf)
-	return exitStatus(cmd.ProcessState), nil
+	loaded = true
+	if preload {
+		_, err := os.Lstat(mark)
+		loaded = err == nil
+		os.Remove(mark)
+	}
+	return exitStatus(cmd.ProcessState), loaded, nil
 }
 
 // symbolizeTraces rewrites the binary traces in dir with source locations
@@ -330,6 +360,21 @@ func recordedFiles(dir string) ([]string, error) {
 		names = append(names, e.Name())
 	}
 	return names, nil
+}
+
+// notLoaded is what run and record say when no process loaded the
+// preloaded shim.
+const notLoaded = "the shim was not loaded into any process of the program, so nothing was recorded " +
+	"(LD_PRELOAD does not reach a static executable, a set-user-ID one, or one started with a cleared environment; " +
+	"try without --preload)"
+
+// noteNotLoaded adds notLoaded to the failures when the shim was not
+// loaded and left nothing: run must not report such a run as one without
+// CUDA activity, which passes.
+func (rec *recording) noteNotLoaded(loaded bool) {
+	if !loaded && len(rec.traces) == 0 && len(rec.failures) == 0 {
+		rec.failures = append(rec.failures, notLoaded)
+	}
 }
 
 // printShimFailures prints what the shim said when it could not record.

@@ -20,13 +20,14 @@ Exit codes, the first that applies:
   the program's  if the program failed: its exit code (128+N if signal N
                  killed it; 126 or 127 if it could not be started). The
                  report is still printed: a failing program is never hidden
-  2              bad usage, the shim was not found, a trace is unreadable,
-                 or a --suppressions or --baseline file is missing or
-                 malformed (checked before the program starts)
+  2              bad usage, the shim was not found or is not an ELF shared
+                 object for this machine, a trace is unreadable, or a
+                 --suppressions or --baseline file is missing or malformed
+                 (checked before the program starts)
   1              error findings
   3              a trace was truncated or corrupt
   4              the shim reported that it could not record (its message is
-                 printed)
+                 printed), or, with --preload, no process loaded it
   0              otherwise
 If the program made no CUDA call at all, run prints "streamcheck: no CUDA
 activity was recorded" and exits with the program's code.
@@ -36,8 +37,8 @@ activity was recorded" and exits with the program's code.
 // applies: the program's own code when it failed (never hide a failing
 // program; the report is still printed); 2 for bad usage, a missing shim or
 // an unreadable trace; 1 for error findings; 3 for a damaged trace; 4 when
-// the shim left a streamcheck-*.error file saying it could not record; else
-// 0. With no trace written at all it prints "no CUDA activity was recorded"
+// the shim left a streamcheck-*.error file saying it could not record, or
+// (preloaded) no process loaded it; else 0. With no trace written at all it prints "no CUDA activity was recorded"
 // and exits with the program's code.
 func (c *cli) cmdRun(args []string) int {
 	fs := newFlags("run")
@@ -86,7 +87,7 @@ func (c *cli) cmdRun(args []string) int {
 		}
 	}
 
-	progCode, err := c.record(dir, *preload, argv)
+	progCode, loaded, err := c.record(dir, *preload, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return progCode
@@ -96,6 +97,7 @@ func (c *cli) cmdRun(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)
 	}
+	rec.noteNotLoaded(loaded)
 	c.printShimFailures(rec)
 	outcome := &programOutcome{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {

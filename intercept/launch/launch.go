@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,6 +37,9 @@ func findShim(env, exe string) (string, error) {
 		if err := isFile(env); err != nil {
 			return "", fmt.Errorf("STREAMCHECK_SHIM=%s: %w", env, err)
 		}
+		if err := CheckShim(env); err != nil {
+			return "", fmt.Errorf("STREAMCHECK_SHIM=%s: %w", env, err)
+		}
 		return filepath.Abs(env)
 	}
 	var tried []string
@@ -46,6 +50,9 @@ func findShim(env, exe string) (string, error) {
 			filepath.Join(dir, "..", "lib", ShimName),
 		} {
 			if isFile(p) == nil {
+				if err := CheckShim(p); err != nil {
+					return "", fmt.Errorf("%s: %w", p, err)
+				}
 				return filepath.Abs(p)
 			}
 			tried = append(tried, p)
@@ -54,6 +61,85 @@ func findShim(env, exe string) (string, error) {
 	return "", fmt.Errorf("recording shim %s not found (looked at $STREAMCHECK_SHIM, %s); %s",
 		ShimName, strings.Join(tried, ", "), BuildHint)
 }
+
+// CheckShim makes sure the file at path is an ELF shared object for this
+// machine: the dynamic loader (LD_PRELOAD) and the CUDA driver
+// (CUDA_INJECTION64_PATH) skip anything else with at most a line on
+// stderr, and the program would run unrecorded.
+func CheckShim(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("not an ELF shared object: %w", err)
+	}
+	defer f.Close()
+	switch {
+	case f.Type != elf.ET_DYN:
+		return fmt.Errorf("not an ELF shared object (ELF type %v); %s", f.Type, BuildHint)
+	case f.Machine != Machine() || f.Class != elf.ELFCLASS64:
+		return fmt.Errorf("built for %v (%v), not for this machine (%v, %s); %s", f.Machine, f.Class, Machine(), runtime.GOARCH, BuildHint)
+	}
+	return nil
+}
+
+// PlainPath reports whether path can be passed in LD_PRELOAD as it is:
+// ld.so splits the variable at spaces and colons and expands $ORIGIN, $LIB
+// and $PLATFORM, so only letters, digits and "/._+-" are safe.
+func PlainPath(path string) bool {
+	for _, r := range path {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', strings.ContainsRune("/._+-", r):
+		default:
+			return false
+		}
+	}
+	return path != ""
+}
+
+// PrivateCopy copies the shim at path into a new directory under tmpDir
+// ("" for os.TempDir) that only the current user can reach (0700), under
+// its plain name, and returns the copy's path and a function that removes
+// the directory. The copy is what gets loaded, so a path with characters
+// that LD_PRELOAD would split or expand (see PlainPath) never reaches it.
+// It fails when the copy's path is not plain either.
+func PrivateCopy(path, tmpDir string) (string, func(), error) {
+	dir, err := os.MkdirTemp(tmpDir, "streamcheck-shim-")
+	if err != nil {
+		return "", nil, fmt.Errorf("copy the shim: %w", err)
+	}
+	remove := func() { os.RemoveAll(dir) }
+	dst := filepath.Join(dir, ShimName)
+	if !PlainPath(dst) {
+		remove()
+		return "", nil, fmt.Errorf("the shim's path %q holds characters that LD_PRELOAD splits or expands (only letters, digits and /._+- are safe), and so does the temporary directory %q: set TMPDIR to a plain directory", path, dir)
+	}
+	if err := copyFile(dst, path); err != nil {
+		remove()
+		return "", nil, fmt.Errorf("copy the shim: %w", err)
+	}
+	return dst, remove, nil
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o500)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// LoadedMark is the file the shim creates in the trace directory as it is
+// preloaded under a launcher (STREAMCHECK_LAUNCHER=1), whether or not the
+// process then makes a CUDA call.
+const LoadedMark = "streamcheck.loaded"
 
 func isFile(p string) error {
 	fi, err := os.Stat(p)
