@@ -195,19 +195,20 @@ func analyzeInputs(ins []input, sourceRoot string, prog *progress) *analysis {
 			in.open = prog.wrap(in.name, in.open)
 		}
 		res, err := analyzeOne(in, opts)
+		a.results = append(a.results, res...)
 		if err != nil {
 			a.unreadable = append(a.unreadable, err)
-			continue
 		}
-		a.results = append(a.results, res)
 	}
 	return a
 }
 
-// analyzeOne checks one trace. A damaged trace is a result (with Damage
-// set), not an error; the error is for input that is not a trace at all or
-// cannot be read.
-func analyzeOne(in input, opts checker.Options) (*checker.Result, error) {
+// analyzeOne checks one trace file: one result, or one per trace when
+// binary traces were concatenated into it (each is a process of its own,
+// named by its place in the file). A damaged trace is a result (with
+// Damage set), not an error; the error is for input that is not a trace at
+// all or cannot be read.
+func analyzeOne(in input, opts checker.Options) ([]*checker.Result, error) {
 	if in.err != nil {
 		return nil, &inputError{in.name, in.err}
 	}
@@ -220,15 +221,55 @@ func analyzeOne(in input, opts checker.Options) (*checker.Result, error) {
 	if err != nil {
 		if model.IsDamage(err) {
 			// Cut inside the header: a trace, with nothing to analyze.
-			return checker.New(in.name, model.NewTables()).Finish(err), nil
+			return []*checker.Result{checker.New(in.name, model.NewTables()).Finish(err)}, nil
 		}
 		return nil, &inputError{in.name, err}
 	}
-	res, err := checker.CheckWith(in.name, r, opts)
-	if err != nil {
-		return nil, &inputError{in.name, err}
+	var results []*checker.Result
+	name := in.name
+	for {
+		res, err := checker.CheckWith(name, r, opts)
+		if err != nil {
+			return results, &inputError{name, err}
+		}
+		results = append(results, res)
+		br, ok := r.(*model.BinaryReader)
+		if !ok || res.Damage != nil {
+			return results, nil
+		}
+		next, off, err := br.Following()
+		if next == nil && err == nil {
+			return results, nil
+		}
+		name = concatenatedName(in.name, len(results)+1, off)
+		if err != nil {
+			return append(results, checker.New(name, model.NewTables()).Finish(err)), nil
+		}
+		r = next
 	}
-	return res, nil
+}
+
+// concatenatedName names the n-th trace of a file that holds several, at
+// byte offset off.
+func concatenatedName(file string, n int, off int64) string {
+	return fmt.Sprintf("%s (trace %d, at offset %d)", file, n, off)
+}
+
+// errConcatenated is for commands that take one trace and were given a
+// file of several.
+func errConcatenated(off int64) error {
+	return fmt.Errorf("another trace follows the first, at offset %d (traces concatenated); this command takes one trace: split the file, or analyze it with 'streamcheck check'", off)
+}
+
+// following reports where another trace follows the one r has read to its
+// end (io.EOF), or -1.
+func following(r model.Reader) int64 {
+	if br, ok := r.(*model.BinaryReader); ok {
+		if next, off, err := br.Following(); next != nil || err != nil {
+			return off
+		}
+	}
+	return -1
 }
 
 // damageNote says where a damaged trace stopped and how much of it was

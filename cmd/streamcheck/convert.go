@@ -86,6 +86,10 @@ func (c *cli) cmdConvert(args []string) int {
 			finish(false)
 			return c.usageErrorf("%v", &inputError{path, err})
 		}
+		if off := following(r); damage == nil && off >= 0 {
+			finish(false)
+			return c.usageErrorf("%v", &inputError{path, errConcatenated(off)})
+		}
 	}
 	var note string
 	if damage != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +142,39 @@ func TestOutputModes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConcatenated: "cat ok.sctrace racy.sctrace" is two processes, each
+// analyzed; other data after an End record is damage, never ignored.
+// Commands that take one trace refuse a file of several.
+func TestConcatenated(t *testing.T) {
+	dir := t.TempDir()
+	clean, racy := binaryTrace(t, cleanJSONL), binaryTrace(t, racyJSONL)
+	write := func(name string, parts ...[]byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, bytes.Join(parts, nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	both := write("both.sctrace", clean, racy)
+	code, stdout, stderr := runCLI(t, "check", both)
+	if code != exitFindings || !strings.Contains(stdout, "error[reuse-while-in-flight]") || !strings.Contains(stdout, "in 2 traces") {
+		t.Errorf("check clean+racy: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if want := fmt.Sprintf("trace: %s (trace 2, at offset %d)", both, len(clean)); !strings.Contains(stdout, want) {
+		t.Errorf("the second trace is not named %q:\n%s", want, stdout)
+	}
+	tail := write("tail.sctrace", clean, []byte("{\"op\":\"launch\"}\n"))
+	code, stdout, stderr = runCLI(t, "check", tail)
+	if code != exitDamaged || !strings.Contains(stdout+stderr, "data after the end record") {
+		t.Errorf("check clean+garbage: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, cmd := range []string{"convert", "timeline", "explain"} {
+		code, _, stderr = runCLI(t, cmd, both)
+		if code != exitUsage || !strings.Contains(stderr, "another trace follows the first") {
+			t.Errorf("%s clean+racy: exit %d, %s", cmd, code, stderr)
+		}
 	}
 }

@@ -135,6 +135,12 @@ func (t *replayedTrace) analyze(once bool) error {
 		return &inputError{t.path, err}
 	}
 	t.res, err = checker.CheckWith(t.path, r, checker.Options{Symbolize: t.sym.Stack})
+	if err == nil && t.res.Damage == nil {
+		if off := following(r); off >= 0 {
+			closer.Close()
+			return &inputError{t.path, errConcatenated(off)}
+		}
+	}
 	if cerr := closer.Close(); cerr != nil && once {
 		return &inputError{t.path, cerr} // a failed copy: the second reading would read less
 	}
