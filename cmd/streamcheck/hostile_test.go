@@ -178,3 +178,34 @@ func TestConcatenated(t *testing.T) {
 		}
 	}
 }
+
+// TestNotATrace: an empty file (/dev/null, as empty stdin is), a JSON Lines file without
+// events and a file in neither form are "not a trace" (exit 2, the file
+// named), never a clean run of 0 events, nor damage (exit 3).
+func TestNotATrace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, p := range []string{
+		"/dev/null",
+		write("empty.jsonl", ""),
+		write("comments.jsonl", "# nothing recorded\n\n"),
+		write("README.md", "# streamcheck\n\nstreamcheck finds races and misuse.\n"),
+		write("log.jsonl", "{\"level\":\"info\",\"msg\":\"started\"}\n"),
+	} {
+		code, stdout, stderr := runCLI(t, "check", p)
+		if code != exitUsage || !strings.Contains(stderr, "streamcheck: "+p+":") || !strings.Contains(stderr, "not a streamcheck trace") {
+			t.Errorf("check %s: exit %d\n%s%s", p, code, stdout, stderr)
+		}
+	}
+	// Starts as a trace and breaks later: damage.
+	p := write("broken.jsonl", cleanJSONL+"{\"op\":\"launch\",\n")
+	if code, _, stderr := runCLI(t, "check", p); code != exitDamaged {
+		t.Errorf("check broken.jsonl: exit %d, %s", code, stderr)
+	}
+}
