@@ -190,7 +190,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jGraphNode) && ev.Flags&FlagGraphNode != 0 {
 		b = appendHex(append(b, `,"graph":`...), ev.Graph)
 	}
-	if form.has(jGraphName) && ev.Graph != 0 {
+	// A required graph is written even when its handle is 0 (graph_clone
+	// of a graph the shim could not name), or the line would not read back.
+	if form.has(jGraphName) && (ev.Graph != 0 || form.required&jGraphName != 0) {
 		b = appendHex(append(b, `,"graph":`...), ev.Graph) // the canonical name of the handle
 	}
 	if form.has(jExec) && ev.Exec != 0 {
