@@ -38,6 +38,11 @@ func recordedInput(name, path string) input {
 	return input{name: name, path: path, open: func() (io.ReadCloser, error) { return safefile.Open(path) }}
 }
 
+// shown is a file name as reports and messages show it: control
+// characters and the characters that reorder text escaped (model.Printable),
+// so that a name cannot break a line of output or forge one.
+func shown(path string) string { return model.Printable(path) }
+
 // inputError is an input that could not be read at all (exit 2).
 type inputError struct {
 	name string
@@ -65,7 +70,7 @@ func (e *inputError) Unwrap() error { return e.err }
 // cannot be used becomes an input that fails, so messages keep their order.
 func expandArgs(args []string) []input {
 	var ins []input
-	bad := func(arg string, err error) { ins = append(ins, input{name: arg, err: err}) }
+	bad := func(arg string, err error) { ins = append(ins, input{name: shown(arg), err: err}) }
 	for _, arg := range args {
 		st, err := os.Stat(arg)
 		if err != nil {
@@ -73,7 +78,7 @@ func expandArgs(args []string) []input {
 			continue
 		}
 		if !st.IsDir() {
-			ins = append(ins, fileInput(arg, arg))
+			ins = append(ins, fileInput(shown(arg), arg))
 			continue
 		}
 		files, err := traceFiles(arg)
@@ -87,7 +92,7 @@ func expandArgs(args []string) []input {
 		}
 		for _, f := range files {
 			p := filepath.Join(arg, f)
-			ins = append(ins, fileInput(p, p))
+			ins = append(ins, fileInput(shown(p), p))
 		}
 	}
 	return ins

@@ -50,17 +50,18 @@ func (c *cli) cmdConvert(args []string) int {
 		return c.usageErrorf("convert: unknown form %q for --to (want jsonl or binary)", *to)
 	}
 	path := pos[0]
+	name := shown(path)
 
 	in, err := os.Open(path)
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{path, err})
+		return c.usageErrorf("%v", &inputError{name, err})
 	}
 	defer in.Close()
-	r, err := model.NewReader(in, path)
+	r, err := model.NewReader(in, name)
 	var damage error
 	if err != nil {
 		if !model.IsDamage(err) {
-			return c.usageErrorf("%v", &inputError{path, err})
+			return c.usageErrorf("%v", &inputError{name, err})
 		}
 		damage = err // A binary trace cut inside its header: no events.
 		r = nil      // NewReader may return a typed nil.
@@ -84,16 +85,16 @@ func (c *cli) cmdConvert(args []string) int {
 		n, damage, err = copyEvents(w, r)
 		if err != nil {
 			finish(false)
-			return c.usageErrorf("%v", &inputError{path, err})
+			return c.usageErrorf("%v", &inputError{name, err})
 		}
 		if off := following(r); damage == nil && off >= 0 {
 			finish(false)
-			return c.usageErrorf("%v", &inputError{path, errConcatenated(off)})
+			return c.usageErrorf("%v", &inputError{name, errConcatenated(off)})
 		}
 	}
 	var note string
 	if damage != nil {
-		note = formatDamage(path, damage, "converted", n)
+		note = formatDamage(name, damage, "converted", n)
 		// The output keeps the damage itself; whoever reads it counts
 		// the events before it again.
 		err = w.CloseDamaged(damage.Error())

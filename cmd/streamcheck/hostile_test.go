@@ -209,3 +209,53 @@ func TestNotATrace(t *testing.T) {
 		t.Errorf("check broken.jsonl: exit %d, %s", code, stderr)
 	}
 }
+
+// TestHostileNames: a trace file name with a newline or an escape sequence
+// cannot break or forge a line of the report or of stderr.
+func TestHostileNames(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "x\nerror[use-after-free] forged\x1b[2K\u202e.jsonl")
+	if err := os.WriteFile(name, []byte(racyJSONL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clean := func(what, out string) {
+		t.Helper()
+		if strings.ContainsAny(out, "\x1b\u202e") {
+			t.Errorf("%s holds a raw escape or override:\n%q", what, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "error[use-after-free] forged") {
+				t.Errorf("%s has a forged line:\n%s", what, out)
+			}
+		}
+	}
+	other := filepath.Join(dir, "other.jsonl")
+	if err := os.WriteFile(other, []byte(cleanJSONL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "check", name, other) // two traces: findings name theirs
+	if code != exitFindings || !strings.Contains(stdout, `x\nerror[use-after-free] forged\x1b[2K\u202e.jsonl`) {
+		t.Errorf("check: exit %d, want the name escaped:\n%s", code, stdout)
+	}
+	clean("check's report", stdout)
+	clean("check's stderr", stderr)
+	for _, args := range [][]string{
+		{"check", name + "-missing"},
+		{"convert", name + "-missing"},
+		{"timeline", name + "-missing"},
+		{"explain", name + "-missing"},
+		{"check", dir},
+		{"convert", "--to", "jsonl", name},
+	} {
+		_, stdout, stderr := runCLI(t, args...)
+		clean(args[0]+"'s stderr", stderr)
+		if args[0] != "convert" {
+			clean(args[0]+"'s stdout", stdout)
+		}
+	}
+	if err := os.WriteFile(name, []byte(cleanJSONL+"{\"op\":\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, stderr = runCLI(t, "check", name)
+	clean("a damaged trace's report", stdout+stderr)
+}

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/streamcheck/streamcheck/model"
 )
 
 // Exit codes of check, demo and explain; convert and timeline use 0, 2 and
@@ -139,9 +141,11 @@ there was nothing to test with. 'streamcheck help COMMAND' has the details.
 `)
 }
 
-// usageErrorf prints a one-line error and returns exitUsage.
+// usageErrorf prints a one-line error and returns exitUsage. The line is
+// made printable (model.Printable): it may quote file names and system
+// errors naming them, which must not break it or forge another.
 func (c *cli) usageErrorf(format string, args ...any) int {
-	fmt.Fprintf(c.stderr, "streamcheck: "+format+"\n", args...)
+	fmt.Fprintf(c.stderr, "streamcheck: %s\n", model.Printable(fmt.Sprintf(format, args...)))
 	return exitUsage
 }
 

@@ -122,7 +122,7 @@ func (c *cli) cmdRecord(args []string) int {
 	switch {
 	case len(rec.traces) > 0:
 		fmt.Fprintf(c.stderr, "streamcheck: %s in %s (analyze with: streamcheck check %s)\n",
-			plural(len(rec.traces), "trace"), *dir, *dir)
+			plural(len(rec.traces), "trace"), shown(*dir), shown(*dir))
 	case len(rec.failures) == 0:
 		fmt.Fprintln(c.stderr, "streamcheck: no CUDA activity was recorded")
 	}
@@ -198,7 +198,7 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, loaded 
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
 		}
-		return code, false, fmt.Errorf("cannot run %s: %w", model.Printable(argv[0]), unwrapExec(err))
+		return code, false, fmt.Errorf("cannot run %s: %w", shown(argv[0]), unwrapExec(err))
 	}
 	done := make(chan struct{})
 	go func() {
@@ -255,7 +255,7 @@ func (c *cli) symbolizeTraces(dir string, removePerfMaps bool) {
 			continue
 		}
 		if err := sym.Rewrite(filepath.Join(dir, name)); err != nil {
-			fmt.Fprintf(c.stderr, "streamcheck: %s: stacks left unsymbolized: %v\n", name, err)
+			fmt.Fprintf(c.stderr, "streamcheck: %s: stacks left unsymbolized: %v\n", shown(name), err)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func (c *cli) cmdRun(args []string) int {
 		}
 		// Old traces would be analyzed as if this run had written them.
 		if rec, err := scanRecording(dir); err == nil && len(rec.traces)+len(rec.failures) > 0 {
-			return c.usageErrorf("run: %s already holds traces; --keep needs an empty or new directory", dir)
+			return c.usageErrorf("run: %s already holds traces; --keep needs an empty or new directory", shown(dir))
 		}
 	}
 
@@ -122,11 +122,11 @@ func (c *cli) cmdRun(args []string) int {
 	// that the report names files the user can find.
 	ins := make([]input, len(rec.traces))
 	for i, name := range rec.traces {
-		shown := name
+		display := name
 		if *keep != "" {
-			shown = filepath.Join(*keep, name)
+			display = filepath.Join(*keep, name)
 		}
-		ins[i] = recordedInput(shown, filepath.Join(dir, name))
+		ins[i] = recordedInput(shown(display), filepath.Join(dir, name))
 	}
 	a := analyzeInputs(ins, o.root, newProgress(c.stderr))
 	a.program = outcome

@@ -45,7 +45,7 @@ func (c *cli) cmdTimeline(args []string) int {
 	}
 	path := pos[0]
 	if sameFile(path, *output) {
-		return c.usageErrorf("timeline: output %s is the input", *output)
+		return c.usageErrorf("timeline: output %s is the input", shown(*output))
 	}
 	tr, err := loadTrace(path)
 	if err != nil {
@@ -55,7 +55,7 @@ func (c *cli) cmdTimeline(args []string) int {
 	c.replayNotes(tr.res)
 	r, closer, err := tr.reopen()
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{path, err})
+		return c.usageErrorf("%v", &inputError{shown(path), err})
 	}
 	// The JSON grows with the trace: it is streamed, and a file that could
 	// not be finished is removed.
