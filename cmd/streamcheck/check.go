@@ -52,6 +52,9 @@ func (c *cli) cmdCheck(args []string) int {
 	}
 	a := analyzeInputs(ins, o.root, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
+		if isBrokenPipe(err) {
+			return exitBrokenPipe
+		}
 		return c.usageErrorf("%v", err)
 	}
 	return a.exitCode()

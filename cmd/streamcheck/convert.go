@@ -26,10 +26,17 @@ Damage record instead of its End record, a JSON Lines output with a final
 comment; reading either back reports the source's damage, truncated or
 corrupt).
 
+The output is written 0600 (or less, as the umask says). With -o it is
+written under a temporary name, removed if the conversion fails or a signal
+ends it.
+
 Exit codes:
   0  converted
-  2  bad usage, or an input that could not be read (missing, not a trace)
+  2  bad usage, an input that could not be read (missing, not a trace, or
+     several concatenated traces), or the output could not be written
   3  the input was truncated or corrupt; converted up to the damage
+  killed by SIGPIPE (141 in a shell), without a message, when stdout is a
+  pipe whose reader went away
 `
 
 // cmdConvert implements "streamcheck convert". See convertUsage.
@@ -85,7 +92,7 @@ func (c *cli) cmdConvert(args []string) int {
 		n, damage, err = copyEvents(w, r)
 		if err != nil {
 			finish(false)
-			return c.usageErrorf("%v", &inputError{name, err})
+			return c.outputOrInputError(name, err)
 		}
 		if off := following(r); damage == nil && off >= 0 {
 			finish(false)
@@ -103,7 +110,7 @@ func (c *cli) cmdConvert(args []string) int {
 	}
 	if err != nil {
 		finish(false)
-		return c.usageErrorf("convert: %v", err)
+		return c.outputOrInputError(name, &outputError{err})
 	}
 	if err := finish(true); err != nil {
 		return c.usageErrorf("convert: %v", err)
@@ -113,6 +120,21 @@ func (c *cli) cmdConvert(args []string) int {
 		return exitDamaged
 	}
 	return exitOK
+}
+
+// outputOrInputError reports err, from converting the input named name: a
+// failure to write the output is said to be one (and a closed pipe on
+// stdout ends streamcheck quietly, see exitBrokenPipe), not blamed on the
+// input.
+func (c *cli) outputOrInputError(name string, err error) int {
+	var oe *outputError
+	switch {
+	case isBrokenPipe(err):
+		return exitBrokenPipe
+	case errors.As(err, &oe):
+		return c.usageErrorf("convert: %v", err)
+	}
+	return c.usageErrorf("%v", &inputError{name, err})
 }
 
 // defaultForm is the output form when --to is not given: the one the -o
@@ -141,7 +163,7 @@ func copyEvents(w model.Writer, r model.Reader) (n uint64, damage, err error) {
 			// The source's tables are complete only now: a trace without
 			// events keeps its process and dropped count.
 			if serr := w.Source(r.Tables()); serr != nil {
-				return n, nil, serr
+				return n, nil, &outputError{serr}
 			}
 			if err == io.EOF {
 				return n, nil, nil
@@ -152,7 +174,7 @@ func copyEvents(w model.Writer, r model.Reader) (n uint64, damage, err error) {
 			return n, nil, err
 		}
 		if err := w.WriteEvent(&ev, r.Tables()); err != nil {
-			return n, nil, err
+			return n, nil, &outputError{err}
 		}
 		n++
 	}
@@ -177,7 +199,9 @@ func (c *cli) convertOutput(output, input string, binaryOut bool) (io.Writer, fu
 	if err != nil {
 		return nil, nil, err
 	}
+	forget := removeOnSignal(tmp.Name())
 	finish := func(ok bool) error {
+		defer forget()
 		err := tmp.Close()
 		if ok && err == nil {
 			// The temporary file is 0600 (less as the umask says), as the

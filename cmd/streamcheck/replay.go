@@ -23,6 +23,7 @@ type replayedTrace struct {
 	// copied is where the second pass reads a trace that can be read
 	// only once (a pipe, /dev/stdin): a copy the first pass made.
 	copied string
+	forget func() // ends removeOnSignal's watch of copied
 	res    *checker.Result
 	sym    *symbolize.Symbolizer
 }
@@ -31,6 +32,7 @@ type replayedTrace struct {
 func (t *replayedTrace) close() {
 	if t.copied != "" {
 		os.Remove(t.copied)
+		t.forget()
 	}
 }
 
@@ -51,6 +53,7 @@ func (t *replayedTrace) openOnce() (model.Reader, io.Closer, error) {
 		return nil, nil, fmt.Errorf("%w: %v", errCopy, err)
 	}
 	t.copied = tmp.Name()
+	t.forget = removeOnSignal(t.copied)
 	cr := &copyingReader{src: f, dst: tmp}
 	r, err := model.NewReader(cr, t.name)
 	if err != nil {
