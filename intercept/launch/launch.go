@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/streamcheck/streamcheck/internal/safefile"
 )
 
 // ShimName is the file name of the recording shim.
@@ -152,6 +154,9 @@ func isFile(p string) error {
 	return nil
 }
 
+// maxPerfMap is the largest perf map RemovePythonPerfMap reads.
+const maxPerfMap = 256 << 20
+
 // PythonPerfVar makes CPython 3.12+ keep a perf map of its Python functions.
 const PythonPerfVar = "PYTHONPERFSUPPORT"
 
@@ -230,11 +235,16 @@ func DroppedInjection(base []string, preload bool) string {
 // RemovePythonPerfMap removes the perf map at path if every entry in it
 // names a CPython trampoline ("py::..."): the maps Python wrote because Env
 // asked it to. A map with other entries (a JIT of the program's own: node's
-// --perf-basic-prof, a JVM agent) is the program's, and stays.
+// --perf-basic-prof, a JVM agent) is the program's, and stays. So does one
+// that is not a regular file of the current user's (/tmp is everyone's: a
+// link planted there is not followed), or one over maxPerfMap bytes.
 func RemovePythonPerfMap(path string) error {
-	data, err := os.ReadFile(path)
+	data, cut, err := safefile.ReadFile(path, maxPerfMap)
 	if err != nil {
 		return err
+	}
+	if cut {
+		return fmt.Errorf("%s: larger than %d bytes: kept", path, maxPerfMap)
 	}
 	for line := range strings.Lines(string(data)) {
 		if line = strings.TrimSpace(line); line == "" {

@@ -244,3 +244,27 @@ func TestPrivateCopy(t *testing.T) {
 		t.Errorf("a temporary directory that is not plain either: %v", err)
 	}
 }
+
+// TestRemovePythonPerfMapPlanted: a perf map path in /tmp that is a link
+// (to /dev/zero, or to a file of the user's) is neither read nor removed.
+func TestRemovePythonPerfMapPlanted(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "mine")
+	os.WriteFile(target, []byte("7f0000001000 b py::main:/app/train.py\n"), 0o600)
+	for _, to := range []string{"/dev/zero", target} {
+		link := filepath.Join(dir, "perf-3.map")
+		os.Remove(link)
+		if err := os.Symlink(to, link); err != nil {
+			t.Fatal(err)
+		}
+		if err := RemovePythonPerfMap(link); err == nil {
+			t.Errorf("a link to %s was taken for a perf map", to)
+		}
+		if _, err := os.Lstat(link); err != nil {
+			t.Errorf("the link to %s is gone: %v", to, err)
+		}
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Errorf("the link's target is gone: %v", err)
+	}
+}
