@@ -167,7 +167,7 @@ func (c *cli) writeOutput(output string, data []byte) error {
 		_, err := c.stdout.Write(data)
 		return err
 	}
-	return os.WriteFile(output, data, 0o644)
+	return os.WriteFile(output, data, 0o666)
 }
 
 // sameFile reports whether output names the existing file input.
