@@ -98,7 +98,9 @@
 //	                         setting that cannot be loaded is named in a warning
 //	                         when the search finds another, else in the error)
 //	STREAMCHECK_LIBCUDA      path of the driver library for the shim's own
-//	                         queries (default libcuda.so.1)
+//	                         queries (default libcuda.so.1); one that cannot
+//	                         be loaded is an error (the shim does not record:
+//	                         without it, findings would be lost)
 //
 // # Output
 //
@@ -106,7 +108,9 @@
 // if the name is taken), mode 0600. A forked child that makes CUDA calls
 // writes its own file; a child that execs loads the shim again through the
 // inherited environment. Under LD_PRELOAD a process that never makes a
-// recorded CUDA call leaves no file. The file is complete once the process
+// recorded CUDA call leaves no trace; with STREAMCHECK_LAUNCHER=1 it creates
+// <dir>/streamcheck.loaded (empty) as it loads, so the launcher can tell
+// that the shim was loaded at all. The file is complete once the process
 // exits normally (End record); a process killed or crashed leaves every event
 // recorded before that point, and readers report the trace as truncated.
 //

@@ -1617,3 +1617,45 @@ func BenchmarkLaunchTable(b *testing.B) {
 		})
 	}
 }
+
+// TestBadLibCUDA: a STREAMCHECK_LIBCUDA that cannot be loaded is an error
+// the launcher reports (a marker, no trace), not a recording that quietly
+// lacks the shim's own driver queries and so loses findings.
+func TestBadLibCUDA(t *testing.T) {
+	b := build(t)
+	for _, h := range []how{inject, preload} {
+		r := run(t, b, "basic", h, "STREAMCHECK_LIBCUDA=/nonexistent/libcuda.so.1", "STREAMCHECK_LAUNCHER=1")
+		marker := filepath.Join(r.dir, fmt.Sprintf("streamcheck-%d.error", r.log["pid"]))
+		data, err := os.ReadFile(marker)
+		if want := "STREAMCHECK_LIBCUDA cannot be loaded: /nonexistent/libcuda.so.1"; err != nil || !strings.HasPrefix(string(data), want) {
+			t.Errorf("how %d: marker %q, %v; want %q", h, data, err, want)
+		}
+		if f := r.traces(t); len(f) != 0 {
+			t.Errorf("how %d: traces written: %v", h, f)
+		}
+	}
+}
+
+// TestLoadedMark: preloaded under the launcher, the shim marks that it was
+// loaded, also in a process that makes no CUDA call; injected (the driver
+// loads it at cuInit) or outside the launcher it does not.
+func TestLoadedMark(t *testing.T) {
+	b := build(t)
+	mark := func(r result) bool {
+		_, err := os.Stat(filepath.Join(r.dir, "streamcheck.loaded"))
+		return err == nil
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("true") // makes no CUDA call
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1", "STREAMCHECK_LAUNCHER=1",
+		"STREAMCHECK_DIR="+dir, "STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake)
+	if out, err := cmd.CombinedOutput(); err != nil || !mark(result{dir: dir}) {
+		t.Errorf("preloaded, no CUDA call: %v, marked %v, output %q", err, mark(result{dir: dir}), out)
+	}
+	if r := run(t, b, "basic", preload); mark(r) {
+		t.Error("preloaded without the launcher: marked")
+	}
+	if r := run(t, b, "basic", inject, "STREAMCHECK_LAUNCHER=1"); mark(r) {
+		t.Error("injected: marked")
+	}
+}

@@ -187,13 +187,21 @@ static int search_cupti(void) {
 
 /* ---- libcuda entry points for our own queries ---- */
 
-/* Returns 0 when there is no driver library to load. */
-static int load_driver(void) {
+/* Returns 0 when there is no driver library to load; then, if
+ * STREAMCHECK_LIBCUDA named it, why is in why. */
+static int load_driver(char *why, size_t whylen) {
     const char *path = getenv("STREAMCHECK_LIBCUDA");
-    if (!path || !*path) path = "libcuda.so.1";
+    int named = path && *path;
+    if (!named) path = "libcuda.so.1";
     void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
     if (!h) h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) return 0;
+    if (!h) {
+        if (named) {
+            const char *e = dlerror();
+            snprintf(why, whylen, "STREAMCHECK_LIBCUDA cannot be loaded: %s", e ? e : path);
+        }
+        return 0;
+    }
     sc_drv.cuKernelGetParamInfo = (CUresult(*)(CUkernel, size_t, size_t *, size_t *))dlsym(h, "cuKernelGetParamInfo");
     sc_drv.cuFuncGetParamInfo = (CUresult(*)(CUfunction, size_t, size_t *, size_t *))dlsym(h, "cuFuncGetParamInfo");
     sc_drv.cuCtxGetDevice = (CUresult(*)(CUdevice *))dlsym(h, "cuCtxGetDevice");
@@ -248,13 +256,21 @@ static void start(int eager_file) {
      * what CUPTI's callbacks alone cost (bench/gpu-overhead.sh). */
     const char *co = getenv("STREAMCHECK_CALLBACK_ONLY");
     sc_callback_only = co && strcmp(co, "1") == 0;
-    int have_driver = load_driver();
+    char driver_why[PATH_MAX + 256] = "";
+    int have_driver = load_driver(driver_why, sizeof driver_why);
     if (!load_cupti(err, sizeof err)) {
         /* Preloaded on a machine without the CUDA driver, a process can
          * make no CUDA call: nothing to record, and nothing to complain of
          * (`streamcheck run --preload -- true` says no CUDA activity was
          * recorded). The driver itself loads us for CUDA_INJECTION64_PATH. */
         if (have_driver || eager_file) report_error(err);
+        goto out;
+    }
+    /* A driver library that was named but cannot be loaded leaves the
+     * shim without its own queries (kernel parameters, stream flags):
+     * recording would go on and lose findings without a word. */
+    if (driver_why[0]) {
+        report_error(driver_why);
         goto out;
     }
     CUptiResult r = cupti.subscribe(&subscriber, sc_callback, NULL);
@@ -289,9 +305,29 @@ SC_EXPORT int InitializeInjection(void) {
     return 1;
 }
 
+/* Preloaded under the launcher, the shim says it was loaded, in
+ * <dir>/streamcheck.loaded: a process that makes no CUDA call leaves no
+ * trace, and without this mark `streamcheck run --preload` could not tell
+ * a program that uses no CUDA from one that never loaded the shim (a
+ * static executable, a cleared environment), which would pass unchecked. */
+static void mark_loaded(void) {
+    const char *l = getenv("STREAMCHECK_LAUNCHER");
+    const char *d = getenv("STREAMCHECK_DIR");
+    if (!l || strcmp(l, "1") != 0 || !d || !*d) return;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/streamcheck.loaded", d);
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+}
+
 __attribute__((constructor)) static void sc_ctor(void) {
     const char *p = getenv("STREAMCHECK_PRELOAD");
-    if (p && strcmp(p, "1") == 0) start(0);
+    if (p && strcmp(p, "1") == 0) {
+        int saved = errno;
+        mark_loaded();
+        errno = saved;
+        start(0);
+    }
 }
 
 /* A destructor rather than atexit: it runs after the program's own atexit

@@ -59,8 +59,9 @@ var goldenTrace = concat(
 		0x02, 0x00, 0x00, 0x00, 0x00},
 	// End: 4 events written, 1 dropped.
 	[]byte{0x01, 0x02, 0x04, 0x01},
-	// Bytes after the End record are not read.
-	[]byte{0xff, 0xff},
+	// Zeros after the End record (a pre-extended tail the shim could not
+	// cut off) end the trace.
+	[]byte{0x00, 0x00},
 )
 
 func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
@@ -646,5 +647,60 @@ func TestBinaryWriterBytes(t *testing.T) {
 	)
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Errorf("writer output\n got % x\nwant % x", buf.Bytes(), want)
+	}
+}
+
+// TestAfterEnd: after the End record, zeros end the trace, another trace's
+// header starts a trace of its own (Following), and anything else is
+// corrupt: "cat ok.sctrace racy.sctrace" must not read as the clean one.
+func TestAfterEnd(t *testing.T) {
+	one := goldenTrace[:len(goldenTrace)-2]
+	for _, c := range []struct {
+		name   string
+		data   []byte
+		err    string // "" for io.EOF
+		traces int
+	}{
+		{"nothing", one, "", 1},
+		{"zeros", concat(one, make([]byte, 100000)), "", 1},
+		{"garbage", concat(one, []byte("{\"op\":\"launch\"}\n")), "offset 220: corrupt trace: data after the end record that is not another trace", 1},
+		{"zeros then garbage", concat(one, []byte{0, 0, 0xff}), "offset 222: corrupt trace: data after the end record", 1},
+		{"two traces", concat(one, one), "", 2},
+		{"three, zeros between", concat(one, []byte{0, 0}, one, one), "", 3},
+		{"a cut second header", concat(one, []byte(BinaryMagic[:5])), "offset 220: trace truncated", 2},
+		{"a second trace cut short", concat(one, one[:100]), "trace truncated", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := NewBinaryReader(bytes.NewReader(c.data), "t.bin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			traces := 0
+			var last error
+			for r != nil {
+				traces++
+				var evs []Event
+				evs, last = Collect(r)
+				if last == nil && len(evs) != 4 {
+					t.Errorf("trace %d: %d events, want 4", traces, len(evs))
+				}
+				if last != nil {
+					break
+				}
+				var next *BinaryReader
+				next, _, last = r.Following()
+				if last != nil {
+					traces++
+					break
+				}
+				r = next
+			}
+			if traces != c.traces {
+				t.Errorf("%d traces, want %d", traces, c.traces)
+			}
+			if c.err == "" && last != nil || c.err != "" && (last == nil || !strings.Contains(last.Error(), c.err) || !IsDamage(last)) {
+				t.Errorf("err = %v, want %q", last, c.err)
+			}
+		})
 	}
 }

@@ -35,6 +35,21 @@ func NewBinaryReader(r io.Reader, file string) (*BinaryReader, error) {
 // Tables returns the definitions read so far.
 func (r *BinaryReader) Tables() *Tables { return r.tables }
 
+// Following returns, once Next returned io.EOF, a reader of the trace that
+// follows this one in the same file (traces concatenated with cat: each is
+// a process of its own), and its offset; nil when none follows. An error is
+// damage: the following trace's header is cut short or not readable.
+func (r *BinaryReader) Following() (*BinaryReader, int64, error) {
+	if r.err != io.EOF {
+		return nil, 0, nil
+	}
+	raw, off, err := r.raw.Following()
+	if raw == nil {
+		return nil, off, err
+	}
+	return &BinaryReader{raw: raw, file: r.file, tables: NewTables()}, off, nil
+}
+
 // Next implements Reader.
 func (r *BinaryReader) Next(ev *Event) error {
 	if r.err != nil {
@@ -65,8 +80,8 @@ func (r *BinaryReader) Next(ev *Event) error {
 		case RecordEvent:
 			return nil
 		case RecordEnd:
-			r.err = io.EOF
-			return io.EOF
+			r.err = r.raw.AfterEnd()
+			return r.err
 		}
 	}
 }

@@ -133,8 +133,12 @@ func FuzzJSONLReader(f *testing.F) {
 func fuzzJSONL(t *testing.T, text string) {
 	r := NewJSONLReader(strings.NewReader(text), "fuzz.jsonl")
 	// Every event takes at least one line.
-	events := readFuzz(t, r, strings.Count(text, "\n")+2, ErrCorrupt)
+	events := readFuzz(t, r, strings.Count(text, "\n")+2, ErrCorrupt, ErrFormat)
 	tb := r.Tables()
+	// Not a trace is said before any event, or not at all.
+	if _, err := Collect(r); errors.Is(err, ErrFormat) && len(events) > 0 {
+		t.Fatalf("ErrFormat after %d events: %v", len(events), err)
+	}
 
 	// What was read writes back to text that reads the same, handles
 	// included.

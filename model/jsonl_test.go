@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"strings"
@@ -256,12 +257,12 @@ func TestJSONLErrors(t *testing.T) {
 			`trace.jsonl:4: field "stream": unknown stream name "s9" (not created before)`},
 		{"unknown event", `{"op":"event_sync","event":"e"}`, 1, "event", `trace.jsonl:1: field "event": unknown event name "e" (not created before)`},
 		{"wait on unknown event", `{"op":"stream_wait_event","stream":"legacy","event":"e"}`, 1, "event", `unknown event name "e"`},
-		{"missing op", `{"stream":"s"}`, 1, "op", `trace.jsonl:1: field "op": missing`},
+		{"missing op", "{\"op\":\"device_sync\"}\n{\"stream\":\"s\"}", 2, "op", `trace.jsonl:2: field "op": missing`},
 		{"graph of wrong type", `{"op":"device_sync","graph":5}`, 1, "graph", `trace.jsonl:1: field "graph": got 5, want true, false or a graph's name`},
 		{"graph name not a string", `{"op":"capture_end","stream":"legacy","graph":true}`, 1, "graph", `trace.jsonl:1: field "graph": got true, want the graph's name`},
 		{"graph alloc not a boolean", `{"op":"malloc_async","stream":"legacy","ptr":1,"size":1,"graph":"g"}`, 1, "graph", `trace.jsonl:1: field "graph": got "g", want true or false`},
 		{"unknown op", `{"op":"mallocc"}`, 1, "op", `trace.jsonl:1: field "op": unknown op "mallocc"`},
-		{"op wrong type", `{"op":3}`, 1, "op", `trace.jsonl:1: field "op": got a JSON number, want string`},
+		{"op wrong type", "{\"op\":\"device_sync\"}\n{\"op\":3}", 2, "op", `trace.jsonl:2: field "op": got a JSON number, want string`},
 		{"missing stream", `{"op":"launch"}`, 1, "stream", `trace.jsonl:1: field "stream": missing (required by launch)`},
 		{"missing ptr", `{"op":"free"}`, 1, "ptr", `field "ptr": missing (required by free)`},
 		{"null ptr", `{"op":"free","ptr":null}`, 1, "ptr", `field "ptr": missing (required by free)`},
@@ -290,9 +291,9 @@ func TestJSONLErrors(t *testing.T) {
 		{"misspelt result", `{"op":"free","ptr":1,"result":"sucess"}`, 1, "result", `unknown result "sucess"`},
 		{"site and stack", `{"op":"device_sync","site":"a.cu:1","stack":["b.cu:2"]}`, 1, "site", `give site or stack, not both`},
 		{"empty name", `{"op":"stream_create","stream":""}`, 1, "stream", `field "stream": empty name`},
-		{"not an object", `[1,2]`, 1, "", `trace.jsonl:1: line is a JSON array, not an object`},
-		{"bad json", `{"op":"device_sync",}`, 1, "", `trace.jsonl:1: invalid JSON (byte 21): invalid character '}' looking for beginning of object key string`},
-		{"trailing garbage", `{"op":"device_sync"} x`, 1, "", `invalid JSON`},
+		{"not an object", "{\"op\":\"device_sync\"}\n[1,2]", 2, "", `trace.jsonl:2: line is a JSON array, not an object`},
+		{"bad json", "# process 1 (parent 0), exe \"a\", command \"a\", started 0 ns after the Unix epoch, recorder \"x\"\n{\"op\":\"device_sync\",}", 2, "", `trace.jsonl:2: invalid JSON (byte 21): invalid character '}' looking for beginning of object key string`},
+		{"trailing garbage", "{\"op\":\"device_sync\"}\n{\"op\":\"device_sync\"} x", 2, "", `invalid JSON`},
 		{"long line", "{\"op\":\"device_sync\"}\n{\"op\":\"device_sync\",\"api\":\"" + strings.Repeat("x", MaxLineLen) + "\"}\n", 2, "",
 			`trace.jsonl:2: line longer than 1048576 bytes`},
 	}
@@ -468,5 +469,35 @@ func TestJSONLSyncCopyStream(t *testing.T) {
 	var pe *PositionError
 	if !errors.As(err, &pe) || pe.Line != 2 || pe.Field != "stream" || !strings.Contains(err.Error(), `not "s1"`) {
 		t.Errorf("memcpy on a created stream: %v", err)
+	}
+}
+
+// TestJSONLNotATrace: input that never starts as a trace is ErrFormat (not
+// a trace: exit 2), named in the message; damage (exit 3) is for a trace
+// that starts valid and breaks later.
+func TestJSONLNotATrace(t *testing.T) {
+	for _, c := range []struct{ name, text, msg string }{
+		{"comments only", "# a\n\n# b\n", `trace.jsonl: not a streamcheck trace: no events (only blank lines and comments)`},
+		{"blank lines", "\n   \n", `no events`},
+		{"markdown", "# streamcheck\n\nstreamcheck finds races\n", `trace.jsonl:3: not a streamcheck trace: line 3 is not a JSON Lines event (a JSON object with an "op")`},
+		{"other JSON Lines", `{"level":"info","msg":"x"}`, `line 1 is not a JSON Lines event`},
+		{"an op of another type", `{"op":3}`, `line 1 is not a JSON Lines event`},
+		{"array", `[1,2]`, `line 1 is not a JSON Lines event`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := readJSONL(t, c.text)
+			if !errors.Is(err, ErrFormat) || IsDamage(err) || err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("err = %v, want ErrFormat saying %q", err, c.msg)
+			}
+		})
+	}
+	// A converted trace without events says it is one.
+	var b bytes.Buffer
+	w := NewJSONLWriter(&b)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := Collect(NewJSONLReader(bytes.NewReader(b.Bytes()), "empty.jsonl")); err != nil || len(evs) != 0 {
+		t.Errorf("a written trace without events: %v, %v\n%s", evs, err, b.String())
 	}
 }

@@ -80,7 +80,12 @@ type JSONLReader struct {
 	key      []byte // Scratch for stack keys.
 	frames   []Frame
 	damage   string // From a "# the source trace is damaged: " line.
-	err      error  // Sticky once set.
+	// started is set once a line showed the input is a trace: an event,
+	// or one of JSONLWriter's comments. Before that, a line that is not a
+	// JSON object with an "op" means the input is not a trace at all
+	// (ErrFormat, not damage), and so does an input without events.
+	started bool
+	err     error // Sticky once set.
 }
 
 // NewJSONLReader returns a reader of JSON Lines from r; file names the trace
@@ -125,9 +130,13 @@ func (r *JSONLReader) Next(ev *Event) error {
 			continue
 		}
 		if field, err := r.decode(b, ev); err != nil {
+			if !r.started && notAnEvent(b) {
+				err, field = formatf("%v: line %d is not a JSON Lines event (a JSON object with an \"op\")", ErrFormat, r.line), ""
+			}
 			r.err = &PositionError{File: r.file, Line: r.line, Field: field, Err: err}
 			return r.err
 		}
+		r.started = true
 		return nil
 	}
 	if err := r.sc.Err(); err != nil {
@@ -138,6 +147,10 @@ func (r *JSONLReader) Next(ev *Event) error {
 		return r.err
 	}
 	r.tables.Events = r.seq
+	if !r.started {
+		r.err = &PositionError{File: r.file, Err: formatf("%v: no events (only blank lines and comments)", ErrFormat)}
+		return r.err
+	}
 	if r.damage != "" {
 		// What the converted source said of itself, as the last line.
 		r.err = &PositionError{File: r.file, Line: r.line, Err: copiedDamage(r.damage, noteTruncated(r.damage))}
@@ -154,17 +167,26 @@ const (
 	directiveDropped = "# the recorder dropped %d events"
 	directiveDamaged = "# the source trace is damaged: "
 	directiveProcess = "# process %d (parent %d), exe %q, command %q, started %d ns after the Unix epoch, recorder %q"
+	directiveEmpty   = "# a streamcheck trace without events"
 )
 
 // directive acts on a comment line that is one of JSONLWriter's notes.
+// Any of them marks the input as a trace (a converted trace may hold no
+// event).
 func (r *JSONLReader) directive(b []byte) {
+	if string(b) == directiveEmpty {
+		r.started = true
+		return
+	}
 	var n uint64
 	if _, err := fmt.Sscanf(string(b), directiveDropped, &n); err == nil {
 		r.tables.Dropped = n
+		r.started = true
 		return
 	}
 	if note, ok := bytes.CutPrefix(b, []byte(directiveDamaged)); ok {
 		r.damage = string(note)
+		r.started = true
 		return
 	}
 	var p Process
@@ -172,7 +194,17 @@ func (r *JSONLReader) directive(b []byte) {
 	if _, err := fmt.Sscanf(string(b), directiveProcess, &p.PID, &p.PPID, &exe, &args, &p.Start, &version); err == nil {
 		p.Exe, p.Args, p.Version = r.tables.Intern(exe), r.tables.Intern(args), r.tables.Intern(version)
 		r.tables.Process = p
+		r.started = true
 	}
+}
+
+// notAnEvent reports whether line is not even the start of an event: not
+// a JSON object, or one without a string "op".
+func notAnEvent(line []byte) bool {
+	var l struct {
+		Op *string `json:"op"`
+	}
+	return json.Unmarshal(line, &l) != nil || l.Op == nil
 }
 
 // decode fills ev from one line, or names the field at fault.

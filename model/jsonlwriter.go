@@ -19,6 +19,7 @@ type JSONLWriter struct {
 	w       *bufio.Writer
 	err     error // Sticky once set.
 	closed  bool
+	noted   bool    // A line that marks the output as a trace was written.
 	src     *Tables // Tables of the last event, for Close.
 	streams writerNames
 	events  writerNames
@@ -51,6 +52,7 @@ func (w *JSONLWriter) WriteEvent(ev *Event, t *Tables) error {
 		return errors.New("JSON Lines trace writer: write after Close")
 	}
 	w.err = w.writeEvent(ev, t)
+	w.noted = true
 	return w.err
 }
 
@@ -61,13 +63,16 @@ func (w *JSONLWriter) Source(t *Tables) error {
 	}
 	if p := t.Process; p != (Process{}) {
 		fmt.Fprintf(w.w, directiveProcess+"\n", p.PID, p.PPID, t.String(p.Exe), t.String(p.Args), p.Start, t.String(p.Version))
+		w.noted = true
 	}
 	w.src = t
 	return nil
 }
 
 // Close flushes the output. It notes in a comment how many events the
-// recorder dropped, if any.
+// recorder dropped, if any, and, when nothing else says the output is a
+// trace (no event, no process), that it is one without events: the reader
+// takes text without either for something other than a trace.
 func (w *JSONLWriter) Close() error {
 	if w.closed || w.err != nil {
 		return w.err
@@ -75,6 +80,10 @@ func (w *JSONLWriter) Close() error {
 	w.closed = true
 	if w.src != nil && w.src.Dropped > 0 {
 		fmt.Fprintf(w.w, directiveDropped+"\n", w.src.Dropped)
+		w.noted = true
+	}
+	if !w.noted {
+		fmt.Fprintln(w.w, directiveEmpty)
 	}
 	w.err = w.w.Flush()
 	return w.err
@@ -87,6 +96,7 @@ func (w *JSONLWriter) CloseDamaged(note string) error {
 		return w.err
 	}
 	fmt.Fprintf(w.w, "%s%s\n", directiveDamaged, strings.ReplaceAll(note, "\n", " "))
+	w.noted = true
 	return w.Close()
 }
 
@@ -172,7 +182,9 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jGraphNode) && ev.Flags&FlagGraphNode != 0 {
 		b = appendHex(append(b, `,"graph":`...), ev.Graph)
 	}
-	if form.has(jGraphName) && ev.Graph != 0 {
+	// A required graph is written even when its handle is 0 (graph_clone
+	// of a graph the shim could not name), or the line would not read back.
+	if form.has(jGraphName) && (ev.Graph != 0 || form.required&jGraphName != 0) {
 		b = appendHex(append(b, `,"graph":`...), ev.Graph) // the canonical name of the handle
 	}
 	if form.has(jExec) && ev.Exec != 0 {

@@ -11,9 +11,11 @@ import (
 // NewReader returns a reader for a trace in either form: binary when r
 // starts with BinaryMagic, JSON Lines otherwise; a file named *.sctrace that
 // is empty or starts with a zero byte is a binary trace cut before its
-// header (ErrTruncated). Input that is neither
-// (its first non-blank byte opens no JSON object or comment) gives a
-// *PositionError wrapping ErrFormat. file names the trace in errors.
+// header (ErrTruncated). Input that is neither (its first non-blank byte
+// opens no JSON object or comment), or is empty (blank), gives a
+// *PositionError wrapping ErrFormat; so does JSON Lines whose first line
+// that is not a comment is no JSON object with an "op", or that holds no
+// event at all (see JSONLReader). file names the trace in errors.
 func NewReader(r io.Reader, file string) (Reader, error) {
 	head := make([]byte, 512)
 	n, err := io.ReadFull(r, head)
@@ -32,6 +34,11 @@ func NewReader(r io.Reader, file string) (Reader, error) {
 		return NewBinaryReader(whole, file)
 	}
 	text := bytes.TrimLeft(bytes.TrimPrefix(head, []byte(byteOrderMark)), " \t\r\n")
+	if len(text) == 0 && len(head) < cap(head) {
+		// An empty recording (a CI job whose program never ran) must not
+		// read as a clean trace.
+		return nil, &PositionError{File: file, Err: formatf("%v: the file is empty", ErrFormat)}
+	}
 	if len(text) > 0 && text[0] != '{' && text[0] != '#' {
 		return nil, &PositionError{File: file, Err: formatf("%v: neither a binary trace (no magic %q) nor JSON Lines (starts with byte %#02x)", ErrFormat, BinaryMagic, text[0])}
 	}

@@ -1,7 +1,9 @@
 package model
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 )
 
@@ -66,36 +68,106 @@ type RawReader struct {
 	rerr    error // Error from rd, reported once the buffered bytes are used up.
 	err     error // Sticky: returned by every call once set.
 	version uint16
+	// following is set when another trace's header follows the End
+	// record (concatenated traces): see AfterEnd.
+	following bool
 }
 
 // NewRawReader reads and checks the 16-byte header. Errors are
 // *PositionError values naming file.
 func NewRawReader(r io.Reader, file string) (*RawReader, error) {
-	rr := &RawReader{file: file, rd: r, buf: make([]byte, rawBufSize, rawBufSize+bufSlack)}
+	return newRawReaderAt(r, file, 0)
+}
+
+// newRawReaderAt is NewRawReader for a trace that starts at offset base of
+// the file (the second of concatenated traces): errors give file offsets.
+func newRawReaderAt(r io.Reader, file string, base int64) (*RawReader, error) {
+	rr := &RawReader{file: file, rd: r, buf: make([]byte, rawBufSize, rawBufSize+bufSlack), off: base}
 	if err := rr.readHeader(); err != nil {
 		return nil, err
 	}
 	return rr, nil
 }
 
+// AfterEnd looks at what follows the End record, once it was read: the
+// end of the file, or zeros only (the shim's pre-extended tail, kept when
+// it could not cut the file to length), is the end (io.EOF); the header of
+// another trace (traces concatenated with cat) is io.EOF too, and Following
+// reads that trace; anything else is corrupt: data the End record would
+// otherwise hide, which could be a whole process's events.
+func (r *RawReader) AfterEnd() error {
+	for {
+		if r.r == r.w {
+			r.fill(1)
+			if r.r == r.w {
+				if r.rerr != nil && r.rerr != io.EOF {
+					return r.posErr(r.off, "", r.rerr)
+				}
+				return io.EOF
+			}
+		}
+		b := r.buf[r.r:r.w]
+		i := 0
+		for i < len(b) && b[i] == 0 {
+			i++
+		}
+		if i > 0 {
+			r.consume(i)
+			continue
+		}
+		r.fill(len(BinaryMagic))
+		if looksBinary(r.buf[r.r:r.w]) {
+			r.following = true
+			return io.EOF
+		}
+		return r.posErr(r.off, "", corruptf("corrupt trace: data after the end record that is not another trace"))
+	}
+}
+
+// Following returns a reader of the trace that AfterEnd found after this
+// one's End record, and its offset in the file; nil if there is none. An
+// error (always damage) is the following trace's header's.
+func (r *RawReader) Following() (*RawReader, int64, error) {
+	if !r.following {
+		return nil, 0, nil
+	}
+	r.following = false
+	off := r.off
+	rest := append([]byte(nil), r.buf[r.r:r.w]...)
+	r.r = r.w
+	next, err := newRawReaderAt(io.MultiReader(bytes.NewReader(rest), r.rd), r.file, off)
+	if err != nil && !IsDamage(err) {
+		// Another trace's magic with a header this reader rejects (a later
+		// version): this file is not one trace of this version, but it
+		// did start as one.
+		var pe *PositionError
+		if errors.As(err, &pe) {
+			pe.Err = corruptf("corrupt trace: after the end record, %v", pe.Err)
+			return nil, off, pe
+		}
+		return nil, off, err
+	}
+	return next, off, err
+}
+
 func (r *RawReader) readHeader() error {
 	r.fill(binaryHeaderLen)
 	h := r.buf[r.r:r.w]
 	if len(h) < binaryHeaderLen && r.rerr != io.EOF {
-		return r.posErr(0, "", r.rerr)
+		return r.posErr(r.off, "", r.rerr)
 	}
 	if !looksBinary(h) {
-		return r.posErr(0, "", formatf("%v: no binary trace magic %q at start of file", ErrFormat, BinaryMagic))
+		return r.posErr(r.off, "", formatf("%v: no binary trace magic %q at start of file", ErrFormat, BinaryMagic))
 	}
 	if len(h) < binaryHeaderLen {
-		return r.posErr(0, "", truncatedf("%v: file ends inside the %d-byte header", ErrTruncated, binaryHeaderLen))
+		return r.posErr(r.off, "", truncatedf("%v: file ends inside the %d-byte header", ErrTruncated, binaryHeaderLen))
 	}
 	r.version = binary.LittleEndian.Uint16(h[8:])
 	if r.version != BinaryVersion {
-		return r.posErr(0, "", formatf("unsupported binary trace format version %d (this streamcheck reads version %d)", r.version, BinaryVersion))
+		return r.posErr(r.off, "", formatf("unsupported binary trace format version %d (this streamcheck reads version %d)", r.version, BinaryVersion))
 	}
 	if flags := binary.LittleEndian.Uint16(h[10:]); flags != 0 {
-		return r.posErr(0, "", formatf("unsupported binary trace header flags %#x (this streamcheck knows none)", flags))
+		return r.posErr(r.off, "", formatf("unsupported binary trace header flags %#x (this streamcheck knows none)", flags))
 	}
 	r.consume(binaryHeaderLen)
 	return nil

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // convert copies every event of r to w and closes w.
@@ -235,7 +237,8 @@ func TestNewReaderSniffs(t *testing.T) {
 		{"binary", bin, true, nil},
 		{"jsonl", []byte(everyOp), false, nil},
 		{"jsonl after blank lines and a byte order mark", []byte("\xef\xbb\xbf\n\n  {\"op\":\"device_sync\"}\n"), false, nil},
-		{"empty jsonl", nil, false, nil},
+		{"empty", nil, false, ErrFormat},
+		{"blank", []byte(" \n\n\t"), false, ErrFormat},
 		{"binary cut in magic", bin[:3], true, ErrTruncated},
 		{"gzip", []byte{0x1f, 0x8b, 8, 0}, false, ErrFormat},
 		{"zeros", make([]byte, 100), false, ErrFormat},
@@ -392,5 +395,27 @@ func TestJSONLFramesUnambiguous(t *testing.T) {
 	}
 	if g, w := flatten(tb, tb.Stack(got[0].Stack)), flatten(src, src.Stacks[1]); !reflect.DeepEqual(g, w) {
 		t.Errorf("frames read back\n %+v\nwant\n %+v\n%s", g, w, text)
+	}
+}
+
+// TestPrintableEscapes: Printable escapes every unsafe rune as
+// strconv.QuoteRune does, and a string full of NUL bytes costs one
+// allocation, not one a byte.
+func TestPrintableEscapes(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !unsafeRune(r) {
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		if got, want := Printable("a"+string(r)+"b"), "a"+q[1:len(q)-1]+"b"; got != want {
+			t.Errorf("Printable(%U) = %q, want %q", r, got, want)
+		}
+	}
+	if got := Printable("x\xff\x00"); got != "x\xff\\x00" {
+		t.Errorf("an invalid byte: %q", got)
+	}
+	nuls := strings.Repeat("\x00", 1<<16)
+	if n := testing.AllocsPerRun(5, func() { Printable(nuls) }); n > 1 {
+		t.Errorf("Printable of %d NUL bytes: %.0f allocations, want 1", len(nuls), n)
 	}
 }

@@ -3,7 +3,6 @@ package symbolize
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/streamcheck/streamcheck/model"
+
+	"github.com/streamcheck/streamcheck/internal/safefile"
 )
 
 // Python 3.12 and later, run with PYTHONPERFSUPPORT=1 (or -X perf), call
@@ -39,9 +40,10 @@ func PerfMapPath(dir string, pid uint32) string {
 
 // readPerfMap reads the perf map at path. A map older than notBefore belongs
 // to an earlier process with the same pid and is ignored, as is a missing
-// one; lines it cannot parse are skipped.
+// one; lines it cannot parse are skipped. /tmp is everyone's: only a
+// regular file the current user owns is read, and a link is not followed.
 func readPerfMap(path string, notBefore time.Time) perfMap {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil
 	}

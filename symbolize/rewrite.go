@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -15,13 +16,21 @@ import (
 // trace names source locations even where the program's files are gone (a
 // trace committed from a GPU machine and checked in CI). A damaged trace is
 // rewritten up to the damage and stays damaged. The file is replaced only
-// when the rewrite succeeded; its permissions are kept.
+// when the rewrite succeeded; its permissions are kept, at most 0600. Only a
+// regular file the current user owns is rewritten, and a symbolic link is
+// not followed (see package safefile): the directory may be writable by
+// others.
 //
 // Reading twice keeps memory bounded: the first pass collects the complete
 // tables and symbolizes them, the second copies the events, whose ids are
 // the same in both passes.
 func (s *Symbolizer) Rewrite(path string) error {
-	tables, damage, err := readTables(path)
+	in, err := safefile.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tables, damage, err := readTables(in, path)
 	if err != nil {
 		return err
 	}
@@ -39,11 +48,9 @@ func (s *Symbolizer) Rewrite(path string) error {
 		s.stack(tables, model.StackID(id), jit)
 	}
 
-	in, err := os.Open(path)
-	if err != nil {
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	defer in.Close()
 	r, err := model.NewBinaryReader(in, path)
 	if err != nil {
 		return err
@@ -61,7 +68,7 @@ func (s *Symbolizer) Rewrite(path string) error {
 		out.Close()
 		return fmt.Errorf("symbolize %s: %w", path, err)
 	}
-	if err := out.Chmod(info.Mode().Perm()); err != nil {
+	if err := out.Chmod(info.Mode().Perm() & 0o600); err != nil {
 		out.Close()
 		return err
 	}
@@ -107,12 +114,7 @@ func copyEvents(w model.Writer, r model.Reader, tables *model.Tables, damaged bo
 
 // readTables reads a binary trace to its end and returns its tables and the
 // damage that ended reading, if any.
-func readTables(path string) (*model.Tables, error, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
+func readTables(f *os.File, path string) (*model.Tables, error, error) {
 	r, err := model.NewBinaryReader(f, path)
 	if err != nil {
 		return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
@@ -29,6 +30,18 @@ type input struct {
 func fileInput(name, path string) input {
 	return input{name: name, path: path, open: func() (io.ReadCloser, error) { return os.Open(path) }}
 }
+
+// recordedInput is a trace in a recording directory, opened as
+// safefile.Open does: a file swapped for a link after the directory was
+// listed is not followed.
+func recordedInput(name, path string) input {
+	return input{name: name, path: path, open: func() (io.ReadCloser, error) { return safefile.Open(path) }}
+}
+
+// shown is a file name as reports and messages show it: control
+// characters and the characters that reorder text escaped (model.Printable),
+// so that a name cannot break a line of output or forge one.
+func shown(path string) string { return model.Printable(path) }
 
 // inputError is an input that could not be read at all (exit 2).
 type inputError struct {
@@ -57,7 +70,7 @@ func (e *inputError) Unwrap() error { return e.err }
 // cannot be used becomes an input that fails, so messages keep their order.
 func expandArgs(args []string) []input {
 	var ins []input
-	bad := func(arg string, err error) { ins = append(ins, input{name: arg, err: err}) }
+	bad := func(arg string, err error) { ins = append(ins, input{name: shown(arg), err: err}) }
 	for _, arg := range args {
 		st, err := os.Stat(arg)
 		if err != nil {
@@ -65,7 +78,7 @@ func expandArgs(args []string) []input {
 			continue
 		}
 		if !st.IsDir() {
-			ins = append(ins, fileInput(arg, arg))
+			ins = append(ins, fileInput(shown(arg), arg))
 			continue
 		}
 		files, err := traceFiles(arg)
@@ -79,7 +92,7 @@ func expandArgs(args []string) []input {
 		}
 		for _, f := range files {
 			p := filepath.Join(arg, f)
-			ins = append(ins, fileInput(p, p))
+			ins = append(ins, fileInput(shown(p), p))
 		}
 	}
 	return ins
@@ -190,20 +203,21 @@ func analyzeInputs(ins []input, sourceRoot, leakCheck string, prog *progress) *a
 			in.open = prog.wrap(in.name, in.open)
 		}
 		res, err := analyzeOne(in, opts)
+		a.results = append(a.results, res...)
 		if err != nil {
 			a.unreadable = append(a.unreadable, err)
-			continue
 		}
-		a.results = append(a.results, res)
 	}
 	checker.LinkImports(a.results) // memory one process of the tree exported and another imported
 	return a
 }
 
-// analyzeOne checks one trace. A damaged trace is a result (with Damage
-// set), not an error; the error is for input that is not a trace at all or
-// cannot be read.
-func analyzeOne(in input, opts checker.Options) (*checker.Result, error) {
+// analyzeOne checks one trace file: one result, or one per trace when
+// binary traces were concatenated into it (each is a process of its own,
+// named by its place in the file). A damaged trace is a result (with
+// Damage set), not an error; the error is for input that is not a trace at
+// all or cannot be read.
+func analyzeOne(in input, opts checker.Options) ([]*checker.Result, error) {
 	if in.err != nil {
 		return nil, &inputError{in.name, in.err}
 	}
@@ -216,15 +230,55 @@ func analyzeOne(in input, opts checker.Options) (*checker.Result, error) {
 	if err != nil {
 		if model.IsDamage(err) {
 			// Cut inside the header: a trace, with nothing to analyze.
-			return checker.New(in.name, model.NewTables()).Finish(err), nil
+			return []*checker.Result{checker.New(in.name, model.NewTables()).Finish(err)}, nil
 		}
 		return nil, &inputError{in.name, err}
 	}
-	res, err := checker.CheckWith(in.name, r, opts)
-	if err != nil {
-		return nil, &inputError{in.name, err}
+	var results []*checker.Result
+	name := in.name
+	for {
+		res, err := checker.CheckWith(name, r, opts)
+		if err != nil {
+			return results, &inputError{name, err}
+		}
+		results = append(results, res)
+		br, ok := r.(*model.BinaryReader)
+		if !ok || res.Damage != nil {
+			return results, nil
+		}
+		next, off, err := br.Following()
+		if next == nil && err == nil {
+			return results, nil
+		}
+		name = concatenatedName(in.name, len(results)+1, off)
+		if err != nil {
+			return append(results, checker.New(name, model.NewTables()).Finish(err)), nil
+		}
+		r = next
 	}
-	return res, nil
+}
+
+// concatenatedName names the n-th trace of a file that holds several, at
+// byte offset off.
+func concatenatedName(file string, n int, off int64) string {
+	return fmt.Sprintf("%s (trace %d, at offset %d)", file, n, off)
+}
+
+// errConcatenated is for commands that take one trace and were given a
+// file of several.
+func errConcatenated(off int64) error {
+	return fmt.Errorf("another trace follows the first, at offset %d (traces concatenated); this command takes one trace: split the file, or analyze it with 'streamcheck check'", off)
+}
+
+// following reports where another trace follows the one r has read to its
+// end (io.EOF), or -1.
+func following(r model.Reader) int64 {
+	if br, ok := r.(*model.BinaryReader); ok {
+		if next, off, err := br.Following(); next != nil || err != nil {
+			return off
+		}
+	}
+	return -1
 }
 
 // damageNote says where a damaged trace stopped and how much of it was

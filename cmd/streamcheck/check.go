@@ -16,8 +16,9 @@ says where it stopped.
 Exit codes:
   0  no error findings (warnings allowed)
   1  error findings
-  2  bad usage, an input that could not be read (missing, not a trace), or
-     a --suppressions or --baseline file that is missing or malformed
+  2  bad usage, an input that could not be read (missing, or not a trace:
+     empty, JSON Lines without events, or in neither form), or a
+     --suppressions or --baseline file that is missing or malformed
   3  a trace was truncated or corrupt, and no error findings
 ` + acceptHelp + leakHelp
 
@@ -51,6 +52,9 @@ func (c *cli) cmdCheck(args []string) int {
 	}
 	a := analyzeInputs(ins, o.root, o.leakCheck, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
+		if isBrokenPipe(err) {
+			return exitBrokenPipe
+		}
 		return c.usageErrorf("%v", err)
 	}
 	return a.exitCode()

@@ -26,10 +26,17 @@ Damage record instead of its End record, a JSON Lines output with a final
 comment; reading either back reports the source's damage, truncated or
 corrupt).
 
+The output is written 0600 (or less, as the umask says). With -o it is
+written under a temporary name, removed if the conversion fails or a signal
+ends it.
+
 Exit codes:
   0  converted
-  2  bad usage, or an input that could not be read (missing, not a trace)
+  2  bad usage, an input that could not be read (missing, not a trace, or
+     several concatenated traces), or the output could not be written
   3  the input was truncated or corrupt; converted up to the damage
+  killed by SIGPIPE (141 in a shell), without a message, when stdout is a
+  pipe whose reader went away
 `
 
 // cmdConvert implements "streamcheck convert". See convertUsage.
@@ -50,17 +57,18 @@ func (c *cli) cmdConvert(args []string) int {
 		return c.usageErrorf("convert: unknown form %q for --to (want jsonl or binary)", *to)
 	}
 	path := pos[0]
+	name := shown(path)
 
 	in, err := os.Open(path)
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{path, err})
+		return c.usageErrorf("%v", &inputError{name, err})
 	}
 	defer in.Close()
-	r, err := model.NewReader(in, path)
+	r, err := model.NewReader(in, name)
 	var damage error
 	if err != nil {
 		if !model.IsDamage(err) {
-			return c.usageErrorf("%v", &inputError{path, err})
+			return c.usageErrorf("%v", &inputError{name, err})
 		}
 		damage = err // A binary trace cut inside its header: no events.
 		r = nil      // NewReader may return a typed nil.
@@ -84,12 +92,16 @@ func (c *cli) cmdConvert(args []string) int {
 		n, damage, err = copyEvents(w, r)
 		if err != nil {
 			finish(false)
-			return c.usageErrorf("%v", &inputError{path, err})
+			return c.outputOrInputError(name, err)
+		}
+		if off := following(r); damage == nil && off >= 0 {
+			finish(false)
+			return c.usageErrorf("%v", &inputError{name, errConcatenated(off)})
 		}
 	}
 	var note string
 	if damage != nil {
-		note = formatDamage(path, damage, "converted", n)
+		note = formatDamage(name, damage, "converted", n)
 		// The output keeps the damage itself; whoever reads it counts
 		// the events before it again.
 		err = w.CloseDamaged(damage.Error())
@@ -98,7 +110,7 @@ func (c *cli) cmdConvert(args []string) int {
 	}
 	if err != nil {
 		finish(false)
-		return c.usageErrorf("convert: %v", err)
+		return c.outputOrInputError(name, &outputError{err})
 	}
 	if err := finish(true); err != nil {
 		return c.usageErrorf("convert: %v", err)
@@ -108,6 +120,21 @@ func (c *cli) cmdConvert(args []string) int {
 		return exitDamaged
 	}
 	return exitOK
+}
+
+// outputOrInputError reports err, from converting the input named name: a
+// failure to write the output is said to be one (and a closed pipe on
+// stdout ends streamcheck quietly, see exitBrokenPipe), not blamed on the
+// input.
+func (c *cli) outputOrInputError(name string, err error) int {
+	var oe *outputError
+	switch {
+	case isBrokenPipe(err):
+		return exitBrokenPipe
+	case errors.As(err, &oe):
+		return c.usageErrorf("convert: %v", err)
+	}
+	return c.usageErrorf("%v", &inputError{name, err})
 }
 
 // defaultForm is the output form when --to is not given: the one the -o
@@ -136,7 +163,7 @@ func copyEvents(w model.Writer, r model.Reader) (n uint64, damage, err error) {
 			// The source's tables are complete only now: a trace without
 			// events keeps its process and dropped count.
 			if serr := w.Source(r.Tables()); serr != nil {
-				return n, nil, serr
+				return n, nil, &outputError{serr}
 			}
 			if err == io.EOF {
 				return n, nil, nil
@@ -147,7 +174,7 @@ func copyEvents(w model.Writer, r model.Reader) (n uint64, damage, err error) {
 			return n, nil, err
 		}
 		if err := w.WriteEvent(&ev, r.Tables()); err != nil {
-			return n, nil, err
+			return n, nil, &outputError{err}
 		}
 		n++
 	}
@@ -172,12 +199,15 @@ func (c *cli) convertOutput(output, input string, binaryOut bool) (io.Writer, fu
 	if err != nil {
 		return nil, nil, err
 	}
+	forget := removeOnSignal(tmp.Name())
 	finish := func(ok bool) error {
+		defer forget()
 		err := tmp.Close()
 		if ok && err == nil {
-			if err = os.Chmod(tmp.Name(), 0o644); err == nil {
-				err = os.Rename(tmp.Name(), output)
-			}
+			// The temporary file is 0600 (less as the umask says), as the
+			// shim's traces are: a trace names the program's files and
+			// kernels.
+			err = os.Rename(tmp.Name(), output)
 		}
 		if !ok || err != nil {
 			os.Remove(tmp.Name())

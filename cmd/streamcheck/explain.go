@@ -59,6 +59,7 @@ func (c *cli) cmdExplain(args []string) int {
 	if sameFile(path, *output) {
 		return c.usageErrorf("explain: output %s is the input", *output)
 	}
+	name := shown(path)
 	tr, err := loadTrace(path)
 	if err != nil {
 		return c.usageErrorf("%v", err)
@@ -66,11 +67,11 @@ func (c *cli) cmdExplain(args []string) int {
 	defer tr.close()
 	graphs, err := tr.graphs()
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{path, err})
+		return c.usageErrorf("%v", &inputError{name, err})
 	}
 	res := tr.res
 	if *number > len(graphs) {
-		return c.usageErrorf("explain: %s has no finding %d (it has %s)", path, *number, plural(len(graphs), "finding"))
+		return c.usageErrorf("explain: %s has no finding %d (it has %s)", name, *number, plural(len(graphs), "finding"))
 	}
 	if *number > 0 {
 		graphs = graphs[*number-1 : *number]
@@ -86,7 +87,7 @@ func (c *cli) cmdExplain(args []string) int {
 	if *dot {
 		c.replayNotes(res)
 		if len(graphs) == 0 {
-			fmt.Fprintf(c.stderr, "streamcheck: %s: no findings to draw\n", path)
+			fmt.Fprintf(c.stderr, "streamcheck: %s: no findings to draw\n", name)
 			return traceExitCode(res) // No file either.
 		}
 		if err := explain.DOT(&buf, graphs[0]); err != nil {
@@ -108,7 +109,7 @@ func (c *cli) cmdExplain(args []string) int {
 			buf.WriteByte('\n')
 		}
 		writeReplayNotes(&buf, res)
-		fmt.Fprintf(&buf, "%s in %s (%s, %s)\n", findingsSummary(res), path,
+		fmt.Fprintf(&buf, "%s in %s (%s, %s)\n", findingsSummary(res), name,
 			plural(res.Stats.Events, "event"), plural(res.Stats.Streams, "stream"))
 	}
 	if err := c.writeOutput(*output, buf.Bytes()); err != nil {
@@ -166,7 +167,7 @@ func (c *cli) writeOutput(output string, data []byte) error {
 		_, err := c.stdout.Write(data)
 		return err
 	}
-	return os.WriteFile(output, data, 0o644)
+	return os.WriteFile(output, data, 0o666)
 }
 
 // sameFile reports whether output names the existing file input.

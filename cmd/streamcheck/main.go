@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/streamcheck/streamcheck/model"
 )
 
 // Exit codes of check, demo and explain; convert and timeline use 0, 2 and
@@ -68,7 +70,11 @@ func main() {
 	// the recorded program's exit code. Notify, not Ignore: programs started
 	// from here get the default action back.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	os.Exit(run(os.Stdout, os.Stderr, os.Args[1:]))
+	code := run(os.Stdout, os.Stderr, os.Args[1:])
+	if code == exitBrokenPipe {
+		dieOfSIGPIPE()
+	}
+	os.Exit(code)
 }
 
 // run runs the streamcheck command line args (without the program name) and
@@ -132,6 +138,7 @@ Exit codes (check, demo, explain):
   2  bad usage, or an input that could not be read (missing, not a trace)
   3  a trace was truncated or corrupt, and no error findings
 convert and timeline exit 0 when they wrote their output, else 2 or 3.
+Writing to a closed pipe (| head), check, convert and timeline die of SIGPIPE.
 run exits with the program's own code when it failed, else as check does,
 or 4 when the shim could not record. record exits with the program's code.
 doctor exits 0 when its GPU self-test passed, 1 when it failed, 5 when
@@ -139,9 +146,11 @@ there was nothing to test with. 'streamcheck help COMMAND' has the details.
 `)
 }
 
-// usageErrorf prints a one-line error and returns exitUsage.
+// usageErrorf prints a one-line error and returns exitUsage. The line is
+// made printable (model.Printable): it may quote file names and system
+// errors naming them, which must not break it or forge another.
 func (c *cli) usageErrorf(format string, args ...any) int {
-	fmt.Fprintf(c.stderr, "streamcheck: "+format+"\n", args...)
+	fmt.Fprintf(c.stderr, "streamcheck: %s\n", model.Printable(fmt.Sprintf(format, args...)))
 	return exitUsage
 }
 

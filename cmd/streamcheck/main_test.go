@@ -1,6 +1,8 @@
 package main
 
 import (
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"os"
@@ -12,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/streamcheck/streamcheck/intercept/launch"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files (testdata/golden) and the cmp files of testdata/script")
@@ -29,7 +33,8 @@ func TestMain(m *testing.M) {
 //	status CODE PROGRAM [ARG...]   run PROGRAM and want exit code CODE
 //	truncate FILE N                cut FILE to N bytes (N < 0: drop -N bytes from the end)
 //
-// $STREAMCHECK_SHIM names an empty stand-in for the recording shim: the
+// $STREAMCHECK_SHIM names a stand-in for the recording shim, an ELF header
+// with no code (see standInShim): the
 // programs the scripts run make no CUDA calls, so nothing loads it, and a
 // script plays the shim by writing into $STREAMCHECK_DIR itself.
 func TestScripts(t *testing.T) {
@@ -38,10 +43,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: *update,
 		Setup: func(env *testscript.Env) error {
 			shim := filepath.Join(env.WorkDir, ".shim", "libstreamcheck.so")
-			if err := os.MkdirAll(filepath.Dir(shim), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(shim, nil, 0o644); err != nil {
+			if err := writeStandInShim(shim); err != nil {
 				return err
 			}
 			env.Setenv("STREAMCHECK_SHIM", shim)
@@ -102,4 +104,39 @@ func TestWriteVersion(t *testing.T) {
 	if !strings.HasPrefix(b.String(), "streamcheck (unknown)\n") {
 		t.Errorf("without build info: %q", b.String())
 	}
+}
+
+// standInShim writes a stand-in for the recording shim: an ELF shared
+// object header for this machine, which passes the launcher's checks but
+// holds no code (nothing in the tests loads it).
+func standInShim(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "libstreamcheck.so")
+	if err := writeStandInShim(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func writeStandInShim(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, elfHeader(elf.ET_DYN, launch.Machine()), 0o644)
+}
+
+// elfHeader is a 64-bit little-endian ELF header with no program or
+// section headers.
+func elfHeader(typ elf.Type, m elf.Machine) []byte {
+	h := make([]byte, 64)
+	copy(h, elf.ELFMAG)
+	h[elf.EI_CLASS], h[elf.EI_DATA], h[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
+	le := binary.LittleEndian
+	le.PutUint16(h[16:], uint16(typ))
+	le.PutUint16(h[18:], uint16(m))
+	le.PutUint32(h[20:], uint32(elf.EV_CURRENT))
+	le.PutUint16(h[52:], 64) // e_ehsize
+	le.PutUint16(h[54:], 56) // e_phentsize
+	le.PutUint16(h[58:], 64) // e_shentsize
+	return h
 }

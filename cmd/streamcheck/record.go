@@ -14,6 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/streamcheck/streamcheck/intercept/launch"
+	"github.com/streamcheck/streamcheck/internal/safefile"
+	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
 
@@ -32,12 +34,16 @@ runs in the terminal's foreground, SIGINT, SIGQUIT, SIGHUP and SIGWINCH,
 which the terminal sends the program itself.
 
 The shim is libstreamcheck.so from $STREAMCHECK_SHIM, next to the
-streamcheck executable, or in ../lib relative to it.
+streamcheck executable, or in ../lib relative to it; it must be an ELF
+shared object for this machine. A shim whose path holds characters that
+LD_PRELOAD would split or expand (a space, a colon, a $) is loaded from a
+copy in a private temporary directory. DIR is created with mode 0700.
 
 Exit codes:
   the program's own exit code (128+N if signal N killed it)
   126, 127  the program could not be started (127: not found)
-  2         bad usage, or the shim was not found
+  2         bad usage, or the shim was not found or is not a shared
+            object for this machine
 `
 
 // signalsToForward are passed on to the recorded program, so that it (not
@@ -98,10 +104,10 @@ func (c *cli) cmdRecord(args []string) int {
 		printUsage(c.stderr, fs, recordUsage)
 		return exitUsage
 	}
-	if err := os.MkdirAll(*dir, 0o777); err != nil {
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
 		return c.usageErrorf("%v", err)
 	}
-	code, err := c.record(*dir, *preload, argv)
+	code, loaded, err := c.record(*dir, *preload, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
@@ -111,11 +117,12 @@ func (c *cli) cmdRecord(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
 	}
+	rec.noteNotLoaded(loaded)
 	c.printShimFailures(rec)
 	switch {
 	case len(rec.traces) > 0:
 		fmt.Fprintf(c.stderr, "streamcheck: %s in %s (analyze with: streamcheck check %s)\n",
-			plural(len(rec.traces), "trace"), *dir, *dir)
+			plural(len(rec.traces), "trace"), shown(*dir), shown(*dir))
 	case len(rec.failures) == 0:
 		fmt.Fprintln(c.stderr, "streamcheck: no CUDA activity was recorded")
 	}
@@ -124,16 +131,35 @@ func (c *cli) cmdRecord(args []string) int {
 
 // record runs argv with the shim loaded, writing traces into dir, and
 // returns the program's exit code. A non-nil error means the program did not
-// run (the shim is missing, or the program could not be started); code is
-// then the exit code to use.
-func (c *cli) record(dir string, preload bool, argv []string) (code int, err error) {
+// run (the shim is missing or not a shared object for this machine, or the
+// program could not be started); code is then the exit code to use. loaded
+// is false when the shim was preloaded and no process of the program
+// loaded it (see launch.LoadedMark); injected, the driver loads it only at
+// cuInit, so there is nothing to tell, and loaded is true.
+func (c *cli) record(dir string, preload bool, argv []string) (code int, loaded bool, err error) {
 	shim, err := launch.FindShim()
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, false, err
+	}
+	if !launch.PlainPath(shim) {
+		// LD_PRELOAD would split the path at a space or colon and load
+		// nothing; a private copy under a plain name cannot be split.
+		copied, remove, err := launch.PrivateCopy(shim, "")
+		if err != nil {
+			return exitUsage, false, err
+		}
+		defer remove()
+		shim = copied
 	}
 	abs, err := filepath.Abs(dir) // The program may change directory.
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, false, err
+	}
+	mark := filepath.Join(abs, launch.LoadedMark)
+	if preload {
+		if err := os.Remove(mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return exitUsage, false, err
+		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if errors.Is(cmd.Err, exec.ErrDot) { // a program found through "." in PATH runs, as in a shell
@@ -172,7 +198,7 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
 		}
-		return code, fmt.Errorf("cannot run %s: %w", argv[0], unwrapExec(err))
+		return code, false, fmt.Errorf("cannot run %s: %w", shown(argv[0]), unwrapExec(err))
 	}
 	done := make(chan struct{})
 	go func() {
@@ -191,7 +217,13 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 	close(done)
 	signal.Stop(sigs) // From here on a signal is for streamcheck itself.
 	c.symbolizeTraces(abs, !userPerf)
-	return exitStatus(cmd.ProcessState), nil
+	loaded = true
+	if preload {
+		_, err := os.Lstat(mark)
+		loaded = err == nil
+		os.Remove(mark)
+	}
+	return exitStatus(cmd.ProcessState), loaded, nil
 }
 
 // symbolizeTraces rewrites the binary traces in dir with source locations
@@ -204,7 +236,7 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, err err
 // /tmp (see launch.Env); removePerfMaps removes the ones read, when the
 // launcher, not the user, asked Python to write them.
 func (c *cli) symbolizeTraces(dir string, removePerfMaps bool) {
-	names, err := traceFiles(dir)
+	names, err := recordedFiles(dir)
 	if err != nil {
 		return
 	}
@@ -223,7 +255,7 @@ func (c *cli) symbolizeTraces(dir string, removePerfMaps bool) {
 			continue
 		}
 		if err := sym.Rewrite(filepath.Join(dir, name)); err != nil {
-			fmt.Fprintf(c.stderr, "streamcheck: %s: stacks left unsymbolized: %v\n", name, err)
+			fmt.Fprintf(c.stderr, "streamcheck: %s: stacks left unsymbolized: %v\n", shown(name), err)
 		}
 	}
 }
@@ -264,10 +296,17 @@ type recording struct {
 // it cannot record a process.
 const failureMarker = "streamcheck-*.error"
 
+// maxMarkerLen is as much of a failure marker as is read: the shim's
+// reasons are one line.
+const maxMarkerLen = 4096
+
+// scanRecording lists what the shim left in dir. Only regular files the
+// current user owns count (see recordedFiles); a marker is read up to
+// maxMarkerLen bytes.
 func scanRecording(dir string) (recording, error) {
 	var rec recording
 	var err error
-	if rec.traces, err = traceFiles(dir); err != nil {
+	if rec.traces, err = recordedFiles(dir); err != nil {
 		return rec, err
 	}
 	markers, err := filepath.Glob(filepath.Join(dir, failureMarker)) // Sorted.
@@ -275,11 +314,18 @@ func scanRecording(dir string) (recording, error) {
 		return rec, err
 	}
 	for _, m := range markers {
-		who := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "streamcheck-"), ".error")
-		b, err := os.ReadFile(m)
-		reason := strings.Join(strings.Fields(string(b)), " ") // One line.
+		who := model.Printable(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), "streamcheck-"), ".error"))
+		b, cut, err := safefile.ReadFile(m, maxMarkerLen)
+		reason := model.Printable(strings.Join(strings.Fields(string(b)), " ")) // One line.
+		if cut {
+			reason += " ..."
+		}
 		if err != nil {
-			reason = err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			reason = "its marker file cannot be read: " + err.Error()
 		}
 		if reason == "" {
 			reason = "no reason given"
@@ -287,6 +333,48 @@ func scanRecording(dir string) (recording, error) {
 		rec.failures = append(rec.failures, fmt.Sprintf("process %s: cannot record CUDA calls: %s", who, reason))
 	}
 	return rec, nil
+}
+
+// recordedFiles returns the names of the trace files in a recording
+// directory, sorted: regular files only, not symbolic links, and only
+// those the current user owns. Another user who can write the directory
+// could otherwise plant a link that the symbolizing rewrite would copy,
+// with streamcheck's rights, into a file of the directory.
+func recordedFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir) // Sorted by name.
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if !isTraceName(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+// notLoaded is what run and record say when no process loaded the
+// preloaded shim.
+const notLoaded = "the shim was not loaded into any process of the program, so nothing was recorded " +
+	"(LD_PRELOAD does not reach a static executable, a set-user-ID one, or one started with a cleared environment; " +
+	"try without --preload)"
+
+// noteNotLoaded adds notLoaded to the failures when the shim was not
+// loaded and left nothing: run must not report such a run as one without
+// CUDA activity, which passes.
+func (rec *recording) noteNotLoaded(loaded bool) {
+	if !loaded && len(rec.traces) == 0 && len(rec.failures) == 0 {
+		rec.failures = append(rec.failures, notLoaded)
+	}
 }
 
 // printShimFailures prints what the shim said when it could not record.

@@ -19,9 +19,11 @@ import (
 // replayedTrace is one trace analyzed for a command that replays it.
 type replayedTrace struct {
 	path string
+	name string // path as shown (see shown)
 	// copied is where the second pass reads a trace that can be read
 	// only once (a pipe, /dev/stdin): a copy the first pass made.
 	copied string
+	forget func() // ends removeOnSignal's watch of copied
 	res    *checker.Result
 	sym    *symbolize.Symbolizer
 }
@@ -30,6 +32,7 @@ type replayedTrace struct {
 func (t *replayedTrace) close() {
 	if t.copied != "" {
 		os.Remove(t.copied)
+		t.forget()
 	}
 }
 
@@ -50,8 +53,9 @@ func (t *replayedTrace) openOnce() (model.Reader, io.Closer, error) {
 		return nil, nil, fmt.Errorf("%w: %v", errCopy, err)
 	}
 	t.copied = tmp.Name()
+	t.forget = removeOnSignal(t.copied)
 	cr := &copyingReader{src: f, dst: tmp}
-	r, err := model.NewReader(cr, t.path)
+	r, err := model.NewReader(cr, t.name)
 	if err != nil {
 		cr.Close()
 		if cr.err != nil {
@@ -99,13 +103,13 @@ func (c *copyingReader) Close() error {
 func loadTrace(path string) (*replayedTrace, error) {
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
-		return nil, &inputError{path, fmt.Errorf("is a directory; name one of its trace files")}
+		return nil, &inputError{shown(path), fmt.Errorf("is a directory; name one of its trace files")}
 	}
 	sym := symbolize.New()
 	if wd, err := os.Getwd(); err == nil {
 		sym.RelativeTo = wd
 	}
-	t := &replayedTrace{path: path, sym: sym}
+	t := &replayedTrace{path: path, name: shown(path), sym: sym}
 	if err := t.analyze(err == nil && !st.Mode().IsRegular()); err != nil {
 		t.close()
 		return nil, err
@@ -124,22 +128,28 @@ func (t *replayedTrace) analyze(once bool) error {
 	if once {
 		r, closer, err = t.openOnce()
 	} else {
-		r, closer, err = model.Open(t.path)
+		r, closer, err = openCopy(t.path, t.name)
 	}
 	if err != nil {
 		if model.IsDamage(err) {
 			// Cut inside the header: a trace, with nothing to analyze.
-			t.res = checker.New(t.path, model.NewTables()).Finish(err)
+			t.res = checker.New(t.name, model.NewTables()).Finish(err)
 			return nil
 		}
-		return &inputError{t.path, err}
+		return &inputError{t.name, err}
 	}
-	t.res, err = checker.CheckWith(t.path, r, checker.Options{Symbolize: t.sym.Stack})
+	t.res, err = checker.CheckWith(t.name, r, checker.Options{Symbolize: t.sym.Stack})
+	if err == nil && t.res.Damage == nil {
+		if off := following(r); off >= 0 {
+			closer.Close()
+			return &inputError{t.name, errConcatenated(off)}
+		}
+	}
 	if cerr := closer.Close(); cerr != nil && once {
-		return &inputError{t.path, cerr} // a failed copy: the second reading would read less
+		return &inputError{t.name, cerr} // a failed copy: the second reading would read less
 	}
 	if err != nil {
-		return &inputError{t.path, err}
+		return &inputError{t.name, err}
 	}
 	return nil
 }
@@ -153,12 +163,12 @@ func (t *replayedTrace) reopen() (model.Reader, io.Closer, error) {
 		err    error
 	)
 	if t.copied != "" {
-		r, closer, err = openCopy(t.copied, t.path)
+		r, closer, err = openCopy(t.copied, t.name)
 		if err != nil && !model.IsDamage(err) {
 			return nil, nil, fmt.Errorf("%w: %v", errCopy, err)
 		}
 	} else {
-		r, closer, err = model.Open(t.path)
+		r, closer, err = openCopy(t.path, t.name)
 	}
 	if err != nil {
 		if model.IsDamage(err) {
@@ -169,8 +179,8 @@ func (t *replayedTrace) reopen() (model.Reader, io.Closer, error) {
 	return r, closer, nil
 }
 
-// openCopy opens the copy of a trace read once, named in errors as the
-// original.
+// openCopy opens the trace file at copied (the copy of a trace read once,
+// or the trace itself), named name in errors.
 func openCopy(copied, name string) (model.Reader, io.Closer, error) {
 	f, err := os.Open(copied)
 	if err != nil {

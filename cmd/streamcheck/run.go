@@ -20,13 +20,14 @@ Exit codes, the first that applies:
   the program's  if the program failed: its exit code (128+N if signal N
                  killed it; 126 or 127 if it could not be started). The
                  report is still printed: a failing program is never hidden
-  2              bad usage, the shim was not found, a trace is unreadable,
-                 or a --suppressions or --baseline file is missing or
-                 malformed (checked before the program starts)
+  2              bad usage, the shim was not found or is not an ELF shared
+                 object for this machine, a trace is unreadable, or a
+                 --suppressions or --baseline file is missing or malformed
+                 (checked before the program starts)
   1              error findings
   3              a trace was truncated or corrupt
   4              the shim reported that it could not record (its message is
-                 printed)
+                 printed), or, with --preload, no process loaded it
   0              otherwise
 If the program made no CUDA call at all, run prints "streamcheck: no CUDA
 activity was recorded" and exits with the program's code.
@@ -36,8 +37,8 @@ activity was recorded" and exits with the program's code.
 // applies: the program's own code when it failed (never hide a failing
 // program; the report is still printed); 2 for bad usage, a missing shim or
 // an unreadable trace; 1 for error findings; 3 for a damaged trace; 4 when
-// the shim left a streamcheck-*.error file saying it could not record; else
-// 0. With no trace written at all it prints "no CUDA activity was recorded"
+// the shim left a streamcheck-*.error file saying it could not record, or
+// (preloaded) no process loaded it; else 0. With no trace written at all it prints "no CUDA activity was recorded"
 // and exits with the program's code.
 func (c *cli) cmdRun(args []string) int {
 	fs := newFlags("run")
@@ -77,16 +78,16 @@ func (c *cli) cmdRun(args []string) int {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else {
-		if err := os.MkdirAll(dir, 0o777); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return c.usageErrorf("%v", err)
 		}
 		// Old traces would be analyzed as if this run had written them.
 		if rec, err := scanRecording(dir); err == nil && len(rec.traces)+len(rec.failures) > 0 {
-			return c.usageErrorf("run: %s already holds traces; --keep needs an empty or new directory", dir)
+			return c.usageErrorf("run: %s already holds traces; --keep needs an empty or new directory", shown(dir))
 		}
 	}
 
-	progCode, err := c.record(dir, *preload, argv)
+	progCode, loaded, err := c.record(dir, *preload, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return progCode
@@ -96,6 +97,7 @@ func (c *cli) cmdRun(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)
 	}
+	rec.noteNotLoaded(loaded)
 	c.printShimFailures(rec)
 	outcome := &programOutcome{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {
@@ -120,11 +122,11 @@ func (c *cli) cmdRun(args []string) int {
 	// that the report names files the user can find.
 	ins := make([]input, len(rec.traces))
 	for i, name := range rec.traces {
-		shown := name
+		display := name
 		if *keep != "" {
-			shown = filepath.Join(*keep, name)
+			display = filepath.Join(*keep, name)
 		}
-		ins[i] = fileInput(shown, filepath.Join(dir, name))
+		ins[i] = recordedInput(shown(display), filepath.Join(dir, name))
 	}
 	a := analyzeInputs(ins, o.root, o.leakCheck, newProgress(c.stderr))
 	a.program = outcome

@@ -24,10 +24,16 @@ slices show issue order. Each starts at its call's recorded time and lasts
 that the order stays visible. The trace is read twice; one from a pipe
 (/dev/stdin) is copied to $TMPDIR the first time.
 
+The copy, and a -o file not finished, are removed when a signal ends
+streamcheck; a -o file is written 0600 (or less, as the umask says).
+
 Exit codes:
   0  written (findings do not change the exit code)
-  2  bad usage, or an input that could not be read (missing, not a trace)
+  2  bad usage, or an input that could not be read (missing, not a trace,
+     or several concatenated traces)
   3  the trace was truncated or corrupt; written up to the damage
+  killed by SIGPIPE (141 in a shell), without a message, when stdout is a
+  pipe whose reader went away
 `
 
 // cmdTimeline implements "streamcheck timeline". See timelineUsage.
@@ -45,7 +51,7 @@ func (c *cli) cmdTimeline(args []string) int {
 	}
 	path := pos[0]
 	if sameFile(path, *output) {
-		return c.usageErrorf("timeline: output %s is the input", *output)
+		return c.usageErrorf("timeline: output %s is the input", shown(*output))
 	}
 	tr, err := loadTrace(path)
 	if err != nil {
@@ -55,7 +61,7 @@ func (c *cli) cmdTimeline(args []string) int {
 	c.replayNotes(tr.res)
 	r, closer, err := tr.reopen()
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{path, err})
+		return c.usageErrorf("%v", &inputError{shown(path), err})
 	}
 	// The JSON grows with the trace: it is streamed, and a file that could
 	// not be finished is removed.
@@ -75,6 +81,9 @@ func (c *cli) cmdTimeline(args []string) int {
 	if ferr := finish(err == nil); err == nil {
 		err = ferr
 	}
+	if isBrokenPipe(err) {
+		return exitBrokenPipe
+	}
 	if err != nil {
 		return c.usageErrorf("timeline: %v", err)
 	}
@@ -90,11 +99,14 @@ func (c *cli) timelineOutput(output string) (io.Writer, func(ok bool) error, err
 	if output == "" {
 		return c.stdout, func(bool) error { return nil }, nil
 	}
-	f, err := os.Create(output)
+	// 0600, less as the umask says: the timeline holds the whole trace.
+	f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
+	forget := removeOnSignal(output) // half a timeline is no use
 	finish := func(ok bool) error {
+		defer forget()
 		err := f.Close()
 		if !ok || err != nil {
 			os.Remove(output)

@@ -1,11 +1,16 @@
 package launch
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+
+	"github.com/streamcheck/streamcheck/internal/safefile"
 )
 
 // ShimName is the file name of the recording shim.
@@ -34,6 +39,9 @@ func findShim(env, exe string) (string, error) {
 		if err := isFile(env); err != nil {
 			return "", fmt.Errorf("STREAMCHECK_SHIM=%s: %w", env, err)
 		}
+		if err := CheckShim(env); err != nil {
+			return "", fmt.Errorf("STREAMCHECK_SHIM=%s: %w", env, err)
+		}
 		return filepath.Abs(env)
 	}
 	var tried []string
@@ -44,6 +52,9 @@ func findShim(env, exe string) (string, error) {
 			filepath.Join(dir, "..", "lib", ShimName),
 		} {
 			if isFile(p) == nil {
+				if err := CheckShim(p); err != nil {
+					return "", fmt.Errorf("%s: %w", p, err)
+				}
 				return filepath.Abs(p)
 			}
 			tried = append(tried, p)
@@ -52,6 +63,85 @@ func findShim(env, exe string) (string, error) {
 	return "", fmt.Errorf("recording shim %s not found (looked at $STREAMCHECK_SHIM, %s); %s",
 		ShimName, strings.Join(tried, ", "), BuildHint)
 }
+
+// CheckShim makes sure the file at path is an ELF shared object for this
+// machine: the dynamic loader (LD_PRELOAD) and the CUDA driver
+// (CUDA_INJECTION64_PATH) skip anything else with at most a line on
+// stderr, and the program would run unrecorded.
+func CheckShim(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("not an ELF shared object: %w", err)
+	}
+	defer f.Close()
+	switch {
+	case f.Type != elf.ET_DYN:
+		return fmt.Errorf("not an ELF shared object (ELF type %v); %s", f.Type, BuildHint)
+	case f.Machine != Machine() || f.Class != elf.ELFCLASS64:
+		return fmt.Errorf("built for %v (%v), not for this machine (%v, %s); %s", f.Machine, f.Class, Machine(), runtime.GOARCH, BuildHint)
+	}
+	return nil
+}
+
+// PlainPath reports whether path can be passed in LD_PRELOAD as it is:
+// ld.so splits the variable at spaces and colons and expands $ORIGIN, $LIB
+// and $PLATFORM, so only letters, digits and "/._+-" are safe.
+func PlainPath(path string) bool {
+	for _, r := range path {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', strings.ContainsRune("/._+-", r):
+		default:
+			return false
+		}
+	}
+	return path != ""
+}
+
+// PrivateCopy copies the shim at path into a new directory under tmpDir
+// ("" for os.TempDir) that only the current user can reach (0700), under
+// its plain name, and returns the copy's path and a function that removes
+// the directory. The copy is what gets loaded, so a path with characters
+// that LD_PRELOAD would split or expand (see PlainPath) never reaches it.
+// It fails when the copy's path is not plain either.
+func PrivateCopy(path, tmpDir string) (string, func(), error) {
+	dir, err := os.MkdirTemp(tmpDir, "streamcheck-shim-")
+	if err != nil {
+		return "", nil, fmt.Errorf("copy the shim: %w", err)
+	}
+	remove := func() { os.RemoveAll(dir) }
+	dst := filepath.Join(dir, ShimName)
+	if !PlainPath(dst) {
+		remove()
+		return "", nil, fmt.Errorf("the shim's path %q holds characters that LD_PRELOAD splits or expands (only letters, digits and /._+- are safe), and so does the temporary directory %q: set TMPDIR to a plain directory", path, dir)
+	}
+	if err := copyFile(dst, path); err != nil {
+		remove()
+		return "", nil, fmt.Errorf("copy the shim: %w", err)
+	}
+	return dst, remove, nil
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o500)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// LoadedMark is the file the shim creates in the trace directory as it is
+// preloaded under a launcher (STREAMCHECK_LAUNCHER=1), whether or not the
+// process then makes a CUDA call.
+const LoadedMark = "streamcheck.loaded"
 
 func isFile(p string) error {
 	fi, err := os.Stat(p)
@@ -63,6 +153,9 @@ func isFile(p string) error {
 	}
 	return nil
 }
+
+// maxPerfMap is the largest perf map RemovePythonPerfMap reads.
+const maxPerfMap = 256 << 20
 
 // PythonPerfVar makes CPython 3.12+ keep a perf map of its Python functions.
 const PythonPerfVar = "PYTHONPERFSUPPORT"
@@ -142,11 +235,16 @@ func DroppedInjection(base []string, preload bool) string {
 // RemovePythonPerfMap removes the perf map at path if every entry in it
 // names a CPython trampoline ("py::..."): the maps Python wrote because Env
 // asked it to. A map with other entries (a JIT of the program's own: node's
-// --perf-basic-prof, a JVM agent) is the program's, and stays.
+// --perf-basic-prof, a JVM agent) is the program's, and stays. So does one
+// that is not a regular file of the current user's (/tmp is everyone's: a
+// link planted there is not followed), or one over maxPerfMap bytes.
 func RemovePythonPerfMap(path string) error {
-	data, err := os.ReadFile(path)
+	data, cut, err := safefile.ReadFile(path, maxPerfMap)
 	if err != nil {
 		return err
+	}
+	if cut {
+		return fmt.Errorf("%s: larger than %d bytes: kept", path, maxPerfMap)
 	}
 	for line := range strings.Lines(string(data)) {
 		if line = strings.TrimSpace(line); line == "" {
@@ -158,4 +256,23 @@ func RemovePythonPerfMap(path string) error {
 		}
 	}
 	return os.Remove(path)
+}
+
+// Machine is the ELF machine of this build: the shim must be built for it.
+func Machine() elf.Machine {
+	switch runtime.GOARCH {
+	case "amd64":
+		return elf.EM_X86_64
+	case "arm64":
+		return elf.EM_AARCH64
+	case "ppc64le", "ppc64":
+		return elf.EM_PPC64
+	case "riscv64":
+		return elf.EM_RISCV
+	case "s390x":
+		return elf.EM_S390
+	case "loong64":
+		return elf.EM_LOONGARCH
+	}
+	return elf.EM_NONE
 }

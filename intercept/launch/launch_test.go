@@ -1,6 +1,8 @@
 package launch
 
 import (
+	"debug/elf"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -85,7 +87,7 @@ func TestFindShim(t *testing.T) {
 	}
 	exe := filepath.Join(bin, "streamcheck")
 	write := func(p string) {
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		if err := os.WriteFile(p, elfHeader(elf.ET_DYN, Machine()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,5 +154,117 @@ func TestEnvPreloadKeepsInjection(t *testing.T) {
 	got = Env([]string{"CUDA_INJECTION64_PATH=/old/libstreamcheck.so"}, "/opt/libstreamcheck.so", "/tmp/t", true)
 	if slices.ContainsFunc(got, func(kv string) bool { return strings.HasPrefix(kv, "CUDA_INJECTION64_PATH=") }) {
 		t.Errorf("preload kept another shim as the injection library: %q", got)
+	}
+}
+
+// elfHeader is a 64-bit little-endian ELF header with no program or
+// section headers.
+func elfHeader(typ elf.Type, m elf.Machine) []byte {
+	h := make([]byte, 64)
+	copy(h, elf.ELFMAG)
+	h[elf.EI_CLASS], h[elf.EI_DATA], h[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
+	binary.LittleEndian.PutUint16(h[16:], uint16(typ))
+	binary.LittleEndian.PutUint16(h[18:], uint16(m))
+	binary.LittleEndian.PutUint32(h[20:], uint32(elf.EV_CURRENT))
+	binary.LittleEndian.PutUint16(h[52:], 64)
+	binary.LittleEndian.PutUint16(h[54:], 56)
+	binary.LittleEndian.PutUint16(h[58:], 64)
+	return h
+}
+
+// TestCheckShim accepts only an ELF shared object for this machine: the
+// loader would skip anything else and the program would run unrecorded.
+func TestCheckShim(t *testing.T) {
+	dir := t.TempDir()
+	other := elf.EM_AARCH64
+	if Machine() == elf.EM_AARCH64 {
+		other = elf.EM_X86_64
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"ok.so", elfHeader(elf.ET_DYN, Machine()), ""},
+		{"script.so", []byte("#!/bin/sh\n"), "not an ELF shared object"},
+		{"empty.so", nil, "not an ELF shared object"},
+		{"exec.so", elfHeader(elf.ET_EXEC, Machine()), "not an ELF shared object (ELF type ET_EXEC)"},
+		{"other.so", elfHeader(elf.ET_DYN, other), "not for this machine"},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := CheckShim(p)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if c.want != "" {
+			if _, err := findShim(p, ""); err == nil || !strings.Contains(err.Error(), "STREAMCHECK_SHIM") {
+				t.Errorf("findShim(%s): %v", c.name, err)
+			}
+		}
+	}
+}
+
+// TestPrivateCopy: a shim path LD_PRELOAD would split or expand is copied
+// into a 0700 directory under a plain name.
+func TestPrivateCopy(t *testing.T) {
+	for p, want := range map[string]bool{"/opt/sc-1.2/lib/libstreamcheck.so": true, "/a b/x.so": false, "/a:b/x.so": false,
+		"/opt/$LIB/x.so": false, "/a\tb/x.so": false, "": false} {
+		if PlainPath(p) != want {
+			t.Errorf("PlainPath(%q) = %v", p, !want)
+		}
+	}
+	odd := filepath.Join(t.TempDir(), "odd dir:x")
+	if err := os.Mkdir(odd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(odd, ShimName)
+	data := elfHeader(elf.ET_DYN, Machine())
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst, remove, err := PrivateCopy(src, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(dst)
+	if err != nil || string(got) != string(data) || !PlainPath(dst) || filepath.Base(dst) != ShimName {
+		t.Errorf("copy %q: %q, %v", dst, got, err)
+	}
+	if st, err := os.Stat(filepath.Dir(dst)); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("copy's directory: %v, %v", st.Mode(), err)
+	}
+	remove()
+	if _, err := os.Stat(filepath.Dir(dst)); !os.IsNotExist(err) {
+		t.Errorf("not removed: %v", err)
+	}
+	if _, _, err := PrivateCopy(src, odd); err == nil || !strings.Contains(err.Error(), "TMPDIR") {
+		t.Errorf("a temporary directory that is not plain either: %v", err)
+	}
+}
+
+// TestRemovePythonPerfMapPlanted: a perf map path in /tmp that is a link
+// (to /dev/zero, or to a file of the user's) is neither read nor removed.
+func TestRemovePythonPerfMapPlanted(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "mine")
+	os.WriteFile(target, []byte("7f0000001000 b py::main:/app/train.py\n"), 0o600)
+	for _, to := range []string{"/dev/zero", target} {
+		link := filepath.Join(dir, "perf-3.map")
+		os.Remove(link)
+		if err := os.Symlink(to, link); err != nil {
+			t.Fatal(err)
+		}
+		if err := RemovePythonPerfMap(link); err == nil {
+			t.Errorf("a link to %s was taken for a perf map", to)
+		}
+		if _, err := os.Lstat(link); err != nil {
+			t.Errorf("the link to %s is gone: %v", to, err)
+		}
+	}
+	if _, err := os.Stat(target); err != nil {
+		t.Errorf("the link's target is gone: %v", err)
 	}
 }
