@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -663,11 +664,11 @@ func TestAfterEnd(t *testing.T) {
 	}{
 		{"nothing", one, "", 1},
 		{"zeros", concat(one, make([]byte, 100000)), "", 1},
-		{"garbage", concat(one, []byte("{\"op\":\"launch\"}\n")), "offset 220: corrupt trace: data after the end record that is not another trace", 1},
-		{"zeros then garbage", concat(one, []byte{0, 0, 0xff}), "offset 222: corrupt trace: data after the end record", 1},
+		{"garbage", concat(one, []byte("{\"op\":\"launch\"}\n")), fmt.Sprintf("offset %d: corrupt trace: data after the end record that is not another trace", len(one)), 1},
+		{"zeros then garbage", concat(one, []byte{0, 0, 0xff}), fmt.Sprintf("offset %d: corrupt trace: data after the end record", len(one)+2), 1},
 		{"two traces", concat(one, one), "", 2},
 		{"three, zeros between", concat(one, []byte{0, 0}, one, one), "", 3},
-		{"a cut second header", concat(one, []byte(BinaryMagic[:5])), "offset 220: trace truncated", 2},
+		{"a cut second header", concat(one, []byte(BinaryMagic[:5])), fmt.Sprintf("offset %d: trace truncated", len(one)), 2},
 		{"a second trace cut short", concat(one, one[:100]), "trace truncated", 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
