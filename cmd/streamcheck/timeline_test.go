@@ -374,9 +374,10 @@ func TestConvertKeepsReports(t *testing.T) {
 			fmt.Fprintf(&all, "%s: exit %d\n%s%s", format, code, out.String(), errb.String())
 		}
 		// The copies are in a temporary directory: their paths are
-		// absolute, and SARIF writes those as file URIs.
+		// absolute, and SARIF writes those as escaped file URIs (a
+		// subtest's "#01" becomes "%2301").
 		abs, _ := filepath.Abs(path)
-		s := strings.ReplaceAll(all.String(), "file://"+abs, "TRACE")
+		s := strings.ReplaceAll(all.String(), "file://"+escapePath(abs), "TRACE")
 		s = strings.ReplaceAll(s, path, "TRACE")
 		return strings.ReplaceAll(s, filepath.Base(path), "TRACE")
 	}
