@@ -16,6 +16,7 @@
 # the Go build cache ($(go env GOCACHE)/fuzz), so later runs start from
 # them. With FUZZ_KEEP=N, up to N of those found by this run are copied into
 # testdata/fuzz/FuzzX as well, to keep them with the repository.
+# FUZZ_PARALLEL=N runs N fuzzing workers (default: one a CPU).
 #
 # The exit status is 1 if any target failed.
 set -u
@@ -23,6 +24,7 @@ cd "$(dirname "$0")/.."
 time=${1:-60s}
 keep=${FUZZ_KEEP:-0}
 minimize=${FUZZ_MINIMIZE:-5s}
+parallel=${FUZZ_PARALLEL:+-parallel $FUZZ_PARALLEL}
 cache=$(go env GOCACHE)/fuzz/$(go list -m)
 status=0
 printf '%-28s %-16s %12s %12s  %s\n' package target execs interesting result
@@ -30,7 +32,7 @@ while read -r file target; do
 	pkg=./$(dirname "$file")
 	log=$(mktemp)
 	start=$(mktemp)
-	go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$time" -fuzzminimizetime "$minimize" >"$log" 2>&1
+	go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$time" -fuzzminimizetime "$minimize" $parallel >"$log" 2>&1
 	rc=$?
 	# The last progress line: "fuzz: elapsed: 1m0s, execs: 123 (2/sec), new interesting: 4 (total: 9)".
 	line=$(grep -E '^fuzz: elapsed: .*execs: [0-9]+' "$log" | tail -1)
