@@ -43,7 +43,7 @@ type Case struct {
 	Expect []string
 	// steps are what the program does after its first call,
 	// cuMemAllocAsync on s1 (every case starts so), which returned p.
-	steps func(s *session, p cudart.DevicePtr) []func() error
+	steps func(s *fixture, p cudart.DevicePtr) []func() error
 }
 
 // Cases are the self-tests, in the order doctor runs them.
@@ -52,7 +52,7 @@ var Cases = []Case{
 		Name:   "use-before-alloc",
 		Doc:    "cuMemAllocAsync on s1, kernel on s2 with no hand-off",
 		Expect: []string{checker.RuleUseBeforeAlloc},
-		steps: func(s *session, p cudart.DevicePtr) []func() error {
+		steps: func(s *fixture, p cudart.DevicePtr) []func() error {
 			return []func() error{
 				func() error { return s.launch(p, s.s2) },
 				func() error { return s.d.StreamSynchronize(s.s2) },
@@ -64,7 +64,7 @@ var Cases = []Case{
 	{
 		Name: "ok-event",
 		Doc:  "the same, handed to s2 with an event and back to s1 with another before the free",
-		steps: func(s *session, p cudart.DevicePtr) []func() error {
+		steps: func(s *fixture, p cudart.DevicePtr) []func() error {
 			return []func() error{
 				func() error { return s.d.EventRecord(s.e1, s.s1) },
 				func() error { return s.d.StreamWaitEvent(s.s2, s.e1) },
@@ -80,7 +80,7 @@ var Cases = []Case{
 		Name:   "free-while-in-flight",
 		Doc:    "handed to s2 with an event, kernel on s2, cuMemFreeAsync on s1 without waiting for it",
 		Expect: []string{checker.RuleFreeWhileInFlight},
-		steps: func(s *session, p cudart.DevicePtr) []func() error {
+		steps: func(s *fixture, p cudart.DevicePtr) []func() error {
 			return []func() error{
 				func() error { return s.d.EventRecord(s.e1, s.s1) },
 				func() error { return s.d.StreamWaitEvent(s.s2, s.e1) },
@@ -94,7 +94,7 @@ var Cases = []Case{
 	{
 		Name: "ok-sync",
 		Doc:  "cuMemAllocAsync on s1, host waits for s1, kernel on s2, host waits for s2, free on s1",
-		steps: func(s *session, p cudart.DevicePtr) []func() error {
+		steps: func(s *fixture, p cudart.DevicePtr) []func() error {
 			return []func() error{
 				func() error { return s.d.StreamSynchronize(s.s1) },
 				func() error { return s.launch(p, s.s2) },
@@ -120,19 +120,19 @@ func Lookup(name string) (*Case, error) {
 	return nil, fmt.Errorf("unknown self-test %q (have %s)", name, strings.Join(names, ", "))
 }
 
-// session is the CUDA state a case runs with: two non-blocking streams
+// fixture is the CUDA state a case runs with: two non-blocking streams
 // and two events on one device's primary context.
-type session struct {
+type fixture struct {
 	d      *cudart.Driver
 	fn     cudart.Function
 	s1, s2 cudart.Stream
 	e1, e2 cudart.Event
 }
 
-func (s *session) bytes() uint64 { return elements * 4 }
+func (s *fixture) bytes() uint64 { return elements * 4 }
 
 // launch runs touch(p, elements) on st.
-func (s *session) launch(p cudart.DevicePtr, st cudart.Stream) error {
+func (s *fixture) launch(p cudart.DevicePtr, st cudart.Stream) error {
 	ptr := uint64(p)
 	n := uint32(elements)
 	grid := cudart.Dim3{X: (elements + blockSize - 1) / blockSize, Y: 1, Z: 1}
@@ -141,7 +141,7 @@ func (s *session) launch(p cudart.DevicePtr, st cudart.Stream) error {
 }
 
 // do runs steps in order and stops at the first error.
-func (s *session) do(steps ...func() error) error {
+func (s *fixture) do(steps ...func() error) error {
 	for _, f := range steps {
 		if err := f(); err != nil {
 			return err
@@ -186,7 +186,7 @@ func Run(name string, device int, w io.Writer) (err error) {
 		return fmt.Errorf("load the self-test kernel (PTX %s): %w", ptxTarget(), err)
 	}
 	defer func() { err = errors.Join(err, optional(d.ModuleUnload(mod))) }()
-	s := &session{d: d}
+	s := &fixture{d: d}
 	if s.fn, err = d.ModuleGetFunction(mod, KernelName); err != nil {
 		return err
 	}
