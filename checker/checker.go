@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/ianlancetaylor/demangle"
 	"github.com/streamcheck/streamcheck/hb"
@@ -309,11 +308,7 @@ func (c *Checker) Add(ev *model.Event) {
 		return
 	}
 	if st.UnrecordedWait {
-		var node *access
-		if n, ok := c.recordNodes[ev.Event]; ok {
-			node = &n
-		}
-		c.report(RuleWaitUnrecordedEvent, nil, c.accessOf(ev, st, 0), node)
+		c.reportUnrecordedWait(ev, st)
 	}
 	switch ev.Op {
 	case model.OpStreamCreate:
@@ -373,13 +368,7 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpStreamMemOp:
 		c.streamMemOp(ev, st)
 	case model.OpGraphEventRecordNode:
-		if ev.Exec != 0 {
-			break // an executable graph's: its launches do record the event
-		}
-		if c.recordNodes == nil {
-			c.recordNodes = map[uint64]access{}
-		}
-		c.recordNodes[ev.Event] = c.accessOf(ev, st, 0)
+		c.noteRecordNode(ev, st)
 	case model.OpEventDestroy:
 		delete(c.recordNodes, ev.Event) // the handle may name another event later
 	case model.OpGraphForget:
@@ -484,46 +473,6 @@ func seenBefore(ps []uint64, p uint64) bool {
 		}
 	}
 	return false
-}
-
-// weakUses checks a launch's weak addresses (model.Event.Weak): words of
-// its parameters that are not pointer slots, such as the later words of a
-// by-value struct, which may be padding or bytes the host never filled. One
-// in a live allocation is a use, as a slot's is (a struct may hold a real
-// pointer anywhere). One that names only freed memory is a note, not a use
-// after free: nothing says the kernel reads that word as an address
-// (docs/launch-arguments.md). Addresses also among the strong ones are
-// skipped; they were checked as strong.
-func (c *Checker) weakUses(ev *model.Event, st *hb.Step) {
-	strong, weak := ev.StrongPtrs(), ev.WeakPtrs()
-	if len(strong)+len(weak) > maxScannedPtrs {
-		// Sorted copies: deduplication and membership by search.
-		c.ptrs = append(append(c.ptrs[:0], strong...), weak...)
-		strong, weak = c.ptrs[:len(strong)], c.ptrs[len(strong):]
-		slices.Sort(strong)
-		slices.Sort(weak)
-		for i, p := range weak {
-			if _, dup := slices.BinarySearch(strong, p); !dup && (i == 0 || p != weak[i-1]) {
-				c.weakUse(ev, st, p)
-			}
-		}
-		return
-	}
-	for i, p := range weak {
-		if !seenBefore(weak[:i], p) && !seenBefore(strong, p) {
-			c.weakUse(ev, st, p)
-		}
-	}
-}
-
-// weakUse checks one weak address: see weakUses.
-func (c *Checker) weakUse(ev *model.Event, st *hb.Step, addr uint64) {
-	if a := c.allocs.find(addr); a != nil && a.freed {
-		c.stats.Uses++
-		c.report(RuleFreedArgumentWord, a, c.accessOf(ev, st, addr), &a.free)
-		return
-	}
-	c.use(ev, st, addr)
 }
 
 func (c *Checker) accessOf(ev *model.Event, st *hb.Step, ptr uint64) access {
@@ -651,32 +600,6 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 	c.trimGrave() // the rests kept above may have grown it
 }
 
-// relaunchAfterFree checks a launch that allocates its graph's memory at
-// addr again after the program freed the last launch's: the address is the
-// graph's, not one a pool picked, so the graph's work on the new memory
-// races with the old memory's uses that the launch is not ordered after
-// (a stream read it, then freed it, and the relaunch did not wait).
-func (c *Checker) relaunchAfterFree(ev *model.Event, st *hb.Step, addr uint64) {
-	a := c.allocs.at(addr)
-	if a == nil {
-		return
-	}
-	if old := c.unorderedInherited(a, st); old != nil {
-		c.report(RuleReuseWhileInFlight, a, c.accessOf(ev, st, addr), old)
-	}
-}
-
-// unorderedInherited returns a use a inherited from freed memory at its
-// addresses that st is not ordered after, or nil.
-func (c *Checker) unorderedInherited(a *allocation, st *hb.Step) *access {
-	for i := range a.inherited {
-		if !st.Clock.Covers(c.epoch(&a.inherited[i])) {
-			return &a.inherited[i]
-		}
-	}
-	return nil
-}
-
 // rangeEnd returns base+size, or the top of the address space if that
 // wraps around.
 func rangeEnd(base, size uint64) uint64 {
@@ -750,68 +673,6 @@ func (c *Checker) carried(dst []access, o *allocation) []access {
 	return dst
 }
 
-// reportBadFree reports a free of an address that is not the start of a
-// live allocation: freed before (double-free), inside one, or unknown.
-func (c *Checker) reportBadFree(free access) {
-	if a := c.allocs.at(free.ptr); a != nil && a.freed && a.base == a.alloc.ptr {
-		c.report(RuleDoubleFree, a, free, &a.free)
-		return
-	}
-	if in := c.allocs.find(free.ptr); in != nil && !in.freed {
-		c.report(RuleInvalidFree, in, free, nil)
-		return
-	}
-	c.report(RuleInvalidFree, nil, free, nil)
-}
-
-// rejectedFree checks a free that CUDA refused. It changed nothing, but a
-// program that frees twice or frees an interior pointer has a bug even when
-// the driver catches it and the program ignores the error.
-func (c *Checker) rejectedFree(ev *model.Event) {
-	if ev.Ptr == 0 {
-		return
-	}
-	a := c.allocs.at(ev.Ptr)
-	if a != nil && !a.freed {
-		return // The free failed for another reason (a bad stream, say).
-	}
-	if _, graphs := c.graphAllocs[ev.Ptr]; a == nil && graphs && ev.Result == model.ResultCaptureInvalidated {
-		return // A graph's allocation, freed in a capture an illegal call invalidated: CUDA says so.
-	}
-	var st hb.Step
-	if ev.Op == model.OpFreeAsync {
-		st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
-	}
-	c.reportBadFree(c.accessOf(ev, &st, ev.Ptr))
-}
-
-// rejectedUse checks a launch, copy or set that CUDA refused. It changed
-// nothing and is no use of live memory, but one that names freed memory
-// (CUDA answers a copy from a pointer passed to cudaFreeAsync with
-// cudaErrorInvalidValue) is the program's use after free all the same.
-func (c *Checker) rejectedUse(ev *model.Event) {
-	switch ev.Op {
-	case model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
-	default:
-		return
-	}
-	var st hb.Step
-	i := 0 // eachUse gives a launch's pointers in order: i is p's index
-	eachUse(ev, func(p uint64) {
-		first := ev.Op != model.OpLaunch || !seenBefore(ev.Ptrs[:i], p)
-		i++
-		a := c.allocs.find(p)
-		if p == 0 || !first || a == nil || !a.freed {
-			return
-		}
-		if st.Agent == hb.HostAgent {
-			// Named only for the report, as a rejected cudaFreeAsync's is.
-			st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
-		}
-		c.report(RuleUseAfterFree, a, c.accessOf(ev, &st, p), &a.free)
-	})
-}
-
 // release checks the free of ptr that ev makes (a free call, or a graph
 // launch whose graph frees memory allocated outside it).
 func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
@@ -841,21 +702,7 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 	if syncs {
 		c.completeUses(a, ev.Device)
 	}
-	// An unordered use is reported in preference to an unordered
-	// allocation: it is the later of the two, so ordering the free after it
-	// fixes both.
-	inFlight := false
-	uses := a.uses()
-	for i := range uses {
-		if !st.Clock.Covers(c.epoch(&uses[i])) {
-			c.report(RuleFreeWhileInFlight, a, free, &uses[i])
-			inFlight = true
-			break
-		}
-	}
-	if !inFlight && !syncs && !st.Clock.Covers(c.epoch(&a.alloc)) {
-		c.report(RuleFreeBeforeAlloc, a, free, &a.alloc)
-	}
+	c.checkFree(a, free, st, syncs)
 	a.free = free
 	a.freed = true
 	if c.engine.HasMemoryWrites() {
@@ -928,7 +775,7 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	}
 	if a.freed {
 		c.stats.Uses++
-		c.report(RuleUseAfterFree, a, c.accessOf(ev, st, addr), &a.free)
+		c.report(useAfterFreeRule, a, c.accessOf(ev, st, addr), &a.free)
 		return
 	}
 	c.stats.Uses++
@@ -946,9 +793,9 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	if prior < 0 && !st.Clock.Covers(c.epoch(&a.alloc)) {
 		u := c.accessOf(ev, st, addr)
 		if old := c.unorderedInherited(a, st); old != nil {
-			c.report(RuleReuseWhileInFlight, a, u, old)
+			c.report(reuseWhileInFlightRule, a, u, old)
 		} else {
-			c.report(RuleUseBeforeAlloc, a, u, &a.alloc)
+			c.report(useBeforeAllocRule, a, u, &a.alloc)
 		}
 	}
 	if prior >= 0 {
@@ -964,20 +811,7 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 func (c *Checker) Finish(damage error) *Result {
 	if damage == nil { // a damaged trace stops before the waits and frees that may follow
 		c.unreadMemWrites()
-		var leaks []*allocation
-		c.allocs.byBase.all(func(a *allocation) {
-			if a.async && !a.freed {
-				leaks = append(leaks, a)
-			}
-		})
-		sort.Slice(leaks, func(i, j int) bool { return leaks[i].alloc.seq < leaks[j].alloc.seq })
-		for _, a := range leaks {
-			c.stats.LiveAtExit++
-			c.stats.LiveBytesAtExit += a.size
-			if c.opts.Leaks {
-				c.report(RuleLeak, a, a.alloc, nil)
-			}
-		}
+		c.reportLeaks()
 	}
 	for i := range c.pending {
 		c.resolveFinding(&c.pending[i])
@@ -1008,7 +842,7 @@ type siteKey struct {
 // sites and the two streams. The allocation is not part of it: one missing
 // wait hits every tensor the two operations touch.
 type findingKey struct {
-	rule             string
+	rule             RuleID
 	op, on           siteKey
 	opAgent, onAgent hb.AgentID // The stream pair; -1 without another operation.
 	capture          bool       // A race inside a captured graph.
@@ -1021,7 +855,7 @@ type findingKey struct {
 // the pool gave them before), and the fix of both is the one wait before
 // that use: the other operation's site is left out of the key, and the
 // finding keeps the rule seen first.
-const unorderedUse = "unordered use"
+const unorderedUse RuleID = "unordered use"
 
 func (c *Checker) siteOf(a *access) siteKey {
 	if a == nil {
@@ -1040,19 +874,19 @@ type allocID struct{ seq, base uint64 }
 
 // report records a finding, folding it into an earlier one with the same
 // root cause.
-func (c *Checker) report(rule string, a *allocation, op access, other *access) {
+func (c *Checker) report(rule *ruleDef, a *allocation, op access, other *access) {
 	c.reportIn(hb.HostAgent, rule, a, op, other)
 }
 
 // reportIn is report for a race between operations captured into a graph
 // by the capture begun on stream origin (the host: not captured).
-func (c *Checker) reportIn(origin hb.AgentID, rule string, a *allocation, op access, other *access) {
+func (c *Checker) reportIn(origin hb.AgentID, rule *ruleDef, a *allocation, op access, other *access) {
 	c.reportNoted(origin, rule, a, op, other, memNoteNone)
 }
 
 // reportNoted is reportIn for a finding with a note (stream-memory-op's).
-func (c *Checker) reportNoted(origin hb.AgentID, rule string, a *allocation, op access, other *access, note memNote) {
-	key := findingKey{rule: rule, op: c.siteOf(&op), on: c.siteOf(other), opAgent: -1, onAgent: -1,
+func (c *Checker) reportNoted(origin hb.AgentID, rule *ruleDef, a *allocation, op access, other *access, note memNote) {
+	key := findingKey{rule: rule.id, op: c.siteOf(&op), on: c.siteOf(other), opAgent: -1, onAgent: -1,
 		capture: origin != hb.HostAgent, memNote: note}
 	if other != nil {
 		// A finding about one operation (a leak, a bad free) is its call
@@ -1060,7 +894,7 @@ func (c *Checker) reportNoted(origin hb.AgentID, rule string, a *allocation, op 
 		// a workspace on their own stream at one line are one finding.
 		key.opAgent, key.onAgent = op.agent, other.agent
 	}
-	if rule == RuleUseBeforeAlloc || rule == RuleReuseWhileInFlight {
+	if rule.unorderedUse {
 		key.rule, key.on = unorderedUse, c.siteOf(nil)
 	}
 	var id allocID
@@ -1071,16 +905,16 @@ func (c *Checker) reportNoted(origin hb.AgentID, rule string, a *allocation, op 
 	if i, ok := c.findings[key]; ok {
 		p := &c.pending[i]
 		p.f.Count++
-		if rule != p.f.Rule {
-			p.also[rule]++
+		if rule != p.rule {
+			p.also[rule.id]++
 		}
 		if a != nil {
 			p.countAlloc(id)
 		}
 		return
 	}
-	f := &Finding{Rule: rule, Severity: severityOf(rule), Count: 1, Trace: c.trace}
-	p := pendingFinding{f: f, op: op, capture: origin, memNote: note}
+	f := &Finding{Rule: string(rule.id), Severity: rule.severity, Count: 1, Trace: c.trace}
+	p := pendingFinding{f: f, rule: rule, op: op, capture: origin, memNote: note}
 	if a != nil {
 		p.hasAlloc, p.alloc = true, a.alloc
 		p.base, p.size = a.wholeOf() // the rest of a partly reused allocation: name the whole
@@ -1090,7 +924,7 @@ func (c *Checker) reportNoted(origin hb.AgentID, rule string, a *allocation, op 
 		p.hasOther, p.other = true, *other
 	}
 	if key.rule == unorderedUse {
-		p.also = map[string]int{}
+		p.also = map[RuleID]int{}
 	}
 	c.findings[key] = len(c.pending)
 	c.order = append(c.order, f)
@@ -1122,6 +956,7 @@ func (p *pendingFinding) countAlloc(id allocID) {
 // because names may be defined after the operations that use them.
 type pendingFinding struct {
 	f                  *Finding
+	rule               *ruleDef
 	hasAlloc, hasOther bool
 	base, size         uint64
 	alloc, op, other   access
@@ -1132,7 +967,7 @@ type pendingFinding struct {
 	allocs    map[allocID]struct{}
 	lastAlloc allocID
 	// also counts the occurrences folded in under another rule, by rule.
-	also map[string]int
+	also map[RuleID]int
 }
 
 // resolveFinding fills a finding's operations and explanation.
@@ -1147,41 +982,13 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 		f.Alloc = &Alloc{Ptr: p.base, Size: p.size, Op: c.resolve("allocation", &p.alloc)}
 		f.Alloc.Import = c.importOf(&p.alloc)
 	}
-	f.Ops = append(f.Ops, c.resolve(roleOf(f.Rule, p.memNote), &p.op))
+	f.Ops = append(f.Ops, c.resolve(p.rule.roleOf(p.memNote), &p.op))
 	if p.hasOther {
-		f.Ops = append(f.Ops, c.resolve(otherRoleOf(f.Rule), &p.other))
+		f.Ops = append(f.Ops, c.resolve(p.rule.otherRole(), &p.other))
 	}
-	c.explain(f, p.memNote)
+	c.explain(f, p.rule, p.memNote)
 	f.Allocations = len(p.allocs)
-	c.explainAlso(f, p.also)
-}
-
-func roleOf(rule string, note memNote) string {
-	switch rule {
-	case RuleFreeWhileInFlight, RuleFreeBeforeAlloc, RuleDoubleFree, RuleInvalidFree:
-		return "free"
-	case RuleLeak:
-		return "allocation"
-	case RuleWaitUnrecordedEvent:
-		return "wait"
-	case RuleStreamMemOp:
-		return memRole(note) // a wait and a write at one site are two findings
-	}
-	return "use"
-}
-
-func otherRoleOf(rule string) string {
-	switch rule {
-	case RuleFreeWhileInFlight:
-		return "earlier use"
-	case RuleReuseWhileInFlight:
-		return "use of the freed allocation"
-	case RuleUseAfterFree, RuleDoubleFree, RuleFreedArgumentWord:
-		return "free"
-	case RuleWaitUnrecordedEvent:
-		return "event record node"
-	}
-	return "allocation"
+	c.explainAlso(f, p.rule, p.also)
 }
 
 // resolve turns an access into a reportable Op with names from the tables.

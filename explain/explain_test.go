@@ -301,7 +301,7 @@ func TestGraphNodeNamed(t *testing.T) {
 	}
 	gs, res := analyze(t, files[0], "graph_event_node_racy", Options{})
 	for i, f := range res.Findings {
-		if f.Rule != checker.RuleFreeWhileInFlight {
+		if f.Rule != string(checker.RuleFreeWhileInFlight) {
 			continue
 		}
 		const want = "in the graph: cudaLaunchKernel of sc_read_spin at main testdata/cuda/graph_event_node_racy.cu:26"

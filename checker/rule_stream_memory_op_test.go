@@ -49,7 +49,7 @@ func TestStreamMemOpMessages(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range res.Findings {
-				if f.Rule != checker.RuleStreamMemOp || f.Ops[0].Seq != tc.seq {
+				if f.Rule != string(checker.RuleStreamMemOp) || f.Ops[0].Seq != tc.seq {
 					continue
 				}
 				if !strings.Contains(f.Message, tc.message) || !strings.Contains(f.Why, tc.why) || f.Fix == "" {
