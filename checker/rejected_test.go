@@ -7,13 +7,14 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 )
 
 // checkGolden analyzes the trace of a golden file with opts.
 func checkGolden(t *testing.T, name string, opts checker.Options) *checker.Result {
 	t.Helper()
-	ar, err := txtar.ParseFile("testdata/" + name + ".txtar")
+	ar, err := txtar.ParseFile(golden.CheckerFile(t, "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
