@@ -1,6 +1,7 @@
 package checker_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,4 +95,18 @@ func goldenFindings(t *testing.T, file string) *checker.Result {
 	}
 	t.Fatalf("%s has no trace", file)
 	return nil
+}
+
+// A report's rule metadata (SARIF's help) can describe a rule from its
+// documentation.
+func ExampleRule_Help() {
+	r, _ := checker.LookupRule(string(checker.RuleDoubleFree))
+	text, _ := r.Help()
+	fmt.Println(text)
+	// Output:
+	// memory is freed twice.
+	//
+	// After the first free the pool may have handed the addresses to another allocation: a second free can release memory that other work now owns, and CUDA rejects it only when the addresses are still unused.
+	//
+	// Fix: Remove one of the two frees.
 }
