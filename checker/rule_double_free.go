@@ -8,7 +8,7 @@ import (
 )
 
 // doubleFreeRule: double-free. It is checked by reportBadFree below, with
-// invalid-free, for frees that CUDA accepted (release, memory.go) and that
+// invalid-free, for frees that CUDA accepted (release, lifetime.go) and that
 // it rejected (rejectedFree below).
 var doubleFreeRule = &ruleDef{
 	id:       RuleDoubleFree,

@@ -8,7 +8,7 @@ import (
 )
 
 // reuseWhileInFlightRule: reuse-while-in-flight. It is checked by use
-// (memory.go), in preference to use-before-alloc, and by relaunchAfterFree
+// (lifetime.go), in preference to use-before-alloc, and by relaunchAfterFree
 // below.
 var reuseWhileInFlightRule = &ruleDef{
 	id:       RuleReuseWhileInFlight,

@@ -7,7 +7,7 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// useAfterFreeRule: use-after-free. It is checked by use (memory.go), by
+// useAfterFreeRule: use-after-free. It is checked by use (lifetime.go), by
 // rejectedUse below, and in captures (capture.go).
 var useAfterFreeRule = &ruleDef{
 	id:       RuleUseAfterFree,

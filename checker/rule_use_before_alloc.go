@@ -2,7 +2,7 @@ package checker
 
 import "fmt"
 
-// useBeforeAllocRule: use-before-alloc. It is checked by use (memory.go),
+// useBeforeAllocRule: use-before-alloc. It is checked by use (lifetime.go),
 // with use-after-free and reuse-while-in-flight, and in captures
 // (capture.go).
 var useBeforeAllocRule = &ruleDef{
