@@ -20,20 +20,20 @@ func use(rule, site string, ptr uint64) *checker.Finding {
 }
 
 func TestFingerprint(t *testing.T) {
-	a := use(checker.RuleUseBeforeAlloc, "main.cu", 0x1000)
-	b := use(checker.RuleUseBeforeAlloc, "main.cu", 0x2000)
+	a := use(string(checker.RuleUseBeforeAlloc), "main.cu", 0x1000)
+	b := use(string(checker.RuleUseBeforeAlloc), "main.cu", 0x2000)
 	b.Trace = "other.sctrace"
 	if fa, fb := Fingerprint(a), Fingerprint(b); fa != fb || len(fa) != 32 {
 		t.Errorf("fingerprints %s, %s: want equal, 32 hex digits (addresses and traces are not hashed)", fa, fb)
 	}
-	if Fingerprint(a) == Fingerprint(use(checker.RuleUseAfterFree, "main.cu", 0x1000)) {
+	if Fingerprint(a) == Fingerprint(use(string(checker.RuleUseAfterFree), "main.cu", 0x1000)) {
 		t.Error("the rule is not hashed")
 	}
-	if Fingerprint(a) == Fingerprint(use(checker.RuleUseBeforeAlloc, "other.cu", 0x1000)) {
+	if Fingerprint(a) == Fingerprint(use(string(checker.RuleUseBeforeAlloc), "other.cu", 0x1000)) {
 		t.Error("the site is not hashed")
 	}
 	// Without a stack the stream stands in for the site.
-	c, d := use(checker.RuleLeak, "x", 1), use(checker.RuleLeak, "x", 1)
+	c, d := use(string(checker.RuleLeak), "x", 1), use(string(checker.RuleLeak), "x", 1)
 	c.Alloc, d.Alloc = nil, nil
 	c.Ops[0].Stack, d.Ops[0].Stack = nil, nil
 	d.Ops[0].Stream = "s3"
@@ -46,21 +46,21 @@ func TestFingerprint(t *testing.T) {
 // checkout and a CI workspace (directories, thread ids) does not change a
 // fingerprint; a second caller of the same line does.
 func TestFingerprintAcrossMachines(t *testing.T) {
-	a := use(checker.RuleUseBeforeAlloc, "/home/alice/proj/src/helper.cu", 0x1000)
-	b := use(checker.RuleUseBeforeAlloc, "/github/workspace/src/helper.cu", 0x1000)
+	a := use(string(checker.RuleUseBeforeAlloc), "/home/alice/proj/src/helper.cu", 0x1000)
+	b := use(string(checker.RuleUseBeforeAlloc), "/github/workspace/src/helper.cu", 0x1000)
 	if Fingerprint(a) != Fingerprint(b) {
 		t.Error("the directory of a file changes the fingerprint")
 	}
 	// The same line reached from two call sites is two findings.
-	c := use(checker.RuleUseBeforeAlloc, "helper.cu", 0x1000)
-	d := use(checker.RuleUseBeforeAlloc, "helper.cu", 0x1000)
+	c := use(string(checker.RuleUseBeforeAlloc), "helper.cu", 0x1000)
+	d := use(string(checker.RuleUseBeforeAlloc), "helper.cu", 0x1000)
 	c.Ops[0].Stack = append(c.Ops[0].Stack, checker.Frame{Func: "main", File: "app.cu", Line: 11})
 	d.Ops[0].Stack = append(d.Ops[0].Stack, checker.Frame{Func: "main", File: "app.cu", Line: 20})
 	if Fingerprint(c) == Fingerprint(d) {
 		t.Error("two callers of the same line share a fingerprint")
 	}
 	// Without a stack, a per-thread default stream's name holds the thread id.
-	e, f := use(checker.RuleLeak, "x", 1), use(checker.RuleLeak, "x", 1)
+	e, f := use(string(checker.RuleLeak), "x", 1), use(string(checker.RuleLeak), "x", 1)
 	for _, x := range []*checker.Finding{e, f} {
 		x.Alloc, x.Ops[0].Stack, x.Ops[0].StreamKind = nil, nil, "per-thread default stream"
 	}
@@ -69,7 +69,7 @@ func TestFingerprintAcrossMachines(t *testing.T) {
 		t.Error("the thread id of a per-thread stream changes the fingerprint")
 	}
 	// A baseline entry of a host call does not name its thread either.
-	h := use(checker.RuleDoubleFree, "x.cu", 1)
+	h := use(string(checker.RuleDoubleFree), "x.cu", 1)
 	h.Ops[0].Stream, h.Ops[0].TID = "", 7396
 	if w := New([]*checker.Finding{h}).Findings[0].Where; strings.Contains(w, "7396") {
 		t.Errorf("baseline entry names the thread: %q", w)
@@ -78,16 +78,16 @@ func TestFingerprintAcrossMachines(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	fs := []*checker.Finding{
-		use(checker.RuleLeak, "z.cu", 1),
-		use(checker.RuleUseBeforeAlloc, "main.cu", 0x1000),
-		use(checker.RuleUseBeforeAlloc, "main.cu", 0x2000), // Same fingerprint: once.
-		use(checker.RuleUseBeforeAlloc, "a.cu", 0x3000),
+		use(string(checker.RuleLeak), "z.cu", 1),
+		use(string(checker.RuleUseBeforeAlloc), "main.cu", 0x1000),
+		use(string(checker.RuleUseBeforeAlloc), "main.cu", 0x2000), // Same fingerprint: once.
+		use(string(checker.RuleUseBeforeAlloc), "a.cu", 0x3000),
 	}
 	b := New(fs)
 	if len(b.Findings) != 3 {
 		t.Fatalf("%d entries, want 3", len(b.Findings))
 	}
-	if b.Findings[0].Rule != checker.RuleUseBeforeAlloc || !strings.Contains(b.Findings[0].Where, "a.cu:41") || b.Findings[2].Rule != checker.RuleLeak {
+	if b.Findings[0].Rule != string(checker.RuleUseBeforeAlloc) || !strings.Contains(b.Findings[0].Where, "a.cu:41") || b.Findings[2].Rule != string(checker.RuleLeak) {
 		t.Errorf("not sorted by rule, then where: %+v", b.Findings)
 	}
 	path := filepath.Join(t.TempDir(), "base.json")
@@ -104,7 +104,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("round trip lost %s at %s", f.Rule, f.Ops[0].Site())
 		}
 	}
-	if set.Contains(use(checker.RuleUseBeforeAlloc, "new.cu", 1)) {
+	if set.Contains(use(string(checker.RuleUseBeforeAlloc), "new.cu", 1)) {
 		t.Error("a new finding is in the baseline")
 	}
 	// No findings: an empty list, not null.

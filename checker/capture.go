@@ -50,7 +50,7 @@ type capturedAccess struct {
 }
 
 type heldReport struct {
-	rule      string
+	rule      *ruleDef
 	whole     allocation // Only base, size and alloc are set.
 	op, other access
 }
@@ -100,13 +100,13 @@ func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 		inFlight := false
 		for i := range a.uses {
 			if !st.LocalClock.Covers(a.uses[i].local) {
-				capt.hold(RuleFreeWhileInFlight, a, free.access, a.uses[i].access)
+				capt.hold(freeWhileInFlightRule, a, free.access, a.uses[i].access)
 				inFlight = true
 				break
 			}
 		}
 		if !inFlight && !st.LocalClock.Covers(a.alloc.local) {
-			capt.hold(RuleFreeBeforeAlloc, a, free.access, a.alloc.access)
+			capt.hold(freeBeforeAllocRule, a, free.access, a.alloc.access)
 		}
 		a.freed, a.free = true, free
 	default:
@@ -117,7 +117,7 @@ func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 			}
 			u := at(p)
 			if a.freed {
-				capt.hold(RuleUseAfterFree, a, u.access, a.free.access)
+				capt.hold(useAfterFreeRule, a, u.access, a.free.access)
 				return
 			}
 			i := slices.IndexFunc(a.uses, func(o capturedAccess) bool { return o.agent == u.agent })
@@ -126,7 +126,7 @@ func (c *Checker) captured(ev *model.Event, st *hb.Step) {
 				return
 			}
 			if !st.LocalClock.Covers(a.alloc.local) {
-				capt.hold(RuleUseBeforeAlloc, a, u.access, a.alloc.access)
+				capt.hold(useBeforeAllocRule, a, u.access, a.alloc.access)
 			}
 			a.uses = append(a.uses, u)
 		})
@@ -156,7 +156,7 @@ func (c *Checker) capturedOrOutside(capt *capturedAllocs, addr uint64) *captured
 }
 
 // hold keeps a race found in the capture until it ends.
-func (m *capturedAllocs) hold(rule string, a *capturedAlloc, op, other access) {
+func (m *capturedAllocs) hold(rule *ruleDef, a *capturedAlloc, op, other access) {
 	m.held = append(m.held, heldReport{rule: rule, whole: allocation{base: a.base, size: a.size, alloc: a.alloc.access}, op: op, other: other})
 }
 

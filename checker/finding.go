@@ -199,7 +199,7 @@ type Export struct {
 // same other stream (Also names the rule folded in). The operations and
 // the allocation reported are the first occurrence's.
 type Finding struct {
-	Rule     string   `json:"rule"`
+	Rule     string   `json:"rule"` // A RuleID.
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
 	Alloc    *Alloc   `json:"allocation,omitempty"`

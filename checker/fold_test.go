@@ -11,7 +11,7 @@ import (
 // and stops remembering allocations at MaxCountedAllocations (saying so).
 func TestFoldCountsAllocations(t *testing.T) {
 	for _, tc := range []struct {
-		rule             string
+		rule             RuleID
 		allocs, usesEach int
 		want             int
 		atLeast          bool
@@ -43,7 +43,7 @@ func TestFoldCountsAllocations(t *testing.T) {
 		res := c.Finish(nil)
 		var got []*Finding
 		for _, f := range res.Findings {
-			if f.Rule == tc.rule {
+			if f.Rule == string(tc.rule) {
 				got = append(got, f)
 			}
 		}

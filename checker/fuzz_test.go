@@ -15,7 +15,7 @@ import (
 // engine, rules, explanations) on arbitrary input, seeded with every golden
 // trace: no input may make it panic, and every finding must be complete.
 func FuzzCheck(f *testing.F) {
-	for _, trace := range golden.Traces(f, "testdata/*.txtar") {
+	for _, trace := range golden.Traces(f, golden.CheckerPatterns("testdata", ".txtar")...) {
 		f.Add(trace)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -12,10 +12,11 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 )
 
-var update = flag.Bool("update", false, "rewrite the -- expect -- sections of testdata/*.txtar")
+var update = flag.Bool("update", false, "rewrite the -- expect -- sections of testdata/*.txtar and testdata/rules/*/*.txtar")
 
 // summarize prints findings one per line, in the form the golden files use:
 // rule, the sequence numbers of the operations in conflict and of the
@@ -61,15 +62,23 @@ func goldenOptions(comment []byte) checker.Options {
 	return o
 }
 
-// TestGolden runs every testdata/*.txtar: the "trace.jsonl" section is
-// analyzed with the options its comment asks for (goldenOptions) and the
-// findings must match the "expect" section.
-func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files: %v", err)
+// analyzeGolden analyzes the trace of a golden file with the options its
+// comment asks for.
+func analyzeGolden(t *testing.T, comment, trace []byte) *checker.Result {
+	t.Helper()
+	res, err := checker.CheckWith("trace.jsonl", model.NewJSONLReader(bytes.NewReader(trace), "trace.jsonl"), goldenOptions(comment))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, file := range files {
+	return res
+}
+
+// TestGolden runs every golden file, testdata/*.txtar and each rule's
+// testdata/rules/<id>/*.txtar: the "trace.jsonl" section is analyzed with
+// the options its comment asks for (goldenOptions) and the findings must
+// match the "expect" section.
+func TestGolden(t *testing.T) {
+	for _, file := range golden.CheckerFiles(t, "testdata", ".txtar") {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			ar, err := txtar.ParseFile(file)
 			if err != nil {
@@ -88,10 +97,7 @@ func TestGolden(t *testing.T) {
 			if trace == nil || expectAt < 0 {
 				t.Fatalf("%s needs -- trace.jsonl -- and -- expect -- sections", file)
 			}
-			res, err := checker.CheckWith("trace.jsonl", model.NewJSONLReader(bytes.NewReader(trace), "trace.jsonl"), goldenOptions(ar.Comment))
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := analyzeGolden(t, ar.Comment, trace)
 			got := summarize(res)
 			if *update {
 				ar.Files[expectAt].Data = []byte(got)

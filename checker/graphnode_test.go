@@ -55,15 +55,15 @@ func TestGraphLaunchNamesItsNode(t *testing.T) {
 	// one finding, about the first.)
 	// The free of x races the launch's last use of x, at x+0x100: the
 	// node added by hand (the captured scale kernel's use came first).
-	if n := nodeOf(checker.RuleFreeWhileInFlight, "earlier use", 0x7f0000000000); n == nil || n.Seq != 10 || n.API != "cudaGraphAddKernelNode" || n.Kernel != "added" {
+	if n := nodeOf(string(checker.RuleFreeWhileInFlight), "earlier use", 0x7f0000000000); n == nil || n.Seq != 10 || n.API != "cudaGraphAddKernelNode" || n.Kernel != "added" {
 		t.Errorf("x's earlier use's graph node is %+v, want the kernel node added by hand (#10)", n)
 	}
 	// The free of y races the captured kernel that uses it.
-	if n := nodeOf(checker.RuleFreeWhileInFlight, "earlier use", 0x7f0000002000); n == nil || n.Seq != 6 || n.Kernel != "first" {
+	if n := nodeOf(string(checker.RuleFreeWhileInFlight), "earlier use", 0x7f0000002000); n == nil || n.Seq != 6 || n.Kernel != "first" {
 		t.Errorf("y's earlier use's graph node is %+v, want the captured launch of first (#6)", n)
 	}
 	// The output is allocated by the launch: the captured allocation.
-	if n := nodeOf(checker.RuleUseBeforeAlloc, "allocation", 0x7e0000000000); n == nil || n.Seq != 8 || n.API != "cudaMallocAsync" {
+	if n := nodeOf(string(checker.RuleUseBeforeAlloc), "allocation", 0x7e0000000000); n == nil || n.Seq != 8 || n.API != "cudaMallocAsync" {
 		t.Errorf("the allocation's graph node is %+v, want the captured cudaMallocAsync (#8)", n)
 	}
 	// A call that is no graph launch names none.

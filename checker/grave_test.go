@@ -79,7 +79,7 @@ func TestGraveEviction(t *testing.T) {
 	}
 	add(model.Event{Op: model.OpLaunch, Stream: stream, Ptrs: []uint64{addr(n - 1)}})
 	res := c.Finish(nil)
-	if len(res.Findings) != 1 || res.Findings[0].Rule != RuleUseAfterFree {
+	if len(res.Findings) != 1 || res.Findings[0].Rule != string(RuleUseAfterFree) {
 		t.Fatalf("findings %+v, want one use-after-free", res.Findings)
 	}
 }

@@ -17,7 +17,7 @@ func TestLiveAtExit(t *testing.T) {
 		}
 		n := 0
 		for _, f := range res.Findings {
-			if f.Rule == checker.RuleLeak {
+			if f.Rule == string(checker.RuleLeak) {
 				n++
 			}
 		}

@@ -23,7 +23,7 @@ func TestDefaultStreamNamesNameTheDevice(t *testing.T) {
 	}
 	var got []string
 	for _, f := range res.Findings {
-		if f.Rule != checker.RuleUseBeforeAlloc {
+		if f.Rule != string(checker.RuleUseBeforeAlloc) {
 			continue
 		}
 		got = append(got, f.Ops[0].Stream+" after "+f.Ops[1].Stream)

@@ -123,13 +123,13 @@ func TestRealTraces(t *testing.T) {
 			found := map[string]int{}
 			reported := map[string]bool{}
 			var events, live uint64
-			_, leaks := want.expect[checker.RuleLeak]
+			_, leaks := want.expect[string(checker.RuleLeak)]
 			for _, path := range traces {
 				res := checkFileWith(t, path, checker.Options{Leaks: leaks})
 				if leaks {
 					def := checkFile(t, path)
 					for _, f := range def.Findings {
-						if f.Rule == checker.RuleLeak {
+						if f.Rule == string(checker.RuleLeak) {
 							t.Errorf("leak reported without Options.Leaks")
 						}
 					}
@@ -157,8 +157,8 @@ func TestRealTraces(t *testing.T) {
 			if diff := compare(want, found); diff != "" {
 				t.Error(diff)
 			}
-			if leaks && live != uint64(found[checker.RuleLeak]) {
-				t.Errorf("%d allocations counted live at exit, %d leak findings", live, found[checker.RuleLeak])
+			if leaks && live != uint64(found[string(checker.RuleLeak)]) {
+				t.Errorf("%d allocations counted live at exit, %d leak findings", live, found[string(checker.RuleLeak)])
 			}
 			for _, api := range want.apis {
 				if !reported[api] {

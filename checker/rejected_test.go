@@ -7,13 +7,14 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 )
 
 // checkGolden analyzes the trace of a golden file with opts.
 func checkGolden(t *testing.T, name string, opts checker.Options) *checker.Result {
 	t.Helper()
-	ar, err := txtar.ParseFile("testdata/" + name + ".txtar")
+	ar, err := txtar.ParseFile(golden.CheckerFile(t, "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func checkGolden(t *testing.T, name string, opts checker.Options) *checker.Resul
 func TestRejectedUseSaysSo(t *testing.T) {
 	rejected := 0
 	for _, f := range checkGolden(t, "rejected_use_after_free_racy", checker.Options{}).Findings {
-		if f.Rule != checker.RuleUseAfterFree {
+		if f.Rule != string(checker.RuleUseAfterFree) {
 			continue
 		}
 		rejected++
@@ -52,7 +53,7 @@ func TestRejectedUseSaysSo(t *testing.T) {
 		}
 	}
 	for _, f := range checkGolden(t, "rejected_free_racy", checker.Options{}).Findings {
-		if f.Rule == checker.RuleDoubleFree && !strings.Contains(f.Why, "CUDA rejected this free") {
+		if f.Rule == string(checker.RuleDoubleFree) && !strings.Contains(f.Why, "CUDA rejected this free") {
 			t.Errorf("a rejected double free is not said to be rejected: %s", f.Why)
 		}
 	}

@@ -1,6 +1,18 @@
 package checker
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// Each rule is defined in its own file, rule_<id>.go: its id, severity and
+// documentation, the roles its findings give their operations, how a
+// finding is explained, and, as far as it is the rule's alone, the check
+// that reports it. Its golden files are in testdata/rules/<id>/. The
+// README's rules table is made from the documentation here.
+//
+//go:generate go run ../internal/rulesdoc/gen -readme ../README.md
 
 // Severity of a finding. Errors fail a run; warnings and notes do not.
 // Notes report evidence too weak to call a bug (a word of a launch's
@@ -23,41 +35,121 @@ func (s Severity) String() string {
 	return "warning"
 }
 
-// Rule is one check. IDs are stable: suppressions and baselines name them.
-type Rule struct {
-	ID       string
-	Severity Severity
-	Doc      string
-}
+// RuleID names a rule. IDs are stable: suppressions, baselines and
+// reports name them (Finding.Rule and Rule.ID are their strings).
+type RuleID string
 
-// Rule ids.
+// Rule ids, in the order of Rules.
 const (
-	RuleUseBeforeAlloc      = "use-before-alloc"
-	RuleUseAfterFree        = "use-after-free"
-	RuleFreeWhileInFlight   = "free-while-in-flight"
-	RuleReuseWhileInFlight  = "reuse-while-in-flight"
-	RuleFreeBeforeAlloc     = "free-before-alloc"
-	RuleDoubleFree          = "double-free"
-	RuleInvalidFree         = "invalid-free"
-	RuleLeak                = "leak"
-	RuleWaitUnrecordedEvent = "wait-unrecorded-event"
-	RuleStreamMemOp         = "stream-memory-op"
-	RuleFreedArgumentWord   = "freed-argument-word"
+	RuleUseBeforeAlloc      RuleID = "use-before-alloc"
+	RuleUseAfterFree        RuleID = "use-after-free"
+	RuleFreeWhileInFlight   RuleID = "free-while-in-flight"
+	RuleReuseWhileInFlight  RuleID = "reuse-while-in-flight"
+	RuleFreeBeforeAlloc     RuleID = "free-before-alloc"
+	RuleDoubleFree          RuleID = "double-free"
+	RuleInvalidFree         RuleID = "invalid-free"
+	RuleLeak                RuleID = "leak"
+	RuleWaitUnrecordedEvent RuleID = "wait-unrecorded-event"
+	RuleStreamMemOp         RuleID = "stream-memory-op"
+	RuleFreedArgumentWord   RuleID = "freed-argument-word"
 )
 
+// Rule is one check. IDs are stable: suppressions and baselines name them.
+type Rule struct {
+	ID       string // The RuleID, as reports write it.
+	Severity Severity
+	Doc      string         // One line: what the rule finds (Docs.Title).
+	Docs     *Documentation // The rule's documentation.
+}
+
+// Documentation is a rule's documentation, defined with the rule (in
+// rule_<id>.go). The README's rules table is made from it (go generate),
+// and reports' rule metadata can use it (Rule.Help).
+type Documentation struct {
+	// Title says in one line what the rule finds (Rule.Doc; SARIF's rule
+	// description).
+	Title string
+	// Text says in Markdown what the rule finds and where its edges are:
+	// the README's rules table.
+	Text string
+	// Why says why what the rule finds is a bug, or what a warning or note
+	// warns of.
+	Why string
+	// Fix says how such a finding is fixed, in general; a finding's own
+	// Fix names its call sites and streams.
+	Fix string
+	// Ops are the operations of a trace at which the rule is checked: the
+	// operation a finding reports first is one of them. A rule checked at
+	// the end of the trace (leak) names the operations whose effect is
+	// checked there.
+	Ops []model.Op
+}
+
+// Help returns the rule's documentation as plain text and as Markdown, for
+// reports' rule metadata (SARIF's help): what it finds, why that is a bug,
+// and how it is fixed.
+func (r Rule) Help() (text, markdown string) {
+	d := r.Docs
+	if d == nil {
+		return r.Doc, r.Doc
+	}
+	text = d.Title + ".\n\n" + d.Why + "\n\nFix: " + d.Fix
+	markdown = "**" + r.ID + "** (" + r.Severity.String() + "): " + d.Text + ".\n\n" + d.Why + "\n\n**Fix:** " + d.Fix
+	return text, markdown
+}
+
+// ruleDef defines a rule. Each is a variable of its rule's file; ruleDefs
+// lists them.
+type ruleDef struct {
+	id       RuleID
+	severity Severity
+	doc      Documentation
+	// role names the part of the operation a finding reports first ("use"
+	// when empty), other the part of the one it conflicts with
+	// ("allocation" when empty). roleFor, when set, gives role from the
+	// finding's note.
+	role, other string
+	roleFor     func(memNote) string
+	// unorderedUse puts the rule's occurrences in one finding with the
+	// other unordered-use rule's (see unorderedUse), and alsoForm says, in
+	// the Why of a finding of that rule, how this one occurred.
+	unorderedUse bool
+	alsoForm     string
+	// explain fills a finding's Message, Why and Fix; explainCaptured does
+	// for a race inside a captured graph (nil: nothing is said).
+	explain         func(c *Checker, f *Finding, x *explainArgs)
+	explainCaptured func(f *Finding, x *explainArgs, k *captureText)
+	// missing returns the operation that should have been ordered before
+	// the finding's first (its seq; alloc says it is the allocation): the
+	// ordering whose absence the finding reports. ok is false when no
+	// ordering added would make it right.
+	missing func(f *Finding) (seq uint64, alloc, ok bool)
+}
+
+// ruleDefs lists every rule, errors first, notes last: the order of Rules.
+var ruleDefs = []*ruleDef{
+	useBeforeAllocRule,
+	useAfterFreeRule,
+	freeWhileInFlightRule,
+	reuseWhileInFlightRule,
+	freeBeforeAllocRule,
+	doubleFreeRule,
+	invalidFreeRule,
+	leakRule,
+	waitUnrecordedEventRule,
+	streamMemOpRule,
+	freedArgumentWordRule,
+}
+
 // Rules lists every rule, errors first, notes last.
-var Rules = []Rule{
-	{RuleUseBeforeAlloc, SeverityError, "a use of stream-ordered memory is not ordered after its allocation"},
-	{RuleUseAfterFree, SeverityError, "memory is used after it was freed"},
-	{RuleFreeWhileInFlight, SeverityError, "a free is not ordered after an earlier use on another stream, which may still be running"},
-	{RuleReuseWhileInFlight, SeverityError, "a new allocation is used while work on the freed allocation at the same addresses may still be running"},
-	{RuleFreeBeforeAlloc, SeverityError, "a free is not ordered after its allocation"},
-	{RuleDoubleFree, SeverityError, "memory is freed twice"},
-	{RuleInvalidFree, SeverityError, "a free names an address that is not the start of a live allocation"},
-	{RuleLeak, SeverityWarning, "stream-ordered memory is never freed (reported with --leak-check full; by default only counted)"},
-	{RuleWaitUnrecordedEvent, SeverityWarning, "a wait on an event that was never recorded orders nothing"},
-	{RuleStreamMemOp, SeverityWarning, "a stream memory operation orders streams in a way streamcheck cannot follow (a wait for a value no recorded write gives, a write no recorded wait reads): findings between them may be false alarms, or missed after a wait an unordered write may have met first"},
-	{RuleFreedArgumentWord, SeverityNote, "a word inside a launch's aggregate parameter, not a pointer slot, holds an address of freed memory: a use after free only if the kernel reads it as a pointer"},
+var Rules = rulesOf(ruleDefs)
+
+func rulesOf(defs []*ruleDef) []Rule {
+	rules := make([]Rule, len(defs))
+	for i, d := range defs {
+		rules[i] = Rule{ID: string(d.id), Severity: d.severity, Doc: d.doc.Title, Docs: &d.doc}
+	}
+	return rules
 }
 
 // LookupRule returns the rule with the given id.
@@ -70,7 +162,60 @@ func LookupRule(id string) (Rule, error) {
 	return Rule{}, fmt.Errorf("unknown rule %q", id)
 }
 
-func severityOf(id string) Severity {
-	r, _ := LookupRule(id)
-	return r.Severity
+// defOf returns the definition of the rule id, or nil.
+func defOf(id RuleID) *ruleDef {
+	for _, d := range ruleDefs {
+		if d.id == id {
+			return d
+		}
+	}
+	return nil
 }
+
+// roleOf names the part a finding's first operation plays.
+func (d *ruleDef) roleOf(note memNote) string {
+	switch {
+	case d.roleFor != nil:
+		return d.roleFor(note)
+	case d.role != "":
+		return d.role
+	}
+	return "use"
+}
+
+// otherRole names the part a finding's second operation plays.
+func (d *ruleDef) otherRole() string {
+	if d.other != "" {
+		return d.other
+	}
+	return "allocation"
+}
+
+// MissingOrder returns the operation that should have been ordered before
+// the finding's first operation, by its seq (alloc says it is the
+// allocation, f.Alloc): the ordering whose absence the finding reports. ok
+// is false for a finding that no added ordering would make right (a use
+// issued after the free), or that is about one operation.
+func MissingOrder(f *Finding) (seq uint64, alloc, ok bool) {
+	d := defOf(RuleID(f.Rule))
+	if d == nil || d.missing == nil || len(f.Ops) == 0 {
+		return 0, false, false
+	}
+	return d.missing(f)
+}
+
+// missingOther is the missing ordering of a rule whose finding's second
+// operation should have come first.
+func missingOther(f *Finding) (uint64, bool, bool) {
+	if len(f.Ops) < 2 {
+		return 0, false, false
+	}
+	return f.Ops[1].Seq, false, true
+}
+
+// The operations at which the rules about uses and frees are checked.
+var (
+	useOps = []model.Op{model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync,
+		model.OpStreamMemOp, model.OpGraphLaunch}
+	freeOps = []model.Op{model.OpFreeAsync, model.OpFree, model.OpIpcMemClose, model.OpGraphLaunch}
+)

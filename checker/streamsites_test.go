@@ -29,7 +29,7 @@ func TestStreamSites(t *testing.T) {
 	}
 	var got []string
 	for _, f := range res.Findings {
-		if f.Rule != checker.RuleUseBeforeAlloc {
+		if f.Rule != string(checker.RuleUseBeforeAlloc) {
 			continue
 		}
 		for _, o := range f.Ops { // the use, then the allocation

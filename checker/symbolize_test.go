@@ -44,7 +44,7 @@ func TestSymbolizeDoesNotDisturbStreamingReader(t *testing.T) {
 	if err != nil || res.Damage != nil {
 		t.Fatalf("err %v, damage %v", err, res.Damage)
 	}
-	if len(res.Findings) != 1 || res.Findings[0].Rule != checker.RuleUseBeforeAlloc {
+	if len(res.Findings) != 1 || res.Findings[0].Rule != string(checker.RuleUseBeforeAlloc) {
 		t.Fatalf("findings = %v, want one use-before-alloc", res.Findings)
 	}
 	if symbolized == 0 || res.Findings[0].Ops[0].Stack[0].Func != "resolved_function" {

@@ -803,38 +803,20 @@ func hostSync(op string) bool {
 }
 
 // missingEdge returns the ordering whose absence a finding reports, from the
-// operation that should come first to the one that should wait for it.
+// operation that should come first to the one that should wait for it, as
+// the finding's rule says (checker.MissingOrder). A use-after-free has none:
+// the use was issued after the free, and no ordering added between them
+// would make it right (an edge from the use back to the free would close a
+// cycle), so the graph shows no missing edge.
 func missingEdge(f *checker.Finding) *Edge {
-	if len(f.Ops) == 0 {
+	from, alloc, ok := checker.MissingOrder(f)
+	if !ok {
 		return nil
 	}
 	op := &f.Ops[0]
-	var other *checker.Op
-	if len(f.Ops) > 1 {
-		other = &f.Ops[1]
+	label := fmt.Sprintf("missing: the %s must wait for #%d", op.Role, from)
+	if alloc {
+		label = fmt.Sprintf("missing: the %s must wait for the allocation #%d", op.Role, from)
 	}
-	switch f.Rule {
-	case checker.RuleUseBeforeAlloc, checker.RuleFreeBeforeAlloc, checker.RuleFreeWhileInFlight:
-		if other == nil {
-			return nil
-		}
-		return &Edge{From: vertexID(other.Seq), To: vertexID(op.Seq), Kind: EdgeMissing,
-			Label: fmt.Sprintf("missing: the %s must wait for #%d", op.Role, other.Seq)}
-	case checker.RuleReuseWhileInFlight:
-		if f.Alloc == nil {
-			return nil
-		}
-		if f.Alloc.Seq == op.Seq && other != nil {
-			// A graph launch that allocates its memory again: it must wait
-			// for the old memory's use.
-			return &Edge{From: vertexID(other.Seq), To: vertexID(op.Seq), Kind: EdgeMissing,
-				Label: fmt.Sprintf("missing: the %s must wait for #%d", op.Role, other.Seq)}
-		}
-		return &Edge{From: vertexID(f.Alloc.Seq), To: vertexID(op.Seq), Kind: EdgeMissing,
-			Label: fmt.Sprintf("missing: the %s must wait for the allocation #%d", op.Role, f.Alloc.Seq)}
-	}
-	// use-after-free: the use was issued after the free; no ordering added
-	// between them would make it right (an edge from the use back to the
-	// free would close a cycle), so the graph shows no missing edge.
-	return nil
+	return &Edge{From: vertexID(from), To: vertexID(op.Seq), Kind: EdgeMissing, Label: label}
 }

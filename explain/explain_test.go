@@ -85,12 +85,8 @@ func realTrace(t *testing.T) string {
 // racyTraces returns every racy hand-written trace of the checker's tests.
 func racyTraces(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("../checker/testdata/*_racy.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no racy traces: %v", err)
-	}
 	var paths []string
-	for _, f := range files {
+	for _, f := range golden.CheckerFiles(t, "../checker/testdata", "_racy.txtar") {
 		paths = append(paths, txtarTrace(t, f))
 	}
 	return paths
@@ -114,11 +110,11 @@ func checkGolden(t *testing.T, path, got string) { golden.Match(t, path, got, *u
 // examples and of a recorded trace with testdata/*.dot and *.txt.
 func TestGolden(t *testing.T) {
 	cases := []struct{ name, path string }{
-		{"reuse_while_in_flight_racy", txtarTrace(t, "../checker/testdata/reuse_while_in_flight_racy.txtar")},
-		{"event_rerecord_racy", txtarTrace(t, "../checker/testdata/event_rerecord_racy.txtar")},
+		{"reuse_while_in_flight_racy", txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "reuse_while_in_flight_racy"))},
+		{"event_rerecord_racy", txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "event_rerecord_racy"))},
 		// A race inside a captured graph: the capture's own orderings (the
 		// fork's event, stream order) are drawn from its own clocks.
-		{"capture_inner_free_racy", txtarTrace(t, "../checker/testdata/capture_inner_free_racy.txtar")},
+		{"capture_inner_free_racy", txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "capture_inner_free_racy"))},
 		{"use_before_alloc_racy-static", realTrace(t)},
 	}
 	for _, c := range cases {
@@ -204,7 +200,7 @@ func TestMissingIsMissing(t *testing.T) {
 // TestStaleRecord: a wait that joins a record made before the allocation
 // shows that record (outside the finding's range) and the event edge.
 func TestStaleRecord(t *testing.T) {
-	gs, _ := analyze(t, txtarTrace(t, "../checker/testdata/event_stale_racy.txtar"), "stale", Options{})
+	gs, _ := analyze(t, txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "event_stale_racy")), "stale", Options{})
 	g := gs[0]
 	var record, wait *Vertex
 	for _, v := range g.Vertices() {
@@ -276,7 +272,7 @@ func TestCap(t *testing.T) {
 // (a file rewritten between the two reads) says so instead of explaining
 // them with the wrong events or failing on agents it never saw.
 func TestTraceChanged(t *testing.T) {
-	path := txtarTrace(t, "../checker/testdata/event_stale_racy.txtar")
+	path := txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "event_stale_racy"))
 	r, closer, err := model.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +297,7 @@ func TestGraphNodeNamed(t *testing.T) {
 	}
 	gs, res := analyze(t, files[0], "graph_event_node_racy", Options{})
 	for i, f := range res.Findings {
-		if f.Rule != checker.RuleFreeWhileInFlight {
+		if f.Rule != string(checker.RuleFreeWhileInFlight) {
 			continue
 		}
 		const want = "in the graph: cudaLaunchKernel of sc_read_spin at main testdata/cuda/graph_event_node_racy.cu:26"
@@ -350,7 +346,7 @@ func TestStreamMemOpValueEdge(t *testing.T) {
 // The write-to-wait edge keeps its kind when the wait is one of the
 // finding's own operations (the flag's free races with the wait).
 func TestStreamMemOpValueEdgeToFindingOp(t *testing.T) {
-	gs, _ := analyze(t, txtarTrace(t, "../checker/testdata/stream_mem_op_flag_freed_racy.txtar"), "flag", Options{})
+	gs, _ := analyze(t, txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "stream_mem_op_flag_freed_racy")), "flag", Options{})
 	if !slices.ContainsFunc(gs[0].Edges(), func(e Edge) bool { return e.From == "op4" && e.To == "op5" && e.Kind == EdgeValue }) {
 		t.Errorf("no value edge from the write to the wait:\n%s", render(t, gs[0], textOf))
 	}
@@ -359,7 +355,7 @@ func TestStreamMemOpValueEdgeToFindingOp(t *testing.T) {
 // A node added to a graph by hand is drawn as work that runs at the
 // graph's launches, not as a call that did not take effect.
 func TestGraphNodeAddedByHandLabel(t *testing.T) {
-	gs, _ := analyze(t, txtarTrace(t, "../checker/testdata/stream_mem_op_graph_node_racy.txtar"), "node", Options{})
+	gs, _ := analyze(t, txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "stream_mem_op_graph_node_racy")), "node", Options{})
 	for _, g := range gs {
 		text := render(t, g, textOf)
 		if strings.Contains(text, "cuGraphAddBatchMemOpNode") && (strings.Contains(text, "did not take effect") ||

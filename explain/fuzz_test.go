@@ -13,7 +13,7 @@ import (
 // arbitrary JSON Lines input, seeded with the checker's golden traces: no
 // input may make it panic, and there is one graph a finding.
 func FuzzExplain(f *testing.F) {
-	for _, trace := range golden.Traces(f, "../checker/testdata/*.txtar") {
+	for _, trace := range golden.Traces(f, golden.CheckerPatterns("../checker/testdata", ".txtar")...) {
 		f.Add(trace)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -138,7 +138,7 @@ func TestGlobPath(t *testing.T) {
 // Trainer::prefetch, and a kernel launch in Trainer::step.
 func finding() *checker.Finding {
 	return &checker.Finding{
-		Rule: checker.RuleUseBeforeAlloc,
+		Rule: string(checker.RuleUseBeforeAlloc),
 		Alloc: &checker.Alloc{Op: checker.Op{Role: "allocation", API: "cudaMallocAsync", Stack: []checker.Frame{
 			{Func: "Scratch::get", File: "/src/scratch.cu", Line: 22},
 			{Func: "Trainer::prefetch", File: "/src/trainer.cu", Line: 73},
@@ -204,7 +204,7 @@ leak frame=* reason=c
 	if u := l.Unused(); len(u) != 1 || u[0].Line != 4 {
 		t.Errorf("Unused = %+v, want the leak entry on line 4", u)
 	}
-	other := &checker.Finding{Rule: checker.RuleDoubleFree, Ops: []checker.Op{{Kernel: "unpack_batch"}}}
+	other := &checker.Finding{Rule: string(checker.RuleDoubleFree), Ops: []checker.Op{{Kernel: "unpack_batch"}}}
 	if l.Match(other) {
 		t.Error("double-free matched")
 	}

@@ -113,7 +113,7 @@ func TestJSONReport(t *testing.T) {
 		t.Fatalf("summary %+v with %d findings, want 2 errors, 1 warning", rep.Summary, len(rep.Findings))
 	}
 	f := rep.Findings[0]
-	if f.Rule != checker.RuleUseBeforeAlloc || f.Severity != "error" || f.Count != 2 || f.Trace != goldenTrace {
+	if f.Rule != string(checker.RuleUseBeforeAlloc) || f.Severity != "error" || f.Count != 2 || f.Trace != goldenTrace {
 		t.Errorf("first finding = %+v", f)
 	}
 	if f.Allocation == nil || f.Allocation.Ptr != 0x7f0000000000 || f.Allocation.Size != 4096 || f.Allocation.API != "cudaMallocAsync" {
@@ -122,7 +122,7 @@ func TestJSONReport(t *testing.T) {
 	if len(f.Operations) == 0 || f.Operations[0].Role != "use" || f.Operations[0].Stream != "s2" || f.Why == "" || f.Fix == "" {
 		t.Errorf("operations = %+v, why %q, fix %q", f.Operations, f.Why, f.Fix)
 	}
-	if rep.Findings[2].Severity != "warning" || rep.Findings[2].Rule != checker.RuleLeak {
+	if rep.Findings[2].Severity != "warning" || rep.Findings[2].Rule != string(checker.RuleLeak) {
 		t.Errorf("third finding = %+v, want the leak warning", rep.Findings[2])
 	}
 	if len(rep.Traces) != 1 || rep.Traces[0].File != goldenTrace || rep.Traces[0].Events != 14 || rep.Traces[0].Damage != nil {
@@ -165,7 +165,7 @@ func TestSARIFReport(t *testing.T) {
 		t.Fatalf("%d results, want 3", len(r.Results))
 	}
 	res := r.Results[0]
-	if *res.RuleID != checker.RuleUseBeforeAlloc || res.Level != "error" || r.Tool.Driver.Rules[res.RuleIndex].ID == nil || *r.Tool.Driver.Rules[res.RuleIndex].ID != *res.RuleID {
+	if *res.RuleID != string(checker.RuleUseBeforeAlloc) || res.Level != "error" || r.Tool.Driver.Rules[res.RuleIndex].ID == nil || *r.Tool.Driver.Rules[res.RuleIndex].ID != *res.RuleID {
 		t.Errorf("result 0: rule %s index %d level %s", *res.RuleID, res.RuleIndex, res.Level)
 	}
 	loc := res.Locations[0].PhysicalLocation
@@ -324,7 +324,7 @@ func TestSARIFGraphNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, res := range rep.Runs[0].Results {
-		if *res.RuleID != checker.RuleFreeWhileInFlight {
+		if *res.RuleID != string(checker.RuleFreeWhileInFlight) {
 			continue
 		}
 		for _, rl := range res.RelatedLocations {

@@ -124,7 +124,7 @@ func junitSuite(res *checker.Result, id int, leaks bool) junit.Testsuite {
 		if warns.Len() > 0 {
 			tc.SystemOut = &junit.Output{Data: xmlText(warns.String())}
 		}
-		if r.ID == checker.RuleLeak && !leaks {
+		if r.ID == string(checker.RuleLeak) && !leaks {
 			tc.Skipped = &junit.Result{Message: fmt.Sprintf("not checked without --leak-check full: %s, %s of stream-ordered memory live at exit",
 				plural(res.Stats.LiveAtExit, "allocation"), plural(res.Stats.LiveBytesAtExit, "byte"))}
 		}

@@ -70,7 +70,7 @@ func TestJUnitReport(t *testing.T) {
 			t.Errorf("case %d = %s.%s, want streamcheck.%s", i, c.Classname, c.Name, r.ID)
 		}
 		failed := c.Failure != nil
-		if want := r.ID == checker.RuleUseBeforeAlloc || r.ID == checker.RuleFreeWhileInFlight; failed != want {
+		if want := r.ID == string(checker.RuleUseBeforeAlloc) || r.ID == string(checker.RuleFreeWhileInFlight); failed != want {
 			t.Errorf("%s failed: %v, want %v", r.ID, failed, want)
 		}
 	}
@@ -79,8 +79,8 @@ func TestJUnitReport(t *testing.T) {
 		!strings.Contains(f.Body, "\n  allocation: 4096 bytes") || !strings.Contains(f.Body, "\n  fix: Record an event") {
 		t.Errorf("failure of use-before-alloc: message %q, body:\n%s", f.Message, f.Body)
 	}
-	leak := s.Cases[slices.IndexFunc(checker.Rules, func(r checker.Rule) bool { return r.ID == checker.RuleLeak })]
-	if leak.Name != checker.RuleLeak || leak.Failure != nil || leak.SystemOut == nil || !strings.HasPrefix(*leak.SystemOut, "warning[leak]") {
+	leak := s.Cases[slices.IndexFunc(checker.Rules, func(r checker.Rule) bool { return r.ID == string(checker.RuleLeak) })]
+	if leak.Name != string(checker.RuleLeak) || leak.Failure != nil || leak.SystemOut == nil || !strings.HasPrefix(*leak.SystemOut, "warning[leak]") {
 		t.Errorf("the leak warning should pass with its report in system-out: %+v", leak)
 	}
 	if last := s.Cases[len(s.Cases)-1]; last.Name != junitReadCase || last.Error != nil {

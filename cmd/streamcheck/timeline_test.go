@@ -14,6 +14,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/timeline"
 )
@@ -27,7 +28,7 @@ func timelineTraces(t *testing.T) []string {
 	var paths []string
 	for _, name := range []string{"event_sync_racy", "event_rerecord_racy", "multithread_racy", "legacy_nonblocking_racy",
 		"event_query_loop_racy", "pingpong_racy", "capture_cross_stream_racy", "double_free_racy", "reuse_while_in_flight_racy"} {
-		ar, err := txtar.ParseFile(filepath.Join("..", "..", "checker", "testdata", name+".txtar"))
+		ar, err := txtar.ParseFile(golden.CheckerFile(t, filepath.Join("..", "..", "checker", "testdata"), name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ var Cases = []Case{
 	{
 		Name:   "use-before-alloc",
 		Doc:    "cuMemAllocAsync on s1, kernel on s2 with no hand-off",
-		Expect: []string{checker.RuleUseBeforeAlloc},
+		Expect: []string{string(checker.RuleUseBeforeAlloc)},
 		steps: func(s *fixture, p cudart.DevicePtr) []func() error {
 			return []func() error{
 				func() error { return s.launch(p, s.s2) },
@@ -79,7 +79,7 @@ var Cases = []Case{
 	{
 		Name:   "free-while-in-flight",
 		Doc:    "handed to s2 with an event, kernel on s2, cuMemFreeAsync on s1 without waiting for it",
-		Expect: []string{checker.RuleFreeWhileInFlight},
+		Expect: []string{string(checker.RuleFreeWhileInFlight)},
 		steps: func(s *fixture, p cudart.DevicePtr) []func() error {
 			return []func() error{
 				func() error { return s.d.EventRecord(s.e1, s.s1) },

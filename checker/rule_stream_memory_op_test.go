@@ -7,6 +7,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -34,7 +35,7 @@ func TestStreamMemOpMessages(t *testing.T) {
 		{"stream_mem_op_reused_flag_ok", 9, "writes a value that no recorded wait reads", "No cuStreamWaitValue*"},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			ar, err := txtar.ParseFile("testdata/" + tc.golden + ".txtar")
+			ar, err := txtar.ParseFile(golden.CheckerFile(t, "testdata", tc.golden))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +50,7 @@ func TestStreamMemOpMessages(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range res.Findings {
-				if f.Rule != checker.RuleStreamMemOp || f.Ops[0].Seq != tc.seq {
+				if f.Rule != string(checker.RuleStreamMemOp) || f.Ops[0].Seq != tc.seq {
 					continue
 				}
 				if !strings.Contains(f.Message, tc.message) || !strings.Contains(f.Why, tc.why) || f.Fix == "" {

@@ -1,0 +1,224 @@
+package checker
+
+import (
+	"math"
+
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// What allocations, frees and uses do to the checker's memory state, and
+// the checks made there: use reports use-after-free, reuse-while-in-flight
+// and use-before-alloc, release the rules about frees (checkFree,
+// reportBadFree, in their rules' files).
+
+// allocate records the allocation of [base, base+size) that ev makes (an
+// allocation call, or a graph launch allocating memory its graph does not
+// free); async says it is stream-ordered.
+func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, async bool) {
+	c.stats.Allocations++
+	// A range cannot be live twice; a missed free (for instance by a call
+	// the shim does not see) must not leave a stale entry that hides this one.
+	// Uses of freed memory at these addresses stay relevant even when they
+	// are ordered before this allocation: a use of the new memory on another
+	// stream may be ordered after neither.
+	if base == 0 {
+		return // a zero-byte request answered with NULL allocates nothing
+	}
+	size = max(size, 1)
+	o := c.allocs.at(base)
+	var old []*allocation
+	if o == nil || o.size < size {
+		// Ranges in the index are disjoint, so one at base no smaller than
+		// this allocation is all it overlaps; otherwise look.
+		var same *span
+		old, same = c.allocs.overlapping(base, size)
+		if o = nil; len(old) == 1 && same != nil {
+			o = old[0]
+		}
+	}
+	if o != nil {
+		// The common case: a pool hands out a range it gave before, at the
+		// same base, and it overlaps nothing else. That allocation's record
+		// becomes the new one's, and the index stays as it is.
+		// (When the new allocation is the smaller, the rest of a freed
+		// record is forgotten: see keepRest.)
+		var inherited []access
+		if o.freed {
+			inherited = c.carried(nil, o)
+			c.graveQ.unlink(o)
+			c.graveLen--
+		}
+		o.clear(&c.bufs)
+		o.inherited = inherited
+		o.base, o.size, o.async, o.alloc = base, size, async, c.accessOf(ev, st, base)
+		return
+	}
+	a := c.newAllocation()
+	a.base, a.size, a.async, a.alloc = base, size, async, c.accessOf(ev, st, base)
+	for _, o := range old {
+		c.allocs.remove(o)
+		if o.freed {
+			a.inherited = c.carried(a.inherited, o)
+			c.keepRest(o, base, rangeEnd(base, size))
+			c.graveQ.unlink(o)
+			c.graveLen--
+		}
+		c.recycle(o)
+	}
+	c.allocs.insert(a)
+	c.trimGrave() // the rests kept above may have grown it
+}
+
+// release checks the free of ptr that ev makes (a free call, or a graph
+// launch whose graph frees memory allocated outside it).
+func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
+	if ptr == 0 {
+		return // cudaFree(NULL) is a valid no-op.
+	}
+	c.stats.Frees++
+	free := c.accessOf(ev, st, ptr)
+	a := c.allocs.at(ptr)
+	if _, graphs := c.graphAllocs[ptr]; a == nil && graphs {
+		// A graph's allocation, freed by the program. The address stays
+		// a graph's: each launch of the graph allocates it again, and the
+		// program frees it after each.
+		return
+	}
+	if a == nil || a.freed {
+		c.reportBadFree(free)
+		return
+	}
+	// cudaFree and cuMemFree of memory that is not stream-ordered wait for
+	// all work issued on the free's device before they release it (the
+	// driver skips that only for cuMemAllocAsync memory): its uses there are
+	// complete, and a later allocation at these addresses does not inherit
+	// them. The free orders nothing else: the engine is not told, so the
+	// host is not ordered after that work for the program's other memory.
+	syncs := ev.Op == model.OpFree && !a.async
+	if syncs {
+		c.completeUses(a, ev.Device)
+	}
+	c.checkFree(a, free, st, syncs)
+	a.free = free
+	a.freed = true
+	if c.engine.HasMemoryWrites() {
+		base, size := a.wholeOf()
+		c.memOps.forgot = c.engine.ForgetMemory(base, rangeEnd(base, size), c.memOps.forgot[:0])
+		c.forgetMemOps(c.memOps.forgot)
+	}
+	c.graveQ.push(a)
+	c.graveLen++
+	c.trimGrave()
+}
+
+// completeUses drops from a the uses, and the uses it inherited, made on
+// the host or on streams of device: a free that synchronizes the device
+// has waited for them. Uses on other devices' streams stay.
+func (c *Checker) completeUses(a *allocation, device int32) {
+	done := func(u *access) bool {
+		return u.agent == hb.HostAgent || c.engine.Agent(u.agent).Device == device
+	}
+	kept := a.inherited[:0]
+	for i := range a.inherited {
+		if !done(&a.inherited[i]) {
+			kept = append(kept, a.inherited[i])
+		}
+	}
+	a.inherited = kept
+	uses := a.uses()
+	n := 0
+	for i := range uses {
+		if !done(&uses[i]) {
+			uses[n] = uses[i]
+			n++
+		}
+	}
+	if n == int(a.nUses) {
+		return
+	}
+	if int(a.nUses) > len(a.useBuf) {
+		// The kept uses are at the front of extra; they move back into
+		// useBuf when they fit, as uses() expects.
+		a.extra = a.extra[:n]
+		if n <= len(a.useBuf) {
+			copy(a.useBuf[:], a.extra)
+			c.bufs.put(a.extra)
+			a.extra = nil
+		}
+	}
+	a.nUses = uint32(n)
+}
+
+// use checks a use of the allocation that holds addr.
+func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
+	if addr == 0 {
+		return
+	}
+	a := c.allocs.find(addr)
+	if a == nil {
+		return
+	}
+	if a.freed {
+		c.stats.Uses++
+		c.report(useAfterFreeRule, a, c.accessOf(ev, st, addr), &a.free)
+		return
+	}
+	c.stats.Uses++
+	uses := a.uses()
+	prior := -1
+	for i := range uses {
+		if uses[i].agent == st.Agent {
+			prior = i
+			break
+		}
+	}
+	// A use unordered after the allocation on a stream that already used the
+	// memory is the same bug as that earlier use, which was reported: stream
+	// order puts this one after it.
+	if prior < 0 && !st.Clock.Covers(c.epoch(&a.alloc)) {
+		u := c.accessOf(ev, st, addr)
+		if old := c.unorderedInherited(a, st); old != nil {
+			c.report(reuseWhileInFlightRule, a, u, old)
+		} else {
+			c.report(useBeforeAllocRule, a, u, &a.alloc)
+		}
+	}
+	if prior >= 0 {
+		uses[prior] = c.accessOf(ev, st, addr)
+		return
+	}
+	a.addUse(c.accessOf(ev, st, addr), &c.bufs)
+}
+
+// carried appends to dst what a freed allocation hands on to one that
+// reuses its addresses: its uses or, when it had none, the uses it had
+// inherited itself (so that a reuse is still seen through an allocation
+// made and freed without a use). Those the host is already ordered after
+// are left out: everything issued from now on is ordered after them.
+func (c *Checker) carried(dst []access, o *allocation) []access {
+	src := o.uses()
+	if len(src) == 0 {
+		src = o.inherited
+	}
+	host := c.engine.HostClock()
+	for i := range src {
+		if host.Covers(c.epoch(&src[i])) {
+			continue
+		}
+		if dst == nil {
+			dst = c.bufs.get()
+		}
+		dst = append(dst, src[i])
+	}
+	return dst
+}
+
+// rangeEnd returns base+size, or the top of the address space if that
+// wraps around.
+func rangeEnd(base, size uint64) uint64 {
+	if end := base + size; end >= base {
+		return end
+	}
+	return math.MaxUint64
+}

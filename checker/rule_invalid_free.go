@@ -1,0 +1,35 @@
+package checker
+
+import "fmt"
+
+// invalidFreeRule: invalid-free. It is checked by reportBadFree
+// (rule_double_free.go).
+var invalidFreeRule = &ruleDef{
+	id:       RuleInvalidFree,
+	severity: SeverityError,
+	doc: Documentation{
+		Title: "a free names an address that is not the start of a live allocation",
+		Text:  "a free names an address that is not the start of a live allocation",
+		Why: "Only the address an allocation call returned can be freed: a free of a pointer into an allocation, " +
+			"or of an address no allocation returned, fails or releases memory the program did not mean to.",
+		Fix: "Free the address the allocation call returned, once.",
+		Ops: freeOps,
+	},
+	role: "free",
+	explain: func(c *Checker, f *Finding, x *explainArgs) {
+		op := x.op
+		if f.Alloc != nil {
+			f.Message = fmt.Sprintf("%s frees 0x%x, which points %d bytes into the allocation of %s", what(op), op.Ptr, op.Ptr-f.Alloc.Ptr, x.size)
+			f.Why = fmt.Sprintf("Only the address returned by %s can be freed.", f.Alloc.Where())
+			f.Fix = fmt.Sprintf("Free 0x%x, the start of the allocation, at %s.", f.Alloc.Ptr, op.Site())
+		} else {
+			f.Message = fmt.Sprintf("%s frees 0x%x, which is not a live allocation", what(op), op.Ptr)
+			f.Why = "No allocation starting at this address was recorded, or it was freed so long ago that it is no longer remembered."
+			f.Fix = fmt.Sprintf("Free only addresses returned by an allocation call, at %s.", op.Site())
+		}
+		if op.Rejected {
+			f.Message += " (CUDA rejected the call)"
+			f.Why += " CUDA rejected this free with an error, so it did nothing, but the program still has the bug."
+		}
+	},
+}
