@@ -16,17 +16,17 @@ package model
 type Sync uint8
 
 const (
-	SyncNone        Sync = iota // Orders nothing: bookkeeping of a handle or a graph.
-	SyncIssue                   // Issued to its stream: after the stream's earlier work (a blocking stream's, after the legacy stream's too).
-	SyncRecord                  // Issued to its stream; the event takes the stream's work so far.
-	SyncWaitEvent               // Issued to its stream, which waits for the event's most recent record.
-	SyncCapture                 // Begins or ends a stream capture: the stream's work from here on is a graph's, run at its launches.
-	SyncHostStream              // The host waits for the stream's work (a query: when it answers success).
-	SyncHostEvent               // The host waits for the event's most recent record (a query: when it answers success).
-	SyncHostDevice              // The host waits for all the device's streams and the peer copies to or from it.
-	SyncHost                    // A step of the host: work issued after it is ordered after it.
-	SyncLegacy                  // A synchronous-API copy or set: issued to the legacy (or per-thread) stream; the host waits for it, or for what came before it, as CUDA's rules for its memory say.
-	SyncGraph                   // Changes the work a graph's launches do (their events, copies, nodes); orders nothing when made.
+	SyncNone       Sync = iota // Orders nothing: bookkeeping of a handle or a graph.
+	SyncIssue                  // Issued to its stream: after the stream's earlier work (a blocking stream's, after the legacy stream's too).
+	SyncRecord                 // Issued to its stream; the event takes the stream's work so far.
+	SyncWaitEvent              // Issued to its stream, which waits for the event's most recent record.
+	SyncCapture                // Begins or ends a stream capture: the stream's work from here on is a graph's, run at its launches.
+	SyncHostStream             // The host waits for the stream's work (a query: when it answers success).
+	SyncHostEvent              // The host waits for the event's most recent record (a query: when it answers success).
+	SyncHostDevice             // The host waits for all the device's streams and the peer copies to or from it.
+	SyncHost                   // A step of the host: work issued after it is ordered after it.
+	SyncLegacy                 // A synchronous-API copy or set: issued to the legacy (or per-thread) stream; the host waits for it, or for what came before it, as CUDA's rules for its memory say.
+	SyncGraph                  // Changes the work a graph's launches do (their events, copies, nodes); orders nothing when made.
 )
 
 var syncDocs = [...]string{
@@ -117,7 +117,7 @@ func (s OpSpec) BinaryFields() []string {
 	}
 	// In the record's order.
 	var ordered []string
-	for _, n := range append(eventFields[:], eventTailFields[:]...) {
+	for _, n := range append(append(eventFields[:], "ptrs"), eventTailFields[:]...) {
 		for _, m := range names {
 			if n == m {
 				ordered = append(ordered, n)
@@ -147,7 +147,7 @@ var opSpecs = [opCount]OpSpec{
 		Name: "stream_create", CName: "OP_STREAM_CREATE", API: "cudaStreamCreateWithFlags",
 		Sync: SyncNone, Flags: FlagNonBlocking | FlagImplicit,
 		required: jStream, optional: jPriority, introduces: jStream,
-		notes: map[string]string{"flags": `"blocking" default, or "non_blocking"`},
+		notes: map[string]string{"flags": "`\"blocking\"` default, or `\"non_blocking\"`"},
 	},
 	OpStreamDestroy: {
 		Name: "stream_destroy", CName: "OP_STREAM_DESTROY", API: "cudaStreamDestroy",
@@ -184,7 +184,7 @@ var opSpecs = [opCount]OpSpec{
 	OpStreamQuery: {
 		Name: "stream_query", CName: "OP_STREAM_QUERY", API: "cudaStreamQuery",
 		Sync: SyncHostStream, required: jStream | jResult,
-		notes: map[string]string{"result": `"success" or "not_ready"`},
+		notes: map[string]string{"result": "`\"success\"` or `\"not_ready\"`"},
 	},
 	OpEventQuery: {
 		Name: "event_query", CName: "OP_EVENT_QUERY", API: "cudaEventQuery",
