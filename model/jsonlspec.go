@@ -40,28 +40,43 @@ func (s *OpSpec) hasFlag(flags uint32) bool { return s.Flags&flags != 0 }
 // defaultAPI is the API name a JSON Lines line of ev gets when it has no
 // "api".
 func defaultAPI(ev *Event) string {
-	switch {
-	case ev.Op == OpMallocAsync && ev.Pool != 0:
-		return "cudaMallocFromPoolAsync"
-	case ev.Op == OpStreamMemOp:
-		switch ev.MemOp {
-		case MemOpWait64:
-			return "cuStreamWaitValue64"
-		case MemOpWrite32:
-			return "cuStreamWriteValue32"
-		case MemOpWrite64:
-			return "cuStreamWriteValue64"
-		case MemOpFlush, MemOpBarrier, MemOpAtomic:
-			return "cuStreamBatchMemOp"
+	s := &opSpecs[ev.Op]
+	if s.apiOf != nil {
+		if api := s.apiOf(ev); api != "" {
+			return api
 		}
 	}
-	return opSpecs[ev.Op].API
+	return s.API
 }
 
-// defaultPageable: a synchronous copy with a host side is assumed to use
-// pageable memory unless the line says otherwise.
+// mallocAPI is the API of a malloc_async from a pool.
+func mallocAPI(ev *Event) string {
+	if ev.Pool != 0 {
+		return "cudaMallocFromPoolAsync"
+	}
+	return ""
+}
+
+// memOpAPI is the API of a stream_mem_op that does what ev.MemOp says.
+func memOpAPI(ev *Event) string {
+	switch ev.MemOp {
+	case MemOpWait64:
+		return "cuStreamWaitValue64"
+	case MemOpWrite32:
+		return "cuStreamWriteValue32"
+	case MemOpWrite64:
+		return "cuStreamWriteValue64"
+	case MemOpFlush, MemOpBarrier, MemOpAtomic:
+		return "cuStreamBatchMemOp"
+	}
+	return ""
+}
+
+// defaultPageable: a copy of an op whose host side is pageable by default
+// (a synchronous copy) is assumed to use pageable memory when it has a host
+// side, unless the line says otherwise.
 func defaultPageable(op Op, kind MemcpyKind, pinned bool) bool {
-	return op == OpMemcpy && !pinned && (kind == CopyH2D || kind == CopyD2H || kind == CopyH2H)
+	return opSpecs[op].pageable && !pinned && (kind == CopyH2D || kind == CopyD2H || kind == CopyH2H)
 }
 
 // Result names accepted in "result". The first name listed for a code is

@@ -56,7 +56,7 @@ type OpSpec struct {
 	Op       Op
 	Name     string // JSON Lines name, Op.String.
 	CName    string // The C constant in intercept/ops.h.
-	API      string // The API name a JSON Lines line gets when it has no "api" (but see defaultAPI).
+	API      string // The API name a JSON Lines line gets when it has no "api", unless apiOf names another.
 	OnStream bool   // Issued to Event.Stream (Op.OnStream).
 	Sync     Sync
 	// Flags are the Flag* bits the op may carry; a flag's JSON Lines key
@@ -67,6 +67,12 @@ type OpSpec struct {
 	// introduces is jStream or jEvent where a line of the op may name a
 	// stream or event not seen before (a create, an event's first record).
 	introduces jsonFields
+	// apiOf, if set, names the API of a line that API does not describe
+	// (a malloc_async from a pool), or returns "".
+	apiOf func(*Event) string
+	// pageable: the host side of a copy is pageable unless the line says
+	// it is not, or that it is pinned (defaultPageable).
+	pageable bool
 	// notes explain a JSON Lines field of this op in the docs' table, by key.
 	notes map[string]string
 }
@@ -193,7 +199,7 @@ var opSpecs = [opCount]OpSpec{
 	OpMallocAsync: {
 		Name: "malloc_async", CName: "OP_MALLOC_ASYNC", API: "cudaMallocAsync",
 		OnStream: true, Sync: SyncIssue, Flags: FlagGraphAlloc,
-		required: jStream | jPtr | jSize, optional: jPool,
+		required: jStream | jPtr | jSize, optional: jPool, apiOf: mallocAPI,
 	},
 	OpMalloc: {
 		Name: "malloc", CName: "OP_MALLOC", API: "cudaMalloc",
@@ -229,7 +235,7 @@ var opSpecs = [opCount]OpSpec{
 	OpMemcpy: {
 		Name: "memcpy", CName: "OP_MEMCPY", API: "cudaMemcpy",
 		Sync: SyncLegacy, Flags: FlagPageable | FlagPinned | FlagPeer,
-		required: jDst | jSrc | jSize | jKind, optional: jStream,
+		required: jDst | jSrc | jSize | jKind, optional: jStream, pageable: true,
 		notes: map[string]string{
 			"pageable": "default true for kinds `h2d`, `d2h`, `h2h` unless `pinned` is true",
 			"stream":   "`legacy`, the default, or `per_thread` for a program built with per-thread default streams",
@@ -309,7 +315,7 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpStreamMemOp: {
 		Name: "stream_mem_op", CName: "OP_STREAM_MEMOP", API: "cuStreamWaitValue32",
-		OnStream: true, Sync: SyncIssue, Flags: FlagGraphNode, required: jStream, optional: jPtr | jMemOp,
+		OnStream: true, Sync: SyncIssue, Flags: FlagGraphNode, required: jStream, optional: jPtr | jMemOp, apiOf: memOpAPI,
 		notes: map[string]string{
 			"ptr":       "the address a wait or write names",
 			"graph":     "a batch memory operation node of that graph, flag bit 8",

@@ -45,6 +45,18 @@ func TestOpSpecRows(t *testing.T) {
 	if seen != knownFlags {
 		t.Errorf("flags %#x, known %#x", seen, knownFlags)
 	}
+	// The keys the spec documents are the ones the reader decodes.
+	tags := map[string]bool{}
+	for f := range reflect.TypeFor[jsonLine]().Fields() {
+		tags[f.Tag.Get("json")] = true
+	}
+	for _, s := range OpSpecs() {
+		for _, k := range append(s.JSONRequired(), s.JSONOptional()...) {
+			if !tags[k] {
+				t.Errorf("%s: key %q is not a field of jsonLine", s.Name, k)
+			}
+		}
+	}
 }
 
 // setBinaryField gives the event record field name of ev a value of its
