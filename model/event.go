@@ -138,7 +138,7 @@ func ParseOp(name string) (Op, bool) {
 
 // OnStream reports whether the op is issued to Event.Stream (as opposed to
 // being a host-side call that names no stream).
-func (o Op) OnStream() bool { return o < opCount && opSpecs[o].OnStream }
+func (o Op) OnStream() bool { return o < 64 && onStreamOps&(1<<o) != 0 }
 
 // MemcpyKind is the direction of a copy.
 type MemcpyKind uint8

@@ -371,9 +371,16 @@ var opSpecs = [opCount]OpSpec{
 	},
 }
 
+// onStreamOps has bit o set for each op o on a stream: Op.OnStream is
+// asked of every event the checker analyzes.
+var onStreamOps uint64
+
 func init() {
 	for i := range opSpecs {
 		opSpecs[i].Op = Op(i)
+		if opSpecs[i].OnStream {
+			onStreamOps |= 1 << i
+		}
 	}
 }
 

@@ -28,6 +28,9 @@ func TestOpSpecRows(t *testing.T) {
 		if s.required&s.optional != 0 {
 			t.Errorf("%s: fields %#x both required and optional", s.Name, s.required&s.optional)
 		}
+		if op.OnStream() != s.OnStream {
+			t.Errorf("%s: OnStream() = %v, the spec says %v (onStreamOps holds 64 ops)", s.Name, op.OnStream(), s.OnStream)
+		}
 		if got, ok := ParseOp(s.Name); !ok || got != op {
 			t.Errorf("ParseOp(%q) = %v, %v", s.Name, got, ok)
 		}
