@@ -31,16 +31,16 @@ const (
 
 var syncDocs = [...]string{
 	SyncNone:       "none",
-	SyncIssue:      "issued to the stream",
-	SyncRecord:     "records the stream's work in the event",
-	SyncWaitEvent:  "the stream waits for the event",
-	SyncCapture:    "begins or ends a capture",
-	SyncHostStream: "the host waits for the stream",
-	SyncHostEvent:  "the host waits for the event",
-	SyncHostDevice: "the host waits for the device",
-	SyncHost:       "a host step",
-	SyncLegacy:     "synchronous: on the legacy stream",
-	SyncGraph:      "changes a graph's launches",
+	SyncIssue:      "issued to the stream, after its earlier work",
+	SyncRecord:     "issued to the stream; the event takes the stream's work so far",
+	SyncWaitEvent:  "issued to the stream, which waits for the event's most recent record",
+	SyncCapture:    "begins or ends a capture of the stream's work into a graph",
+	SyncHostStream: "the host is ordered after the stream's work (a query: when it answers success)",
+	SyncHostEvent:  "the host is ordered after the event's record (a query: when it answers success)",
+	SyncHostDevice: "the host is ordered after the device's streams",
+	SyncHost:       "a step of the host, which work issued later follows",
+	SyncLegacy:     "on the legacy (or per-thread) stream; the host waits as CUDA's rules for its memory say",
+	SyncGraph:      "none now; changes what a graph's launches do",
 }
 
 // String returns a short description, as the trace-format tables give it.
