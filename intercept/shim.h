@@ -30,65 +30,12 @@
 /* Rare work, kept apart from the hot code (.text.unlikely). */
 #define SC_COLD __attribute__((cold, noinline))
 
-/* model.Op values (model/event.go): never renumber. */
-enum {
-    OP_STREAM_CREATE = 1,
-    OP_STREAM_DESTROY,
-    OP_EVENT_CREATE,
-    OP_EVENT_RECORD,
-    OP_EVENT_DESTROY,
-    OP_STREAM_WAIT,
-    OP_STREAM_SYNC,
-    OP_EVENT_SYNC,
-    OP_DEVICE_SYNC,
-    OP_STREAM_QUERY,
-    OP_EVENT_QUERY,
-    OP_MALLOC_ASYNC,
-    OP_MALLOC,
-    OP_FREE_ASYNC,
-    OP_FREE,
-    OP_LAUNCH,
-    OP_MEMCPY_ASYNC,
-    OP_MEMCPY,
-    OP_MEMSET_ASYNC,
-    OP_MEMSET,
-    OP_HOST_FUNC,
-    OP_CAPTURE_BEGIN,
-    OP_CAPTURE_END,
-    OP_GRAPH_LAUNCH,
-    OP_POOL_CREATE,
-    OP_GRAPH_INSTANTIATE,
-    OP_GRAPH_FORGET,
-    OP_GRAPH_EVENT_RECORD_NODE,
-    OP_GRAPH_EVENT_WAIT_NODE,
-    OP_GRAPH_CLONE,
-    OP_STREAM_MEMOP,
-    OP_POOL_EXPORT,
-    OP_POOL_IMPORT,
-    OP_PTR_EXPORT,
-    OP_PTR_IMPORT,
-    OP_IPC_EVENT_EXPORT,
-    OP_IPC_EVENT_OPEN,
-    OP_IPC_MEM_EXPORT,
-    OP_IPC_MEM_OPEN,
-    OP_IPC_MEM_CLOSE,
-};
+/* model.Op values and model.Flag* bits, generated from model/opspec.go. */
+#include "ops.h"
 #define SC_ALL_GRAPHS UINT64_MAX /* model.AllGraphs */
 
 /* model.MemcpyKind */
 enum { COPY_DEFAULT = 0, COPY_H2D, COPY_D2H, COPY_D2D, COPY_H2H };
-
-/* model.Flag* */
-#define FLAG_NON_BLOCKING (1u << 0)
-#define FLAG_PAGEABLE (1u << 1)
-#define FLAG_IMPLICIT (1u << 2)
-#define FLAG_PINNED (1u << 3)
-#define FLAG_GRAPH_ALLOC (1u << 4) /* OP_MALLOC_ASYNC by a graph's memory node */
-#define FLAG_EXTERNAL (1u << 5)    /* event record or wait with the external flag */
-#define FLAG_LIFETIME (1u << 6)    /* graph instantiate/forget/clone that creates or destroys its object; a new event node */
-#define FLAG_PEER (1u << 7)        /* synchronous peer copy: serialized with its devices' work */
-#define FLAG_GRAPH_NODE (1u << 8)  /* launch, copy or set added to a graph as a node, not issued to a stream */
-#define FLAG_CONDITIONAL (1u << 9) /* graph clone: a conditional node's body graph (src) in graph */
 
 /* Record kinds (docs/trace-format.md). */
 enum {

@@ -5,7 +5,8 @@ import "fmt"
 // Op is the kind of a recorded operation.
 //
 // The numeric values are part of the binary trace format: never renumber,
-// only append.
+// only append. Each op has a row in the op spec (opspec.go), from which the
+// recording shim's numbers (intercept/ops.h) are generated.
 type Op uint8
 
 const (
@@ -114,57 +115,10 @@ const (
 	opCount
 )
 
-var opNames = [...]string{
-	OpInvalid:       "invalid",
-	OpStreamCreate:  "stream_create",
-	OpStreamDestroy: "stream_destroy",
-	OpEventCreate:   "event_create",
-	OpEventRecord:   "event_record",
-	OpEventDestroy:  "event_destroy",
-	OpStreamWait:    "stream_wait_event",
-	OpStreamSync:    "stream_sync",
-	OpEventSync:     "event_sync",
-	OpDeviceSync:    "device_sync",
-	OpStreamQuery:   "stream_query",
-	OpEventQuery:    "event_query",
-	OpMallocAsync:   "malloc_async",
-	OpMalloc:        "malloc",
-	OpFreeAsync:     "free_async",
-	OpFree:          "free",
-	OpLaunch:        "launch",
-	OpMemcpyAsync:   "memcpy_async",
-	OpMemcpy:        "memcpy",
-	OpMemsetAsync:   "memset_async",
-	OpMemset:        "memset",
-	OpHostFunc:      "host_func",
-	OpCaptureBegin:  "capture_begin",
-	OpCaptureEnd:    "capture_end",
-	OpGraphLaunch:   "graph_launch",
-	OpPoolCreate:    "pool_create",
-
-	OpGraphInstantiate: "graph_instantiate",
-	OpGraphForget:      "graph_forget",
-
-	OpGraphEventRecordNode: "graph_event_record_node",
-	OpGraphEventWaitNode:   "graph_event_wait_node",
-	OpGraphClone:           "graph_clone",
-	OpStreamMemOp:          "stream_mem_op",
-
-	OpPoolExport:     "pool_export",
-	OpPoolImport:     "pool_import",
-	OpPtrExport:      "ptr_export",
-	OpPtrImport:      "ptr_import",
-	OpIpcEventExport: "ipc_event_export",
-	OpIpcEventOpen:   "ipc_event_open",
-	OpIpcMemExport:   "ipc_mem_export",
-	OpIpcMemOpen:     "ipc_mem_open",
-	OpIpcMemClose:    "ipc_mem_close",
-}
-
 // String returns the JSON Lines name of the op ("malloc_async", ...).
 func (o Op) String() string {
-	if int(o) < len(opNames) {
-		return opNames[o]
+	if o < opCount {
+		return opSpecs[o].Name
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -174,9 +128,9 @@ func (o Op) Valid() bool { return o > OpInvalid && o < opCount }
 
 // ParseOp returns the op with the given JSON Lines name.
 func ParseOp(name string) (Op, bool) {
-	for i, n := range opNames {
-		if n == name && Op(i) != OpInvalid {
-			return Op(i), true
+	for _, s := range opSpecs[1:] {
+		if s.Name == name {
+			return s.Op, true
 		}
 	}
 	return OpInvalid, false
@@ -184,14 +138,7 @@ func ParseOp(name string) (Op, bool) {
 
 // OnStream reports whether the op is issued to Event.Stream (as opposed to
 // being a host-side call that names no stream).
-func (o Op) OnStream() bool {
-	switch o {
-	case OpEventRecord, OpStreamWait, OpMallocAsync, OpFreeAsync, OpLaunch,
-		OpMemcpyAsync, OpMemsetAsync, OpHostFunc, OpCaptureBegin, OpCaptureEnd, OpGraphLaunch, OpStreamMemOp:
-		return true
-	}
-	return false
-}
+func (o Op) OnStream() bool { return o < 64 && onStreamOps&(1<<o) != 0 }
 
 // MemcpyKind is the direction of a copy.
 type MemcpyKind uint8
@@ -335,7 +282,8 @@ func (k MemOpKind) Satisfies(written, value uint64, flags uint32) (met, known bo
 	return false, false
 }
 
-// Event flags (Event.Flags).
+// Event flags (Event.Flags). Each has a row in the flag spec (opspec.go),
+// from which the recording shim's (intercept/ops.h) are generated.
 const (
 	FlagNonBlocking uint32 = 1 << 0 // OpStreamCreate: the stream does not synchronize with the legacy stream.
 	FlagPageable    uint32 = 1 << 1 // OpMemcpy/OpMemcpyAsync/OpMemset: the host side is pageable memory.
@@ -382,9 +330,6 @@ const (
 	// from Graph runs the body's work as it was at the instantiation, zero
 	// or more times.
 	FlagConditional uint32 = 1 << 9
-
-	knownFlags = FlagNonBlocking | FlagPageable | FlagImplicit | FlagPinned | FlagGraphAlloc | FlagExternal |
-		FlagLifetime | FlagPeer | FlagGraphNode | FlagConditional
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose

@@ -220,7 +220,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	if !ok {
 		return "op", corruptf("unknown op %q", *l.Op)
 	}
-	form := opForms[op]
+	form := &opSpecs[op]
 	var err error
 	// Fields in a fixed order, so the first fault named is predictable.
 	*ev = Event{Op: op, TID: 1, Ptrs: ev.Ptrs[:0]}
@@ -231,7 +231,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 			return "stream", missing(op)
 		}
 		if l.Stream != nil {
-			if ev.Stream, err = r.streams.resolve(*l.Stream, op == OpStreamCreate); err != nil {
+			if ev.Stream, err = r.streams.resolve(*l.Stream, form.introduces&jStream != 0); err != nil {
 				return "stream", err
 			}
 			if form.required&jStream == 0 && ev.Stream != StreamLegacy && ev.Stream != StreamPerThread {
@@ -243,8 +243,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		if l.Event == nil {
 			return "event", missing(op)
 		}
-		introduce := op == OpEventCreate || op == OpEventRecord || op == OpIpcEventOpen
-		if ev.Event, err = r.events.resolve(*l.Event, introduce); err != nil {
+		if ev.Event, err = r.events.resolve(*l.Event, form.introduces&jEvent != 0); err != nil {
 			return "event", err
 		}
 	}
@@ -313,33 +312,32 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		}
 		ev.Weak = uint32(len(l.WeakPtrs))
 	}
-	if form.has(jCreate) {
-		if l.Flags != nil {
-			switch *l.Flags {
-			case "blocking":
-			case "non_blocking":
-				ev.Flags |= FlagNonBlocking
-			default:
-				return "flags", corruptf("unknown stream flags %q (want blocking or non_blocking)", *l.Flags)
-			}
-		}
-		if l.Priority != nil {
-			ev.Prio = *l.Priority
+	if form.hasFlag(FlagNonBlocking) && l.Flags != nil {
+		switch *l.Flags {
+		case "blocking":
+		case "non_blocking":
+			ev.Flags |= FlagNonBlocking
+		default:
+			return "flags", corruptf("unknown stream flags %q (want blocking or non_blocking)", *l.Flags)
 		}
 	}
-	if form.has(jExternal) && l.External != nil && *l.External {
-		ev.Flags |= FlagExternal
+	if form.has(jPriority) && l.Priority != nil {
+		ev.Prio = *l.Priority
 	}
-	if form.has(jLifetime) && l.Lifetime != nil && *l.Lifetime {
-		ev.Flags |= FlagLifetime
+	for _, f := range [...]struct {
+		flag uint32
+		set  *bool
+	}{
+		{FlagExternal, l.External},
+		{FlagLifetime, l.Lifetime},
+		{FlagConditional, l.Cond},
+		{FlagImplicit, l.Implicit},
+	} {
+		if form.hasFlag(f.flag) && f.set != nil && *f.set {
+			ev.Flags |= f.flag
+		}
 	}
-	if form.has(jConditional) && l.Cond != nil && *l.Cond {
-		ev.Flags |= FlagConditional
-	}
-	if form.has(jCreate|jImplicit) && l.Implicit != nil && *l.Implicit {
-		ev.Flags |= FlagImplicit
-	}
-	if form.has(jGraph) && l.Graph != nil {
+	if form.hasFlag(FlagGraphAlloc) && l.Graph != nil {
 		var alloc bool
 		if err := json.Unmarshal(l.Graph, &alloc); err != nil {
 			return "graph", corruptf("got %s, want true or false", short(l.Graph))
@@ -348,7 +346,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 			ev.Flags |= FlagGraphAlloc
 		}
 	}
-	if form.has(jGraphNode) && l.Graph != nil && string(l.Graph) != "null" {
+	if form.hasFlag(FlagGraphNode) && l.Graph != nil && string(l.Graph) != "null" {
 		var name string
 		if err := json.Unmarshal(l.Graph, &name); err != nil {
 			return "graph", corruptf("got %s, want the name of the graph the node is in", short(l.Graph))
@@ -369,7 +367,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	} else if form.required&jGraphName != 0 {
 		return "graph", missing(op)
 	}
-	if !form.has(jGraph|jGraphName|jGraphNode) && l.Graph != nil {
+	if !form.has(jGraphName) && !form.hasFlag(FlagGraphAlloc|FlagGraphNode) && l.Graph != nil {
 		// Ignored here, but of one of its two types, as every field is.
 		var b bool
 		var name string
@@ -411,7 +409,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 			return "value", err
 		}
 	}
-	if form.has(jPeer) && (l.PeerSrc != nil || l.PeerDst != nil) {
+	if form.hasFlag(FlagPeer) && (l.PeerSrc != nil || l.PeerDst != nil) {
 		if l.PeerSrc == nil {
 			return "peer_src", corruptf("missing: a peer copy (peer_dst given) needs both peer_src and peer_dst")
 		}
@@ -421,7 +419,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		ev.Flags |= FlagPeer
 		ev.PeerSrc, ev.PeerDst = *l.PeerSrc, *l.PeerDst
 	}
-	if form.has(jHost) {
+	if form.hasFlag(FlagPageable | FlagPinned) {
 		pinned := l.Pinned != nil && *l.Pinned
 		pageable := defaultPageable(op, ev.Kind, pinned)
 		if l.Pageable != nil {

@@ -6,116 +6,77 @@ import (
 )
 
 // Field sets of the JSON Lines form: which op-specific fields a line of each
-// op carries (docs/trace-format.md, "JSON Lines"). The reader and the writer
-// share this table so they cannot disagree.
+// op carries (docs/trace-format.md, "JSON Lines"), besides the keys of the
+// op's flags (flagSpecs). The reader and the writer share the op spec
+// (opspec.go), so they cannot disagree.
 type jsonFields uint32
 
 const (
-	jStream      jsonFields = 1 << iota // "stream"
-	jEvent                              // "event"
-	jPtr                                // "ptr" (Event.Ptr)
-	jDst                                // "dst" (Event.Ptr of a copy)
-	jSrc                                // "src"
-	jSize                               // "size"
-	jKind                               // "kind"
-	jPool                               // "pool"
-	jKernel                             // "kernel", "ptrs", "weak_ptrs"
-	jCreate                             // "flags", "priority", "implicit" (stream_create)
-	jImplicit                           // "implicit" (event_create)
-	jResult                             // "result" is required
-	jHost                               // "pageable", "pinned"
-	jGraph                              // "graph": true (malloc_async)
-	jGraphName                          // "graph": a graph's name (capture_begin, capture_end, graph_instantiate, graph_forget, graph_event_*_node, graph_clone)
-	jExec                               // "exec": the executable graph's name
-	jExternal                           // "external" (event_record, stream_wait_event)
-	jLifetime                           // "lifetime" (graph_instantiate, graph_forget, graph_clone, graph_event_*_node, capture_begin)
-	jPeer                               // "peer_src", "peer_dst" (memcpy): a synchronous peer copy
-	jGraphNode                          // "graph": the name of the graph a launch, copy, set or stream memory operation is a node of (FlagGraphNode)
-	jNode                               // "node": a graph node's name (graph_event_*_node, graph_forget, graph_clone)
-	jFrom                               // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
-	jMemOp                              // "mem_op", "mem_flags", "value" (stream_mem_op)
-	jConditional                        // "conditional": true (graph_clone of a conditional node's body)
-	jValue                              // "value" alone: the key of interprocess data (ptr_export, ptr_import, ipc_*)
+	jStream    jsonFields = 1 << iota // "stream"
+	jEvent                            // "event"
+	jPtr                              // "ptr" (Event.Ptr)
+	jDst                              // "dst" (Event.Ptr of a copy)
+	jSrc                              // "src"
+	jSize                             // "size"
+	jKind                             // "kind"
+	jPool                             // "pool"
+	jKernel                           // "kernel", "ptrs", "weak_ptrs"
+	jPriority                         // "priority" (stream_create)
+	jResult                           // "result" is required
+	jGraphName                        // "graph": a graph's name (capture_begin, capture_end, graph_instantiate, graph_forget, graph_event_*_node, graph_clone)
+	jExec                             // "exec": the executable graph's name
+	jNode                             // "node": a graph node's name (graph_event_*_node, graph_forget, graph_clone)
+	jFrom                             // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
+	jMemOp                            // "mem_op", "mem_flags", "value" (stream_mem_op)
+	jValue                            // "value" alone: the key of interprocess data (ptr_export, ptr_import, ipc_*)
 )
 
-type opForm struct {
-	required, optional jsonFields
-	api                string // Default API name.
-}
+// has reports whether a line of the op may carry any of fields.
+func (s *OpSpec) has(fields jsonFields) bool { return (s.required|s.optional)&fields != 0 }
 
-var opForms = [opCount]opForm{
-	OpStreamCreate:  {jStream, jCreate, "cudaStreamCreateWithFlags"},
-	OpStreamDestroy: {jStream, 0, "cudaStreamDestroy"},
-	OpEventCreate:   {jEvent, jImplicit, "cudaEventCreate"},
-	OpEventRecord:   {jEvent | jStream, jExternal, "cudaEventRecord"},
-	OpEventDestroy:  {jEvent, 0, "cudaEventDestroy"},
-	OpStreamWait:    {jStream | jEvent, jExternal, "cudaStreamWaitEvent"},
-	OpStreamSync:    {jStream, 0, "cudaStreamSynchronize"},
-	OpEventSync:     {jEvent, 0, "cudaEventSynchronize"},
-	OpDeviceSync:    {0, 0, "cudaDeviceSynchronize"},
-	OpStreamQuery:   {jStream | jResult, 0, "cudaStreamQuery"},
-	OpEventQuery:    {jEvent | jResult, 0, "cudaEventQuery"},
-	OpMallocAsync:   {jStream | jPtr | jSize, jPool | jGraph, "cudaMallocAsync"},
-	OpMalloc:        {jPtr | jSize, 0, "cudaMalloc"},
-	OpFreeAsync:     {jStream | jPtr, 0, "cudaFreeAsync"},
-	OpFree:          {jPtr, 0, "cudaFree"},
-	OpLaunch:        {jStream, jKernel | jGraphNode, "cudaLaunchKernel"},
-	OpMemcpyAsync:   {jStream | jDst | jSrc | jSize | jKind, jHost | jGraphNode, "cudaMemcpyAsync"},
-	OpMemcpy:        {jDst | jSrc | jSize | jKind, jHost | jStream | jPeer, "cudaMemcpy"},
-	OpMemsetAsync:   {jStream | jPtr | jSize, jHost | jGraphNode, "cudaMemsetAsync"},
-	OpMemset:        {jPtr | jSize, jHost | jStream, "cudaMemset"},
-	OpHostFunc:      {jStream, 0, "cudaLaunchHostFunc"},
-	OpCaptureBegin:  {jStream, jGraphName | jLifetime, "cudaStreamBeginCapture"},
-	OpCaptureEnd:    {jStream, jGraphName, "cudaStreamEndCapture"},
-	OpGraphLaunch:   {jStream, jExec, "cudaGraphLaunch"},
-	OpPoolCreate:    {jPool, 0, "cudaMemPoolCreate"},
-
-	OpGraphInstantiate: {0, jGraphName | jExec | jLifetime, "cudaGraphInstantiate"},
-	OpGraphForget:      {0, jGraphName | jExec | jLifetime | jNode | jFrom, "cudaGraphDestroy"},
-
-	OpGraphEventRecordNode: {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventRecordNode"},
-	OpGraphEventWaitNode:   {jEvent, jGraphName | jExec | jNode | jLifetime, "cudaGraphAddEventWaitNode"},
-	OpGraphClone:           {jGraphName | jFrom, jLifetime | jConditional | jNode, "cudaGraphClone"},
-	OpStreamMemOp:          {jStream, jPtr | jMemOp | jGraphNode, "cuStreamWaitValue32"},
-
-	OpPoolExport:     {jPool, 0, "cudaMemPoolExportToShareableHandle"},
-	OpPoolImport:     {jPool, 0, "cudaMemPoolImportFromShareableHandle"},
-	OpPtrExport:      {jPtr, jValue, "cudaMemPoolExportPointer"},
-	OpPtrImport:      {jPtr, jPool | jSize | jValue, "cudaMemPoolImportPointer"},
-	OpIpcEventExport: {jEvent, jValue, "cudaIpcGetEventHandle"},
-	OpIpcEventOpen:   {jEvent, jValue, "cudaIpcOpenEventHandle"},
-	OpIpcMemExport:   {jPtr, jValue, "cudaIpcGetMemHandle"},
-	OpIpcMemOpen:     {jPtr, jSize | jValue, "cudaIpcOpenMemHandle"},
-	OpIpcMemClose:    {jPtr, 0, "cudaIpcCloseMemHandle"},
-}
-
-func (f opForm) has(fields jsonFields) bool { return (f.required|f.optional)&fields != 0 }
+// hasFlag reports whether the op may carry any of the flags.
+func (s *OpSpec) hasFlag(flags uint32) bool { return s.Flags&flags != 0 }
 
 // defaultAPI is the API name a JSON Lines line of ev gets when it has no
 // "api".
 func defaultAPI(ev *Event) string {
-	switch {
-	case ev.Op == OpMallocAsync && ev.Pool != 0:
-		return "cudaMallocFromPoolAsync"
-	case ev.Op == OpStreamMemOp:
-		switch ev.MemOp {
-		case MemOpWait64:
-			return "cuStreamWaitValue64"
-		case MemOpWrite32:
-			return "cuStreamWriteValue32"
-		case MemOpWrite64:
-			return "cuStreamWriteValue64"
-		case MemOpFlush, MemOpBarrier, MemOpAtomic:
-			return "cuStreamBatchMemOp"
+	s := &opSpecs[ev.Op]
+	if s.apiOf != nil {
+		if api := s.apiOf(ev); api != "" {
+			return api
 		}
 	}
-	return opForms[ev.Op].api
+	return s.API
 }
 
-// defaultPageable: a synchronous copy with a host side is assumed to use
-// pageable memory unless the line says otherwise.
+// mallocAPI is the API of a malloc_async from a pool.
+func mallocAPI(ev *Event) string {
+	if ev.Pool != 0 {
+		return "cudaMallocFromPoolAsync"
+	}
+	return ""
+}
+
+// memOpAPI is the API of a stream_mem_op that does what ev.MemOp says.
+func memOpAPI(ev *Event) string {
+	switch ev.MemOp {
+	case MemOpWait64:
+		return "cuStreamWaitValue64"
+	case MemOpWrite32:
+		return "cuStreamWriteValue32"
+	case MemOpWrite64:
+		return "cuStreamWriteValue64"
+	case MemOpFlush, MemOpBarrier, MemOpAtomic:
+		return "cuStreamBatchMemOp"
+	}
+	return ""
+}
+
+// defaultPageable: a copy of an op whose host side is pageable by default
+// (a synchronous copy) is assumed to use pageable memory when it has a host
+// side, unless the line says otherwise.
 func defaultPageable(op Op, kind MemcpyKind, pinned bool) bool {
-	return op == OpMemcpy && !pinned && (kind == CopyH2D || kind == CopyD2H || kind == CopyH2H)
+	return opSpecs[op].pageable && !pinned && (kind == CopyH2D || kind == CopyD2H || kind == CopyH2H)
 }
 
 // Result names accepted in "result". The first name listed for a code is

@@ -109,7 +109,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	}
 	w.Source(t)
 	w.src = t
-	form := opForms[ev.Op]
+	form := &opSpecs[ev.Op]
 	var stream, event, pool string
 	// A synchronous copy or set names its stream only when it is the
 	// per-thread one (the reader takes no other than the default streams).
@@ -156,30 +156,27 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 		b = appendAddresses(b, `,"ptrs":[`, ev.StrongPtrs())
 		b = appendAddresses(b, `,"weak_ptrs":[`, ev.WeakPtrs())
 	}
-	if form.has(jCreate) {
-		if ev.Flags&FlagNonBlocking != 0 {
-			b = append(b, `,"flags":"non_blocking"`...)
+	if form.hasFlag(FlagNonBlocking) && ev.Flags&FlagNonBlocking != 0 {
+		b = append(b, `,"flags":"non_blocking"`...)
+	}
+	if form.has(jPriority) && ev.Prio != 0 {
+		b = strconv.AppendInt(append(b, `,"priority":`...), int64(ev.Prio), 10)
+	}
+	for _, f := range [...]struct {
+		flag uint32
+		key  string
+	}{
+		{FlagExternal, `,"external":true`},
+		{FlagLifetime, `,"lifetime":true`},
+		{FlagConditional, `,"conditional":true`},
+		{FlagImplicit, `,"implicit":true`},
+		{FlagGraphAlloc, `,"graph":true`},
+	} {
+		if form.hasFlag(f.flag) && ev.Flags&f.flag != 0 {
+			b = append(b, f.key...)
 		}
-		if ev.Prio != 0 {
-			b = strconv.AppendInt(append(b, `,"priority":`...), int64(ev.Prio), 10)
-		}
 	}
-	if form.has(jExternal) && ev.Flags&FlagExternal != 0 {
-		b = append(b, `,"external":true`...)
-	}
-	if form.has(jLifetime) && ev.Flags&FlagLifetime != 0 {
-		b = append(b, `,"lifetime":true`...)
-	}
-	if form.has(jConditional) && ev.Flags&FlagConditional != 0 {
-		b = append(b, `,"conditional":true`...)
-	}
-	if form.has(jCreate|jImplicit) && ev.Flags&FlagImplicit != 0 {
-		b = append(b, `,"implicit":true`...)
-	}
-	if form.has(jGraph) && ev.Flags&FlagGraphAlloc != 0 {
-		b = append(b, `,"graph":true`...)
-	}
-	if form.has(jGraphNode) && ev.Flags&FlagGraphNode != 0 {
+	if form.hasFlag(FlagGraphNode) && ev.Flags&FlagGraphNode != 0 {
 		b = appendHex(append(b, `,"graph":`...), ev.Graph)
 	}
 	// A required graph is written even when its handle is 0 (graph_clone
@@ -205,11 +202,11 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jMemOp|jValue) && ev.Value != 0 {
 		b = appendHex(append(b, `,"value":`...), ev.Value) // a string: JSON numbers past 2^53 lose precision in many readers
 	}
-	if form.has(jPeer) && ev.Flags&FlagPeer != 0 {
+	if form.hasFlag(FlagPeer) && ev.Flags&FlagPeer != 0 {
 		b = strconv.AppendInt(append(b, `,"peer_src":`...), int64(ev.PeerSrc), 10)
 		b = strconv.AppendInt(append(b, `,"peer_dst":`...), int64(ev.PeerDst), 10)
 	}
-	if form.has(jHost) {
+	if form.hasFlag(FlagPageable | FlagPinned) {
 		pinned := ev.Flags&FlagPinned != 0
 		if pageable := ev.Flags&FlagPageable != 0; pageable != defaultPageable(ev.Op, ev.Kind, pinned) {
 			b = strconv.AppendBool(append(b, `,"pageable":`...), pageable)
@@ -226,7 +223,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 
 // appendCommon appends the fields every op may carry, and ends the line.
 func (w *JSONLWriter) appendCommon(b []byte, ev *Event, t *Tables, api string) []byte {
-	if opForms[ev.Op].required&jResult != 0 || ev.Result != ResultSuccess {
+	if opSpecs[ev.Op].required&jResult != 0 || ev.Result != ResultSuccess {
 		b = append(b, `,"result":`...)
 		if name, ok := resultName(ev.Result); ok {
 			b = appendJSONString(b, name)
@@ -280,7 +277,7 @@ func (w *JSONLWriter) streamName(ev *Event, t *Tables) string {
 		return name
 	}
 	name := w.streams.name(ev.Stream, t)
-	if ev.Op != OpStreamCreate {
+	if opSpecs[ev.Op].introduces&jStream == 0 {
 		w.writeImplicitCreate(OpStreamCreate, `,"stream":`, name, ev, t)
 	}
 	return name
@@ -291,7 +288,7 @@ func (w *JSONLWriter) eventName(ev *Event, t *Tables) string {
 		return name
 	}
 	name := w.events.name(ev.Event, t)
-	if ev.Op != OpEventCreate && ev.Op != OpEventRecord && ev.Op != OpIpcEventOpen {
+	if opSpecs[ev.Op].introduces&jEvent == 0 {
 		w.writeImplicitCreate(OpEventCreate, `,"event":`, name, ev, t)
 	}
 	return name

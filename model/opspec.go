@@ -1,0 +1,462 @@
+package model
+
+//go:generate go run mkops.go
+
+// The op spec: one row per op, saying everything the trace formats need to
+// know of it. The JSON Lines reader and writer take their field lists from
+// it, Op.String, ParseOp and Op.OnStream answer from it, and `go generate
+// ./model` writes from it the C header the recording shim numbers its ops
+// and flags with (intercept/ops.h) and the op and flag tables of
+// docs/trace-format.md; TestGeneratedFilesUpToDate fails when they are
+// stale. For the trace formats, adding an op is adding its constant
+// (event.go) and its row here, then running go generate (a field that no op
+// had before needs a jsonFields bit and its code in the JSON Lines reader
+// and writer); the shim's handler that records it and the checker's rules
+// for it are written by hand.
+
+// Sync says how an op orders work: what the checker's happens-before
+// engine (package hb) makes of it. It documents the op; the engine has the
+// details (captures, failed calls, flags).
+type Sync uint8
+
+const (
+	SyncNone       Sync = iota // Orders nothing: bookkeeping of a handle or a graph.
+	SyncIssue                  // Issued to its stream: after the stream's earlier work (a blocking stream's, after the legacy stream's too).
+	SyncRecord                 // Issued to its stream; the event takes the stream's work so far.
+	SyncWaitEvent              // Issued to its stream, which waits for the event's most recent record.
+	SyncCapture                // Begins or ends a stream capture: the stream's work from here on is a graph's, run at its launches.
+	SyncHostStream             // The host waits for the stream's work (a query: when it answers success).
+	SyncHostEvent              // The host waits for the event's most recent record (a query: when it answers success).
+	SyncHostDevice             // The host waits for all the device's streams and the peer copies to or from it.
+	SyncHost                   // A step of the host: work issued after it is ordered after it.
+	SyncLegacy                 // A synchronous-API copy or set: issued to the legacy (or per-thread) stream; the host waits for it, or for what came before it, as CUDA's rules for its memory say.
+	SyncGraph                  // Changes the work a graph's launches do (their events, copies, nodes); orders nothing when made.
+)
+
+var syncDocs = [...]string{
+	SyncNone:       "none",
+	SyncIssue:      "issued to the stream, after its earlier work",
+	SyncRecord:     "issued to the stream; the event takes the stream's work so far",
+	SyncWaitEvent:  "issued to the stream, which waits for the event's most recent record",
+	SyncCapture:    "begins or ends a capture of the stream's work into a graph",
+	SyncHostStream: "the host is ordered after the stream's work (a query: when it answers success)",
+	SyncHostEvent:  "the host is ordered after the event's record (a query: when it answers success)",
+	SyncHostDevice: "the host is ordered after the device's streams",
+	SyncHost:       "a step of the host, which work issued later follows",
+	SyncLegacy:     "on the legacy (or per-thread) stream; the host waits as CUDA's rules for its memory say",
+	SyncGraph:      "none now; changes what a graph's launches do",
+}
+
+// String returns a short description, as the trace-format tables give it.
+func (s Sync) String() string {
+	if int(s) < len(syncDocs) {
+		return syncDocs[s]
+	}
+	return "sync(?)"
+}
+
+// OpSpec is one row of the op spec.
+type OpSpec struct {
+	Op       Op
+	Name     string // JSON Lines name, Op.String.
+	CName    string // The C constant in intercept/ops.h.
+	API      string // The API name a JSON Lines line gets when it has no "api", unless apiOf names another.
+	OnStream bool   // Issued to Event.Stream (Op.OnStream).
+	Sync     Sync
+	// Flags are the Flag* bits the op may carry; a flag's JSON Lines key
+	// (flagSpecs) is one of the op's optional fields.
+	Flags uint32
+	// The op-specific JSON Lines fields a line carries, besides the flags'.
+	required, optional jsonFields
+	// introduces is jStream or jEvent where a line of the op may name a
+	// stream or event not seen before (a create, an event's first record).
+	introduces jsonFields
+	// apiOf, if set, names the API of a line that API does not describe
+	// (a malloc_async from a pool), or returns "".
+	apiOf func(*Event) string
+	// pageable: the host side of a copy is pageable unless the line says
+	// it is not, or that it is pinned (defaultPageable).
+	pageable bool
+	// notes explain a JSON Lines field of this op in the docs' table, by key.
+	notes map[string]string
+}
+
+// Spec returns o's row of the op spec; OpInvalid's for an unknown op.
+func (o Op) Spec() OpSpec {
+	if o < opCount {
+		return opSpecs[o]
+	}
+	return opSpecs[OpInvalid]
+}
+
+// OpSpecs returns the rows of every valid op, in op order.
+func OpSpecs() []OpSpec { return append([]OpSpec(nil), opSpecs[1:]...) }
+
+// JSONRequired returns the keys a JSON Lines line of the op must have.
+func (s OpSpec) JSONRequired() []string { return s.required.keys() }
+
+// JSONOptional returns the op-specific keys a JSON Lines line of the op may
+// have: its optional fields', then its flags'.
+func (s OpSpec) JSONOptional() []string {
+	keys := s.optional.keys()
+	for _, f := range flagSpecs {
+		if s.Flags&f.Bit != 0 {
+			keys = appendNew(keys, f.JSON...)
+		}
+	}
+	return keys
+}
+
+// Note returns what the docs say of the op's JSON Lines field key, or "".
+func (s OpSpec) Note(key string) string { return s.notes[key] }
+
+// BinaryFields returns the event record fields (docs/trace-format.md, "Event
+// payload") that carry something for the op, besides the ones of every op
+// (op, seq, tid, device, time, api, stack, result).
+func (s OpSpec) BinaryFields() []string {
+	var names []string
+	for _, f := range jsonFieldSpecs {
+		if (s.required|s.optional)&f.bit != 0 {
+			names = appendNew(names, f.binary...)
+		}
+	}
+	for _, f := range flagSpecs {
+		if s.Flags&f.Bit != 0 {
+			names = appendNew(names, f.Binary...)
+		}
+	}
+	// In the record's order.
+	var ordered []string
+	for _, n := range append(append(eventFields[:], "ptrs"), eventTailFields[:]...) {
+		for _, m := range names {
+			if n == m {
+				ordered = append(ordered, n)
+			}
+		}
+	}
+	return ordered
+}
+
+// appendNew appends those of add that s lacks.
+func appendNew(s []string, add ...string) []string {
+next:
+	for _, a := range add {
+		for _, x := range s {
+			if x == a {
+				continue next
+			}
+		}
+		s = append(s, a)
+	}
+	return s
+}
+
+var opSpecs = [opCount]OpSpec{
+	OpInvalid: {Name: "invalid"},
+	OpStreamCreate: {
+		Name: "stream_create", CName: "OP_STREAM_CREATE", API: "cudaStreamCreateWithFlags",
+		Sync: SyncNone, Flags: FlagNonBlocking | FlagImplicit,
+		required: jStream, optional: jPriority, introduces: jStream,
+		notes: map[string]string{"flags": "`\"blocking\"` default, or `\"non_blocking\"`"},
+	},
+	OpStreamDestroy: {
+		Name: "stream_destroy", CName: "OP_STREAM_DESTROY", API: "cudaStreamDestroy",
+		Sync: SyncNone, required: jStream,
+	},
+	OpEventCreate: {
+		Name: "event_create", CName: "OP_EVENT_CREATE", API: "cudaEventCreate",
+		Sync: SyncNone, Flags: FlagImplicit, required: jEvent, introduces: jEvent,
+	},
+	OpEventRecord: {
+		Name: "event_record", CName: "OP_EVENT_RECORD", API: "cudaEventRecord",
+		OnStream: true, Sync: SyncRecord, Flags: FlagExternal, required: jEvent | jStream, introduces: jEvent,
+	},
+	OpEventDestroy: {
+		Name: "event_destroy", CName: "OP_EVENT_DESTROY", API: "cudaEventDestroy",
+		Sync: SyncNone, required: jEvent,
+	},
+	OpStreamWait: {
+		Name: "stream_wait_event", CName: "OP_STREAM_WAIT", API: "cudaStreamWaitEvent",
+		OnStream: true, Sync: SyncWaitEvent, Flags: FlagExternal, required: jStream | jEvent,
+	},
+	OpStreamSync: {
+		Name: "stream_sync", CName: "OP_STREAM_SYNC", API: "cudaStreamSynchronize",
+		Sync: SyncHostStream, required: jStream,
+	},
+	OpEventSync: {
+		Name: "event_sync", CName: "OP_EVENT_SYNC", API: "cudaEventSynchronize",
+		Sync: SyncHostEvent, required: jEvent,
+	},
+	OpDeviceSync: {
+		Name: "device_sync", CName: "OP_DEVICE_SYNC", API: "cudaDeviceSynchronize",
+		Sync: SyncHostDevice,
+	},
+	OpStreamQuery: {
+		Name: "stream_query", CName: "OP_STREAM_QUERY", API: "cudaStreamQuery",
+		Sync: SyncHostStream, required: jStream | jResult,
+		notes: map[string]string{"result": "`\"success\"` or `\"not_ready\"`"},
+	},
+	OpEventQuery: {
+		Name: "event_query", CName: "OP_EVENT_QUERY", API: "cudaEventQuery",
+		Sync: SyncHostEvent, required: jEvent | jResult,
+	},
+	OpMallocAsync: {
+		Name: "malloc_async", CName: "OP_MALLOC_ASYNC", API: "cudaMallocAsync",
+		OnStream: true, Sync: SyncIssue, Flags: FlagGraphAlloc,
+		required: jStream | jPtr | jSize, optional: jPool, apiOf: mallocAPI,
+	},
+	OpMalloc: {
+		Name: "malloc", CName: "OP_MALLOC", API: "cudaMalloc",
+		Sync: SyncHost, required: jPtr | jSize,
+	},
+	OpFreeAsync: {
+		Name: "free_async", CName: "OP_FREE_ASYNC", API: "cudaFreeAsync",
+		OnStream: true, Sync: SyncIssue, required: jStream | jPtr,
+	},
+	OpFree: {
+		Name: "free", CName: "OP_FREE", API: "cudaFree",
+		Sync: SyncHost, required: jPtr,
+	},
+	OpLaunch: {
+		Name: "launch", CName: "OP_LAUNCH", API: "cudaLaunchKernel",
+		OnStream: true, Sync: SyncIssue, Flags: FlagGraphNode,
+		required: jStream, optional: jKernel,
+		notes: map[string]string{
+			"ptrs":      "list of addresses: strong matches, pointer slots",
+			"weak_ptrs": "list of addresses that only words outside pointer slots matched: binary field 29",
+			"graph":     "a node of that graph, flag bit 8",
+		},
+	},
+	OpMemcpyAsync: {
+		Name: "memcpy_async", CName: "OP_MEMCPY_ASYNC", API: "cudaMemcpyAsync",
+		OnStream: true, Sync: SyncIssue, Flags: FlagPageable | FlagPinned | FlagGraphNode,
+		required: jStream | jDst | jSrc | jSize | jKind,
+		notes: map[string]string{
+			"kind":  "`h2d`, `d2h`, `d2d`, `h2h`, `default`",
+			"graph": "as for `launch`",
+		},
+	},
+	OpMemcpy: {
+		Name: "memcpy", CName: "OP_MEMCPY", API: "cudaMemcpy",
+		Sync: SyncLegacy, Flags: FlagPageable | FlagPinned | FlagPeer,
+		required: jDst | jSrc | jSize | jKind, optional: jStream, pageable: true,
+		notes: map[string]string{
+			"pageable": "default true for kinds `h2d`, `d2h`, `h2h` unless `pinned` is true",
+			"stream":   "`legacy`, the default, or `per_thread` for a program built with per-thread default streams",
+			"peer_src": "with `peer_dst`, both or neither: a synchronous peer copy, flag bit 7, between those devices",
+		},
+	},
+	OpMemsetAsync: {
+		Name: "memset_async", CName: "OP_MEMSET_ASYNC", API: "cudaMemsetAsync",
+		OnStream: true, Sync: SyncIssue, Flags: FlagPageable | FlagPinned | FlagGraphNode,
+		required: jStream | jPtr | jSize,
+		notes:    map[string]string{"graph": "as for `launch`"},
+	},
+	OpMemset: {
+		Name: "memset", CName: "OP_MEMSET", API: "cudaMemset",
+		Sync: SyncLegacy, Flags: FlagPageable | FlagPinned,
+		required: jPtr | jSize, optional: jStream,
+		notes: map[string]string{"stream": "as for `memcpy`"},
+	},
+	OpHostFunc: {
+		Name: "host_func", CName: "OP_HOST_FUNC", API: "cudaLaunchHostFunc",
+		OnStream: true, Sync: SyncIssue, required: jStream,
+	},
+	OpCaptureBegin: {
+		Name: "capture_begin", CName: "OP_CAPTURE_BEGIN", API: "cudaStreamBeginCapture",
+		OnStream: true, Sync: SyncCapture, Flags: FlagLifetime,
+		required: jStream, optional: jGraphName,
+		notes: map[string]string{
+			"graph":    "the graph it builds",
+			"lifetime": "true: a new graph; without it, `graph` is one it adds to, `cudaStreamBeginCaptureToGraph`",
+		},
+	},
+	OpCaptureEnd: {
+		Name: "capture_end", CName: "OP_CAPTURE_END", API: "cudaStreamEndCapture",
+		OnStream: true, Sync: SyncCapture, required: jStream, optional: jGraphName,
+		notes: map[string]string{"graph": "the graph's name"},
+	},
+	OpGraphLaunch: {
+		Name: "graph_launch", CName: "OP_GRAPH_LAUNCH", API: "cudaGraphLaunch",
+		OnStream: true, Sync: SyncIssue, required: jStream, optional: jExec,
+	},
+	OpPoolCreate: {
+		Name: "pool_create", CName: "OP_POOL_CREATE", API: "cudaMemPoolCreate",
+		Sync: SyncHost, required: jPool,
+	},
+	OpGraphInstantiate: {
+		Name: "graph_instantiate", CName: "OP_GRAPH_INSTANTIATE", API: "cudaGraphInstantiate",
+		Sync: SyncGraph, Flags: FlagLifetime, optional: jGraphName | jExec,
+	},
+	OpGraphForget: {
+		Name: "graph_forget", CName: "OP_GRAPH_FORGET", API: "cudaGraphDestroy",
+		Sync: SyncGraph, Flags: FlagLifetime, optional: jGraphName | jExec | jFrom | jNode,
+		notes: map[string]string{"from": "the new child graph of the node"},
+	},
+	OpGraphEventRecordNode: {
+		Name: "graph_event_record_node", CName: "OP_GRAPH_EVENT_RECORD_NODE", API: "cudaGraphAddEventRecordNode",
+		Sync: SyncGraph, Flags: FlagLifetime, required: jEvent, optional: jGraphName | jExec | jNode,
+		notes: map[string]string{
+			"exec":     "the graph or executable graph whose launches record the event",
+			"node":     "the node's name",
+			"lifetime": "the node is new",
+		},
+	},
+	OpGraphEventWaitNode: {
+		Name: "graph_event_wait_node", CName: "OP_GRAPH_EVENT_WAIT_NODE", API: "cudaGraphAddEventWaitNode",
+		Sync: SyncGraph, Flags: FlagLifetime, required: jEvent, optional: jGraphName | jExec | jNode,
+		notes: map[string]string{"exec": "whose launches wait for it"},
+	},
+	OpGraphClone: {
+		Name: "graph_clone", CName: "OP_GRAPH_CLONE", API: "cudaGraphClone",
+		Sync: SyncGraph, Flags: FlagLifetime | FlagConditional, required: jGraphName | jFrom, optional: jNode,
+		notes: map[string]string{
+			"from":        "the name of the graph copied",
+			"lifetime":    "a new graph, `cudaGraphClone`; without it the copy is a child graph node added to `graph`",
+			"conditional": "true: `from` is the body of a conditional node added to `graph`, run as it is at the instantiation",
+			"node":        "that conditional node's name",
+		},
+	},
+	OpStreamMemOp: {
+		Name: "stream_mem_op", CName: "OP_STREAM_MEMOP", API: "cuStreamWaitValue32",
+		OnStream: true, Sync: SyncIssue, Flags: FlagGraphNode, required: jStream, optional: jPtr | jMemOp, apiOf: memOpAPI,
+		notes: map[string]string{
+			"ptr":       "the address a wait or write names",
+			"graph":     "a batch memory operation node of that graph, flag bit 8",
+			"mem_op":    "`wait32`, `wait64`, `write32`, `write64`, `atomic`, `flush`, `barrier`; left out: not described, binary field 26",
+			"value":     "a number, or a string in hex or decimal; written in hex",
+			"mem_flags": "a number: binary field 27",
+		},
+	},
+	OpPoolExport: {
+		Name: "pool_export", CName: "OP_POOL_EXPORT", API: "cudaMemPoolExportToShareableHandle",
+		Sync: SyncNone, required: jPool,
+	},
+	OpPoolImport: {
+		Name: "pool_import", CName: "OP_POOL_IMPORT", API: "cudaMemPoolImportFromShareableHandle",
+		Sync: SyncNone, required: jPool,
+		notes: map[string]string{"pool": "the imported pool's handle in this process"},
+	},
+	OpPtrExport: {
+		Name: "ptr_export", CName: "OP_PTR_EXPORT", API: "cudaMemPoolExportPointer",
+		Sync: SyncNone, required: jPtr, optional: jValue,
+		notes: map[string]string{"value": "the export data's key, as binary field 28"},
+	},
+	OpPtrImport: {
+		Name: "ptr_import", CName: "OP_PTR_IMPORT", API: "cudaMemPoolImportPointer",
+		Sync: SyncHost, required: jPtr, optional: jPool | jSize | jValue,
+		notes: map[string]string{
+			"ptr":   "the address in this process",
+			"pool":  "the imported pool",
+			"value": "the key the exporter's `ptr_export` has",
+		},
+	},
+	OpIpcEventExport: {
+		Name: "ipc_event_export", CName: "OP_IPC_EVENT_EXPORT", API: "cudaIpcGetEventHandle",
+		Sync: SyncNone, required: jEvent, optional: jValue,
+		notes: map[string]string{"value": "the handle's key"},
+	},
+	OpIpcEventOpen: {
+		Name: "ipc_event_open", CName: "OP_IPC_EVENT_OPEN", API: "cudaIpcOpenEventHandle",
+		Sync: SyncNone, required: jEvent, optional: jValue, introduces: jEvent,
+		notes: map[string]string{"event": "this process's handle; introduces the name"},
+	},
+	OpIpcMemExport: {
+		Name: "ipc_mem_export", CName: "OP_IPC_MEM_EXPORT", API: "cudaIpcGetMemHandle",
+		Sync: SyncNone, required: jPtr, optional: jValue,
+	},
+	OpIpcMemOpen: {
+		Name: "ipc_mem_open", CName: "OP_IPC_MEM_OPEN", API: "cudaIpcOpenMemHandle",
+		Sync: SyncHost, required: jPtr, optional: jSize | jValue,
+	},
+	OpIpcMemClose: {
+		Name: "ipc_mem_close", CName: "OP_IPC_MEM_CLOSE", API: "cudaIpcCloseMemHandle",
+		Sync: SyncHost, required: jPtr,
+	},
+}
+
+// onStreamOps has bit o set for each op o on a stream: Op.OnStream is
+// asked of every event the checker analyzes.
+var onStreamOps uint64
+
+func init() {
+	for i := range opSpecs {
+		opSpecs[i].Op = Op(i)
+		if opSpecs[i].OnStream {
+			onStreamOps |= 1 << i
+		}
+	}
+}
+
+// FlagSpec is one row of the flag spec: a Flag* bit of Event.Flags.
+type FlagSpec struct {
+	Bit    uint32
+	Name   string   // The Go constant.
+	CName  string   // The C constant in intercept/ops.h.
+	JSON   []string // The JSON Lines keys that carry it.
+	Binary []string // Event record fields it gives a meaning to, besides flags.
+	Doc    string   // One line, for the C header.
+}
+
+var flagSpecs = [...]FlagSpec{
+	{FlagNonBlocking, "FlagNonBlocking", "FLAG_NON_BLOCKING", []string{"flags"}, nil, "non-blocking stream"},
+	{FlagPageable, "FlagPageable", "FLAG_PAGEABLE", []string{"pageable"}, nil, "host side of a copy or set is pageable memory"},
+	{FlagImplicit, "FlagImplicit", "FLAG_IMPLICIT", []string{"implicit"}, nil, "stream or event first seen in use: created before recording began"},
+	{FlagPinned, "FlagPinned", "FLAG_PINNED", []string{"pinned"}, nil, "host side of a copy or set is known page-locked memory"},
+	{FlagGraphAlloc, "FlagGraphAlloc", "FLAG_GRAPH_ALLOC", []string{"graph"}, nil, "OP_MALLOC_ASYNC by a graph's memory node"},
+	{FlagExternal, "FlagExternal", "FLAG_EXTERNAL", []string{"external"}, nil, "event record or wait with the external flag"},
+	{FlagLifetime, "FlagLifetime", "FLAG_LIFETIME", []string{"lifetime"}, nil, "graph instantiate/forget/clone that creates or destroys its object; a new event node"},
+	{FlagPeer, "FlagPeer", "FLAG_PEER", []string{"peer_src", "peer_dst"}, []string{"peer_src", "peer_dst"}, "synchronous peer copy: serialized with its devices' work"},
+	{FlagGraphNode, "FlagGraphNode", "FLAG_GRAPH_NODE", []string{"graph"}, []string{"graph"}, "launch, copy or set added to a graph as a node, not issued to a stream"},
+	{FlagConditional, "FlagConditional", "FLAG_CONDITIONAL", []string{"conditional"}, nil, "graph clone: a conditional node's body graph (src) in graph"},
+}
+
+// FlagSpecs returns the rows of every flag, lowest bit first.
+func FlagSpecs() []FlagSpec { return append([]FlagSpec(nil), flagSpecs[:]...) }
+
+// knownFlags holds every flag of the spec: a binary trace with another
+// bit set is from a newer recorder.
+var knownFlags = func() uint32 {
+	var all uint32
+	for _, f := range flagSpecs {
+		all |= f.Bit
+	}
+	return all
+}()
+
+// jsonFieldSpecs name the JSON Lines keys of each field set, in the order
+// the writer writes them, and the event record fields they carry.
+var jsonFieldSpecs = [...]struct {
+	bit    jsonFields
+	keys   []string
+	binary []string
+}{
+	{jStream, []string{"stream"}, []string{"stream"}},
+	{jEvent, []string{"event"}, []string{"event"}},
+	{jPool, []string{"pool"}, []string{"pool"}},
+	{jPtr, []string{"ptr"}, []string{"ptr"}},
+	{jDst, []string{"dst"}, []string{"ptr"}},
+	{jSrc, []string{"src"}, []string{"src"}},
+	{jSize, []string{"size"}, []string{"size"}},
+	{jKind, []string{"kind"}, []string{"kind"}},
+	{jKernel, []string{"kernel", "ptrs", "weak_ptrs"}, []string{"kernel", "nptrs", "ptrs", "weak"}},
+	{jPriority, []string{"priority"}, []string{"prio"}},
+	{jGraphName, []string{"graph"}, []string{"graph"}},
+	{jExec, []string{"exec"}, []string{"exec"}},
+	{jFrom, []string{"from"}, []string{"src"}},
+	{jNode, []string{"node"}, []string{"node"}},
+	{jMemOp, []string{"mem_op", "mem_flags", "value"}, []string{"mem_op", "mem_flags", "value"}},
+	{jValue, []string{"value"}, []string{"value"}},
+	{jResult, []string{"result"}, nil}, // every op's; required of queries
+}
+
+// keys returns the JSON Lines keys of the fields in f, in the writer's order.
+func (f jsonFields) keys() []string {
+	var keys []string
+	for _, s := range jsonFieldSpecs {
+		if f&s.bit != 0 {
+			keys = appendNew(keys, s.keys...)
+		}
+	}
+	return keys
+}
