@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * callbacks.c: the CUPTI callback and the per-function handlers that turn a
@@ -422,8 +422,8 @@ static pthread_key_t tkey;
 static int tkey_ok; /* the key exists: without one, thread state is never freed */
 static pthread_once_t tkey_once = PTHREAD_ONCE_INIT;
 /* initial-exec: a plain load from the thread pointer, not a __tls_get_addr
- * call per callback. The Go runtime in this library already uses static
- * TLS, so this asks nothing new of a dlopen. */
+ * call per callback. A dlopened library may use a little static TLS (glibc
+ * sets a surplus aside for it), and this is one pointer. */
 static __thread sc_tstate *tls __attribute__((tls_model("initial-exec")));
 
 static void tstate_free(void *p) {

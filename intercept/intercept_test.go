@@ -1,4 +1,4 @@
-package main
+package intercept
 
 // These tests build the shim as CI would, run a fake CUDA program
 // (testdata/fakeapp.c) on a fake CUPTI library (testdata/fakecupti.c) that
@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcheck/streamcheck/internal/shimbuild"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
@@ -43,34 +44,23 @@ var (
 
 // cCompiler returns $CC, or cc, if it is on PATH.
 func cCompiler() (string, error) {
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
+	cc := shimbuild.CC()
 	if _, err := exec.LookPath(cc); err != nil {
 		return "", fmt.Errorf("no C compiler (%s)", cc)
 	}
 	return cc, nil
 }
 
-// build compiles the shim, the fake CUPTI library and the fake app once per
-// test binary.
+// build compiles the shim (as scripts/build.sh does), the fake CUPTI
+// library and the fake app once per test binary.
 func build(t testing.TB) built {
 	t.Helper()
 	buildOnce.Do(func() {
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-			if _, err := os.Stat(gobin); err != nil {
-				artifacts.skip = "no go command"
-				return
-			}
-		}
-		cc, err := cCompiler()
-		if err != nil {
-			artifacts.skip = err.Error()
+		if m := shimbuild.Missing(); m != "" {
+			artifacts.skip = m
 			return
 		}
+		cc := shimbuild.CC()
 		dir, err := os.MkdirTemp("", "streamcheck-intercept-test-")
 		if err != nil {
 			artifacts.err = err
@@ -80,16 +70,17 @@ func build(t testing.TB) built {
 		artifacts.shim = filepath.Join(dir, "libstreamcheck.so")
 		artifacts.fake = filepath.Join(dir, "libfakecupti.so")
 		artifacts.app = filepath.Join(dir, "fakeapp")
+		if err := shimbuild.Build(artifacts.shim); err != nil {
+			artifacts.err = err
+			return
+		}
 		steps := [][]string{
-			{gobin, "build", "-buildmode=c-shared", "-o", artifacts.shim, "."},
 			{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", artifacts.fake, "testdata/fakecupti.c", "-lpthread"},
 			{cc, "-O1", "-g", "-Wall", "-o", artifacts.app, "testdata/fakeapp.c", "-L" + dir, "-lfakecupti",
 				"-Wl,-rpath," + dir, "-ldl", "-lpthread"},
 		}
 		for _, s := range steps {
-			cmd := exec.Command(s[0], s[1:]...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
+			if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
 				artifacts.err = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
 				return
 			}

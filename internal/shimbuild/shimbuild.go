@@ -1,0 +1,71 @@
+// Package shimbuild builds the recording shim (libstreamcheck.so) for the
+// tests that load it. It runs the shim step of scripts/build.sh, so the
+// shim's compile command is written in one place, and the tests load the
+// library that scripts/build.sh ships.
+package shimbuild
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// CC returns the C compiler the build uses: $CC, or cc.
+func CC() string {
+	if cc := os.Getenv("CC"); cc != "" {
+		return cc
+	}
+	return "cc"
+}
+
+// Missing says which tool the build needs and cannot find (bash, the C
+// compiler), or returns "" when both are there: tests skip on it.
+func Missing() string {
+	for _, tool := range []string{"bash", CC()} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Sprintf("no %s on PATH", tool)
+		}
+	}
+	return ""
+}
+
+// Build compiles the shim into out (an absolute path, or one relative to
+// the working directory) with `scripts/build.sh shim out`, found in the
+// module that holds the working directory.
+func Build(out string) error {
+	root, err := Root()
+	if err != nil {
+		return err
+	}
+	out, err = filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "build.sh"), "shim", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("scripts/build.sh shim %s: %v\n%s", out, err, b)
+	}
+	return nil
+}
+
+// Root returns the repository's root: the nearest directory at or above
+// the working directory that holds go.mod (tests run in their package's
+// directory).
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod at or above the working directory")
+		}
+		dir = parent
+	}
+}
