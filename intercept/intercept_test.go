@@ -74,6 +74,10 @@ func build(t testing.TB) built {
 			artifacts.err = err
 			return
 		}
+		if err := shimbuild.Consult("testdata/*.[ch]"); err != nil { // what the steps below compile
+			artifacts.err = err
+			return
+		}
 		steps := [][]string{
 			{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", artifacts.fake, "testdata/fakecupti.c", "-lpthread"},
 			{cc, "-O1", "-g", "-Wall", "-o", artifacts.app, "testdata/fakeapp.c", "-L" + dir, "-lfakecupti",
@@ -1512,6 +1516,9 @@ func buildMapBench(t testing.TB) string {
 	cc, err := cCompiler()
 	if err != nil {
 		t.Skip(err)
+	}
+	if err := shimbuild.Consult("testdata/mapbench.c", "*.h", "allocmap.c"); err != nil {
+		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "mapbench")
 	if out, err := exec.Command(cc, "-O2", "-Wall", "-o", bin, "testdata/mapbench.c", "allocmap.c", "-lpthread").CombinedOutput(); err != nil {

@@ -43,9 +43,33 @@ func Build(out string) error {
 	if err != nil {
 		return err
 	}
+	if err := Consult(filepath.Join(root, "scripts", "build.sh"), filepath.Join(root, "intercept", "*.[ch]")); err != nil {
+		return err
+	}
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "build.sh"), "shim", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("scripts/build.sh shim %s: %v\n%s", out, err, b)
+	}
+	return nil
+}
+
+// Consult reads the files that the patterns match, so that `go test`
+// reruns a test whose C sources changed: its cache notes the files a test
+// opens, and the compiler that reads them runs in another process.
+func Consult(patterns ...string) error {
+	for _, pat := range patterns {
+		files, err := filepath.Glob(pat)
+		if err != nil {
+			return err
+		}
+		if len(files) == 0 {
+			return fmt.Errorf("no file matches %s", pat)
+		}
+		for _, f := range files {
+			if _, err := os.ReadFile(f); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
