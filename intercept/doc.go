@@ -137,11 +137,15 @@
 //
 // # The per-call path
 //
-// Every recorded call runs sc_callback, handle_driver (decoding), the stack
-// lookup (stacks.c) and sc_emit (encoding, and the append under sc_lock).
-// A call finds this code out of the CPU's caches, since the driver's own
-// code ran since the last call, so it is kept small: the calls a program
-// makes rarely are decoded apart (decode_rare, SC_COLD), and the functions
-// every call runs are marked SC_HOT, which places them side by side.
+// Every recorded call runs sc_callback and handle_driver (callbacks.c), the
+// decoder that its row of the table of driver functions names (apitable.c;
+// the decoders are in decode_*.c by API family: streams and events,
+// allocations and interprocess handles, launches, copies and sets, stream
+// memory operations, graphs), the stack lookup (stacks.c) and sc_emit
+// (encoding, and the append under sc_lock). A call finds this code out of
+// the CPU's caches, since the driver's own code ran since the last call, so
+// it is kept small: the decoders of the calls a program makes rarely are
+// SC_COLD, kept apart, and the functions every call runs are marked SC_HOT,
+// which places them side by side.
 // bench/shim-lines.sh counts the instructions and lines of code a call runs.
 package intercept
