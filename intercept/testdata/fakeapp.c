@@ -5,6 +5,7 @@
  * (filling output parameters), driver exit, runtime exit.
  *
  * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|slots|more|loop|reuse|unload|ipc
+ *        (and "case", built with -DFAKE_CASE: see one_case)
  *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
  *                     as the driver does for CUDA_INJECTION64_PATH
  *   FAKE_LOG=path     write "name value" lines (addresses, handles, pids)
@@ -165,8 +166,8 @@ static int basic(void) {
     if (stdout_closed) { /* the shim has loaded and written: it must not hold fd 1 */
         int saved = errno, open_ = 1;
         char what[256] = "";
-        /* The shim's Go runtime starts on a thread of its own and opens files
-         * for a moment: only a descriptor that stays open counts. */
+        /* Only a descriptor that stays open counts, not one the shim opens
+         * for a moment (on a thread of its own, say). */
         for (int i = 0; i < 20 && open_; i++) {
             open_ = fcntl(1, F_GETFD) != -1;
             if (open_) {
@@ -1553,6 +1554,16 @@ static int loop(void) {
     return 0;
 }
 
+#ifdef FAKE_CASE
+/* One case of TestShimCases (testdata/cases/NAME.txtar): its program.c, the
+ * body of this function, is compiled in with -DFAKE_CASE='"path"' and run
+ * as mode "case". It may use every helper above. */
+static int one_case(void) {
+#include FAKE_CASE
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv) {
     const char *log = getenv("FAKE_LOG");
     if (log && *log) logf_ = fopen(log, "w");
@@ -1590,6 +1601,9 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "reuse") == 0) return reuse();
     if (strcmp(mode, "unload") == 0) return unload();
     if (strcmp(mode, "ipc") == 0) return ipc();
+#ifdef FAKE_CASE
+    if (strcmp(mode, "case") == 0) return one_case();
+#endif
     fprintf(stderr, "fakeapp: unknown mode %s\n", mode);
     return 98;
 }
