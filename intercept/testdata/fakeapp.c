@@ -1555,6 +1555,17 @@ static int loop(void) {
 }
 
 #ifdef FAKE_CASE
+/* Host memory at a fixed address, for the cases whose traces name host
+ * pointers (the heap's addresses change from build to build). */
+__attribute__((unused)) static char *host_at(uintptr_t addr, size_t n) {
+    void *p = mmap((void *)addr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != (void *)addr) {
+        perror("fakeapp: host_at");
+        exit(97);
+    }
+    return p;
+}
+
 /* One case of TestShimCases (testdata/cases/NAME.txtar): its program.c, the
  * body of this function, is compiled in with -DFAKE_CASE='"path"' and run
  * as mode "case". It may use every helper above. */
