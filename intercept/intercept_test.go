@@ -787,35 +787,6 @@ func TestMoreEntryPoints(t *testing.T) {
 		// A host node is not recorded; a memory free node changes the
 		// graph's work: what a capture saw of it is forgotten.
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9000},
-		// New graphs; a node added; new node parameters, on a graph (which
-		// the call does not name: every graph) and on an executable graph.
-		{op: model.OpGraphForget, api: "cuGraphCreate", graph: 0x9100, flags: model.FlagLifetime},
-		{op: model.OpGraphClone, api: "cuGraphClone", graph: 0x9200, src: 0x9100, flags: model.FlagLifetime},
-		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: "k2", flags: model.FlagGraphNode, graph: 0x9100},
-		{op: model.OpGraphForget, api: "cuGraphKernelNodeSetParams", graph: model.AllGraphs},
-		{op: model.OpGraphForget, api: "cuGraphExecKernelNodeSetParams", exec: 0x9b00},
-		// A capture into that graph, and an update to it.
-		{op: model.OpCaptureBegin, api: "cuStreamBeginCaptureToGraph", stream: s, graph: 0x9100},
-		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9100},
-		{op: model.OpGraphInstantiate, api: "cuGraphExecUpdate", graph: 0x9100, exec: 0x9b00},
-		// Event nodes added to a graph; given new events on it (the shim
-		// knows the first two nodes' graph, the driver the third's, no one
-		// the fourth's: not recorded) and on an executable graph; the
-		// generic calls with an event node's parameters, then a kernel's.
-		{op: model.OpGraphEventRecordNode, api: "cuGraphAddEventRecordNode", graph: 0x9400, event: 0xe9001, node: 0x9401, flags: model.FlagLifetime},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphAddEventWaitNode", graph: 0x9400, event: 0xe9002, node: 0x9402, flags: model.FlagLifetime},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphAddNode", graph: 0x9400, event: 0xe9003, node: 0x9403, flags: model.FlagLifetime},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9002, node: 0x9401},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9001, node: 0x9403},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphEventWaitNodeSetEvent", graph: 0x9700, event: 0xe9001, node: 0x9600},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphExecEventWaitNodeSetEvent", exec: 0x9b00, event: 0xe9003, node: 0x9402},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphNodeSetParams", graph: 0x9400, event: 0xe9001, node: 0x9402},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphExecNodeSetParams", exec: 0x9b00, event: 0xe9001, node: 0x9402},
-		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00}, // a kernel's: no event node changes
-		{op: model.OpGraphForget, api: "cuGraphNodeSetParams", graph: model.AllGraphs},
-		{op: model.OpGraphForget, api: "cuGraphDestroyNode", graph: model.AllGraphs, node: 0x9401},
-		{op: model.OpGraphForget, api: "cuGraphNodeSetEnabled", exec: 0x9b00, node: 0x9402},
-		{op: model.OpGraphForget, api: "cuGraphExecChildGraphNodeSetParams", exec: 0x9b00, node: 0x9402, src: 0x9400},
 		// Kernel, copy and set nodes added by hand, each through its own
 		// call and through cuGraphAddNode (a failed one records nothing).
 		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, weak: 1, flags: model.FlagGraphNode, graph: 0x9500},
@@ -858,18 +829,6 @@ func TestMoreEntryPoints(t *testing.T) {
 		{op: model.OpStreamMemOp, api: "cuGraphExecNodeSetParams", graph: model.AllGraphs, flags: model.FlagGraphNode, ptr: d + 4104, memOp: model.MemOpWrite32, value: 5},
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9f00},
 		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9c00},
-		// Stream memory operations: one event each, one a batch's
-		// operation (the 32-bit wait's value without the union's high
-		// half), one for a failed batch (its operations not read).
-		{op: model.OpStreamMemOp, api: "cuStreamWriteValue32", stream: s, ptr: d + 4096, memOp: model.MemOpWrite32, value: 1, memFlags: model.MemWriteNoBarrier},
-		{op: model.OpStreamMemOp, api: "cuStreamWaitValue64", stream: model.StreamPerThread, ptr: d + 4096, memOp: model.MemOpWait64, value: 1 << 40, memFlags: model.MemWaitEQ | model.MemWaitFlush},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4096, memOp: model.MemOpWait32, value: 7, memFlags: model.MemWaitAND},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4104, memOp: model.MemOpWrite64, value: 1<<40 + 5},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, memOp: model.MemOpBarrier, memFlags: 1},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, memOp: model.MemOpFlush},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, value: 99},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4112, memOp: model.MemOpAtomic, value: 3},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, res: 1},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }
