@@ -750,85 +750,27 @@ func TestCrashKeepsEvents(t *testing.T) {
 	}
 }
 
-// TestMoreEntryPoints covers the driver entry points the basic scenario
-// does not: pitched allocation, 3D copy, 2D memset, cooperative launch,
-// stream callback, peer copy, graph nodes.
+// TestMoreEntryPoints covers driver entry points the basic scenario does
+// not: pitched allocation, cooperative launch, stream callback, memory
+// nodes. 3D, peer and batched copies, 2D sets, graphs made by hand and
+// their nodes, and stream memory operations are TestShimCases'.
 func TestMoreEntryPoints(t *testing.T) {
 	b := build(t)
 	r := runClean(t, b, "more")
 	tr := r.onlyTrace(t)
-	s, d, pd, pinned := uint64(0xc10000), r.log["d"], r.log["pd"], r.log["pinned"]
-	const k1 = "_Z6kernelPfS_4pairiPcd"
-	k1ptrs := []uint64{d, d + 256, pd + 8} // the pair's pointer (word 1 of 16 bytes) weak, last
-	nodeCopy := func(api string) want {
-		return want{op: model.OpMemcpyAsync, api: api, ptr: d + 512, src: pinned, size: 64, kind: model.CopyH2D,
-			flags: model.FlagPinned | model.FlagGraphNode, graph: 0x9500}
-	}
-	nodeSet := func(api string) want { // 3 rows of 100 bytes, pitch 128
-		return want{op: model.OpMemsetAsync, api: api, ptr: pd, size: 128*2 + 100, flags: model.FlagGraphNode, graph: 0x9500}
-	}
+	s, d, pd := uint64(0xc10000), r.log["d"], r.log["pd"]
 	checkEvents(t, tr, []want{
 		{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: s},
 		{op: model.OpMalloc, api: "cuMemAllocPitch", ptr: pd, size: 128 * 10},
 		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s, ptr: d, size: 1 << 16},
-		// starts at (z*5 + y)*256 + x; spans 3 slices of 5 rows, 2 rows, 100 bytes
-		{op: model.OpMemcpyAsync, api: "cuMemcpy3DAsync", stream: s, ptr: d + (2*5+1)*256 + 8, src: pinned,
-			size: 256*5*3 + 256*2 + 100, kind: model.CopyH2D, flags: model.FlagPinned},
-		{op: model.OpMemsetAsync, api: "cuMemsetD2D32Async", stream: s, ptr: pd, size: 128*9 + 100},
 		{op: model.OpLaunch, api: "cuLaunchCooperativeKernel", stream: s, kernel: "_Z6kernelPfS_4pairiPcd", ptrs: []uint64{d + 4096}},
 		{op: model.OpHostFunc, api: "cuStreamAddCallback", stream: s},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyPeerAsync", stream: s, ptr: pd, src: d, size: 64, kind: model.CopyD2D},
-		// The synchronous one runs on the default stream and is serialized
-		// with both devices' work: from device 0's memory to device 1's.
-		{op: model.OpMemcpy, api: "cuMemcpyPeer", ptr: pd, src: d, size: 64, kind: model.CopyD2D, flags: model.FlagPeer, peerDst: 1},
 		{op: model.OpMallocAsync, api: "cuGraphAddMemAllocNode", ptr: r.log["gd"], size: 4096, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd2"], size: 8192, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd3"], size: 2048, flags: model.FlagGraphAlloc},
 		// A host node is not recorded; a memory free node changes the
 		// graph's work: what a capture saw of it is forgotten.
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9000},
-		// Kernel, copy and set nodes added by hand, each through its own
-		// call and through cuGraphAddNode (a failed one records nothing).
-		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, weak: 1, flags: model.FlagGraphNode, graph: 0x9500},
-		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: "k2", ptrs: []uint64{d, d + 256}, flags: model.FlagGraphNode, graph: 0x9500},
-		nodeCopy("cuGraphAddMemcpyNode"),
-		nodeSet("cuGraphAddMemsetNode"),
-		{op: model.OpLaunch, api: "cuGraphAddNode", kernel: k1, ptrs: k1ptrs, weak: 1, flags: model.FlagGraphNode, graph: 0x9500},
-		nodeCopy("cuGraphAddNode"),
-		nodeSet("cuGraphAddNode"),
-		{op: model.OpGraphClone, api: "cuGraphAddChildGraphNode", graph: 0x9500, src: 0x9100},
-		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9500, src: 0x9400},
-		// Batched copies: one event a copy; none for a failed call; a
-		// source read during the call is left out.
-		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, src: d + 2048, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyWithAttributesAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
-		// 3D batches: the span of the wider side (rows of 128 bytes for
-		// 64 copied), a CUDA array as a device side with no address.
-		{op: model.OpMemcpyAsync, api: "cuMemcpy3DBatchAsync", stream: s, ptr: d + 8192, src: pinned, size: 192, kind: model.CopyH2D, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpy3DBatchAsync", stream: s, ptr: d + 16384, size: 256, kind: model.CopyD2D},
-		{op: model.OpMemcpyAsync, api: "cuMemcpy3DWithAttributesAsync", stream: s, ptr: d + 8192, src: d + 4096, size: 16, kind: model.CopyD2D},
-		// A capture names the graph it builds; a conditional node added to
-		// it is one event a body; one whose bodies are not given back
-		// makes its graph's work unknown.
-		{op: model.OpCaptureBegin, api: "cuStreamBeginCapture", stream: s, graph: 0x9c00, flags: model.FlagLifetime},
-		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9d00, flags: model.FlagConditional, node: 0x9c01},
-		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9e00, flags: model.FlagConditional, node: 0x9c01},
-		// A batch memory operation node: one event an operation, nodes of the graph.
-		{op: model.OpStreamMemOp, api: "cuGraphAddBatchMemOpNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWrite32, value: 5},
-		{op: model.OpStreamMemOp, api: "cuGraphAddBatchMemOpNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWait32, value: 5, memFlags: model.MemWaitEQ},
-		{op: model.OpStreamMemOp, api: "cuGraphAddNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWrite32, value: 5},
-		{op: model.OpStreamMemOp, api: "cuGraphAddNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWait32, value: 5, memFlags: model.MemWaitEQ},
-		// Its new operations: the graph's work changes, and the new write
-		// is a graph's (the graph not named).
-		{op: model.OpGraphForget, api: "cuGraphBatchMemOpNodeSetParams", graph: model.AllGraphs},
-		{op: model.OpStreamMemOp, api: "cuGraphBatchMemOpNodeSetParams", graph: model.AllGraphs, flags: model.FlagGraphNode, ptr: d + 4104, memOp: model.MemOpWrite32, value: 5},
-		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00},
-		{op: model.OpStreamMemOp, api: "cuGraphExecNodeSetParams", graph: model.AllGraphs, flags: model.FlagGraphNode, ptr: d + 4104, memOp: model.MemOpWrite32, value: 5},
-		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9f00},
-		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9c00},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }
