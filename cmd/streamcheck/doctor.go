@@ -18,6 +18,7 @@ import (
 	"github.com/streamcheck/streamcheck/cudart"
 	"github.com/streamcheck/streamcheck/cudart/selftest"
 	"github.com/streamcheck/streamcheck/intercept/launch"
+	"github.com/streamcheck/streamcheck/report"
 )
 
 const doctorUsage = `
@@ -232,7 +233,7 @@ func (d *doctor) reportDriver() {
 		}
 	}
 	if d.device < 0 || d.device >= n {
-		d.need("no device %d (the driver sees %s)", d.device, plural(n, "device"))
+		d.need("no device %d (the driver sees %s)", d.device, report.Plural(n, "device"))
 	}
 }
 

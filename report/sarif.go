@@ -1,6 +1,7 @@
-package main
+package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/url"
@@ -21,33 +22,45 @@ const (
 	fingerprintKey = baseline.FingerprintKey
 )
 
-// writeSARIF writes a SARIF 2.1.0 log with one run: every rule, every
-// finding, and a notification per unreadable or damaged trace. Absolute
-// paths under root (absolute) become relative URIs.
-func writeSARIF(w io.Writer, a *analysis, root string) error {
+// SARIF is a SARIF 2.1.0 log with one run: every rule, every finding, and
+// a notification per unreadable or damaged trace. Absolute paths under
+// Options.Root become relative URIs. Results are encoded one at a time as
+// they are written.
+type SARIF struct{}
+
+// Format writes the SARIF log of a to w.
+func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
+	root := o.Root
 	run := sarif.NewRunWithInformationURI(toolName, toolURI)
-	if v := moduleVersion(); v != "" && run.Tool != nil && run.Tool.Driver != nil {
+	if v := o.ToolVersion; v != "" && run.Tool != nil && run.Tool.Driver != nil {
 		run.Tool.Driver.WithSemanticVersion(strings.TrimPrefix(v, "v")) // code scanning shows which streamcheck ran
 	}
-	for _, r := range checker.Rules {
-		run.AddRule(r.ID).
-			WithName(ruleName(r.ID)).
-			WithDescription(r.Doc).
-			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(r.Severity)))
-	}
-	for _, res := range a.results {
-		for _, f := range res.Findings {
-			run.AddResult(sarifResult(run, f, root))
-		}
+	for _, r := range rules() {
+		run.AddRule(r.id).
+			WithName(ruleName(r.id)).
+			WithDescription(r.doc).
+			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(r.severity)))
 	}
 	run.AddInvocation(sarifInvocation(a, root))
 	rep := sarif.NewReport()
 	rep.AddRun(run)
-	if err := rep.PrettyWrite(w); err != nil {
+	// The log without results, whose "results": [] the results then
+	// replace, each made and encoded in its turn (as PrettyWrite would
+	// encode it inside the log).
+	var doc bytes.Buffer
+	if err := rep.PrettyWrite(&doc); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	doc.WriteString("\n")
+	return spliceArray(w, doc.Bytes(), "\n      \"results\": []", "      ", true, func(yield func(any) bool) {
+		for _, res := range a.Results {
+			for _, f := range res.Findings {
+				if !yield(sarifResult(run, f, root)) {
+					return
+				}
+			}
+		}
+	})
 }
 
 func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result {
@@ -204,35 +217,35 @@ func ruleName(id string) string {
 
 // sarifInvocation records whether every input could be read, with a
 // notification for each that could not, and for each damaged trace.
-func sarifInvocation(a *analysis, root string) *sarif.Invocation {
-	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.unreadable) == 0)
-	if a.program != nil {
-		for _, n := range a.program.notes() {
+func sarifInvocation(a *Analysis, root string) *sarif.Invocation {
+	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.Unreadable) == 0)
+	if a.Program != nil {
+		for _, n := range a.Program.Notes() {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).
 				WithMessage(sarif.NewTextMessage(n)))
 		}
 	}
-	if n := a.liveNote(); n != "" { // leaks are results only with --leak-check full
+	if n := a.LiveNote(); n != "" { // leaks are results only with --leak-check full
 		inv.AddToolExecutionNotification(sarif.NewNotification().
 			WithLevel(sarif.LevelNote).
 			WithMessage(sarif.NewTextMessage(n)))
 	}
-	for _, err := range a.unreadable {
+	for _, err := range a.Unreadable {
 		inv.AddToolExecutionNotification(sarif.NewNotification().
 			WithLevel(sarif.LevelError).
 			WithMessage(sarif.NewTextMessage(err.Error())))
 	}
-	for _, res := range a.results {
+	for _, res := range a.Results {
 		trace := sarif.NewLocationWithPhysicalLocation(
 			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(res.Trace, root))))
 		if res.Damage != nil {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).
-				WithMessage(sarif.NewTextMessage(damageNote(res))).
+				WithMessage(sarif.NewTextMessage(DamageNote(res))).
 				AddLocation(trace))
 		}
-		if n := droppedNote(res); n != "" {
+		if n := DroppedNote(res); n != "" {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).
 				WithMessage(sarif.NewTextMessage(n)).
