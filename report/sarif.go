@@ -30,7 +30,7 @@ type SARIF struct{}
 
 // Format writes the SARIF log of a to w.
 func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
-	root := o.Root
+	uris := &uriCache{root: o.Root, uris: map[string]string{}}
 	run := sarif.NewRunWithInformationURI(toolName, toolURI)
 	if v := o.ToolVersion; v != "" && run.Tool != nil && run.Tool.Driver != nil {
 		run.Tool.Driver.WithSemanticVersion(strings.TrimPrefix(v, "v")) // code scanning shows which streamcheck ran
@@ -41,7 +41,7 @@ func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
 			WithDescription(r.doc).
 			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(r.severity)))
 	}
-	run.AddInvocation(sarifInvocation(a, root))
+	run.AddInvocation(sarifInvocation(a, uris))
 	rep := sarif.NewReport()
 	rep.AddRun(run)
 	// The log without results, whose "results": [] the results then
@@ -55,7 +55,7 @@ func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
 	return spliceArray(w, doc.Bytes(), "\n      \"results\": []", "      ", true, func(yield func(any) bool) {
 		for _, res := range a.Results {
 			for _, f := range res.Findings {
-				if !yield(sarifResult(run, f, root)) {
+				if !yield(sarifResult(run, f, uris)) {
 					return
 				}
 			}
@@ -63,13 +63,13 @@ func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
 	})
 }
 
-func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result {
+func sarifResult(run *sarif.Run, f *checker.Finding, uris *uriCache) *sarif.Result {
 	res := sarif.NewRuleResult(f.Rule).
 		WithRuleIndex(run.GetRuleIndex(f.Rule)).
 		WithLevel(sarifLevel(f.Severity)).
 		WithMessage(sarif.NewTextMessage(sarifText(f))).
 		WithOccurrenceCount(f.Count).
-		WithAnalysisTarget(sarif.NewSimpleArtifactLocation(fileURI(f.Trace, root))).
+		WithAnalysisTarget(sarif.NewSimpleArtifactLocation(uris.uri(f.Trace))).
 		WithPartialFingerprints(map[string]string{fingerprintKey: baseline.Fingerprint(f)})
 	if f.Allocations > 0 || len(f.Also) > 0 {
 		// occurrenceCount says how often; these, on what and as what.
@@ -87,13 +87,13 @@ func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result 
 	}
 
 	primary := &f.Ops[0]
-	if loc := opLocation(primary, root); loc != nil {
+	if loc := opLocation(primary, uris); loc != nil {
 		res.AddLocation(loc.WithMessage(sarif.NewTextMessage(primary.Role + ": " + describeOp(primary))))
 	} else {
 		// No source location was recorded: point at the trace, so the
 		// result still has the location code-scanning services require.
 		res.AddLocation(sarif.NewLocationWithPhysicalLocation(
-			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(f.Trace, root)))).
+			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uris.uri(f.Trace)))).
 			WithMessage(sarif.NewTextMessage(fmt.Sprintf("%s: %s (no source location was recorded)", primary.Role, describeOp(primary)))))
 	}
 
@@ -107,7 +107,7 @@ func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result 
 	}
 	id := 1
 	add := func(op *checker.Op, message string) {
-		if loc := opLocation(op, root); loc != nil {
+		if loc := opLocation(op, uris); loc != nil {
 			res.AddRelatedLocation(loc.WithID(id).WithMessage(sarif.NewTextMessage(message)))
 			id++
 		}
@@ -154,7 +154,7 @@ func sarifText(f *checker.Finding) string {
 // Python function, not the library code under it), or of the innermost frame
 // naming a file after it; nil if none does. A location without a line
 // starts at line 1, so that code scanning can show it.
-func opLocation(o *checker.Op, root string) *sarif.Location {
+func opLocation(o *checker.Op, uris *uriCache) *sarif.Location {
 	i := o.SiteFrame()
 	if i < 0 {
 		return nil
@@ -163,11 +163,34 @@ func opLocation(o *checker.Op, root string) *sarif.Location {
 		if fr.File == "" {
 			continue
 		}
-		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(fr.File, root)))
+		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uris.uri(fr.File)))
 		pl.WithRegion(sarif.NewRegion().WithStartLine(max(fr.Line, 1)))
 		return sarif.NewLocationWithPhysicalLocation(pl)
 	}
 	return nil
+}
+
+// uriCache makes each file's URI once (fileURI): findings name the same
+// files over and over, and a relative path costs a system call. It forgets
+// everything when it holds maxURIs, so that a report of findings each in a
+// file of its own does not keep them all.
+type uriCache struct {
+	root string
+	uris map[string]string
+}
+
+const maxURIs = 4096
+
+func (c *uriCache) uri(path string) string {
+	u, ok := c.uris[path]
+	if !ok {
+		u = fileURI(path, c.root)
+		if len(c.uris) == maxURIs {
+			clear(c.uris)
+		}
+		c.uris[path] = u
+	}
+	return u
 }
 
 // fileURI turns a path into a SARIF artifact URI relative to root where it
@@ -217,7 +240,7 @@ func ruleName(id string) string {
 
 // sarifInvocation records whether every input could be read, with a
 // notification for each that could not, and for each damaged trace.
-func sarifInvocation(a *Analysis, root string) *sarif.Invocation {
+func sarifInvocation(a *Analysis, uris *uriCache) *sarif.Invocation {
 	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.Unreadable) == 0)
 	if a.Program != nil {
 		for _, n := range a.Program.Notes() {
@@ -238,7 +261,7 @@ func sarifInvocation(a *Analysis, root string) *sarif.Invocation {
 	}
 	for _, res := range a.Results {
 		trace := sarif.NewLocationWithPhysicalLocation(
-			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(res.Trace, root))))
+			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uris.uri(res.Trace))))
 		if res.Damage != nil {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).
