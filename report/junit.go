@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -103,7 +102,7 @@ func junitSuite(res *checker.Result, id int, leaks bool) junit.Testsuite {
 	plain := newPalette(false)
 	for _, r := range rules() {
 		tc := junit.Testcase{Name: r.id, Classname: junitClass, Time: junitTime}
-		var errs, warns bytes.Buffer
+		var errs, warns strings.Builder // String does not copy them
 		var errFindings []*checker.Finding
 		for _, f := range byRule[r.id] {
 			buf := &warns
