@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ func junitSuite(res *checker.Result, id int, leaks bool) junit.Testsuite {
 	plain := newPalette(false)
 	for _, r := range rules() {
 		tc := junit.Testcase{Name: r.id, Classname: junitClass, Time: junitTime}
-		var errs, warns strings.Builder // String does not copy them
+		var errs, warns bytes.Buffer
 		var errFindings []*checker.Finding
 		for _, f := range byRule[r.id] {
 			buf := &warns
