@@ -16,8 +16,9 @@ import (
 // the findings themselves aside, with the garbage collector keeping
 // garbage to a tenth of the heap (GOGC=10), so that what is measured is
 // what the report holds. Building the SARIF or JSON document before
-// writing it took over 10 KB a finding; writing a finding at a time takes
-// a few hundred bytes, most of them garbage not yet collected.
+// writing it took over 12 KB a finding, and buffering the whole text report
+// over 3 KB; writing a finding at a time takes a few hundred bytes, most of
+// them garbage not yet collected (bench/README.md has the figures).
 const maxReportBytesPerFinding = 2048
 
 // TestReportMemory: the memory a report takes does not grow with its
