@@ -12,6 +12,7 @@ import (
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
+	"github.com/streamcheck/streamcheck/report"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
 
@@ -63,6 +64,9 @@ func (e *inputError) Error() string {
 }
 
 func (e *inputError) Unwrap() error { return e.err }
+
+// Input names the input (report.InputError).
+func (e *inputError) Input() string { return e.name }
 
 // expandArgs turns command-line arguments into inputs: a directory stands
 // for its trace files (a process tree recorded by the shim), sorted by name;
@@ -144,39 +148,16 @@ type analysis struct {
 	leakCheck string
 }
 
-// programOutcome is how the program that run recorded ended, for reports
-// that CI reads instead of the terminal: a failed program or one that made
-// no CUDA call must not read as a clean run.
-type programOutcome struct {
-	ExitCode int `json:"exit_code"` // The program's (128+N for signal N).
-	// Recorded is false when no process of the tree wrote a trace: no
-	// CUDA activity, or (with NotRecorded) the shim could not record.
-	Recorded    bool     `json:"recorded"`
-	NotRecorded []string `json:"not_recorded,omitempty"` // The shim's reasons.
-}
+// programOutcome is how the program that run recorded ended.
+type programOutcome = report.Program
 
 // noCUDAActivity is what run says when no process wrote a trace.
-const noCUDAActivity = "no CUDA activity was recorded"
+const noCUDAActivity = report.NoCUDAActivity
 
-// failure says how the program failed, or "" if it did not.
-func (p *programOutcome) failure() string {
-	if p.ExitCode == 0 {
-		return ""
-	}
-	return fmt.Sprintf("the program failed: exit code %d", p.ExitCode)
-}
-
-// notes says, one line each, what a report should carry besides findings.
-func (p *programOutcome) notes() []string {
-	var n []string
-	if f := p.failure(); f != "" {
-		n = append(n, f)
-	}
-	n = append(n, p.NotRecorded...)
-	if !p.Recorded && len(p.NotRecorded) == 0 {
-		n = append(n, noCUDAActivity)
-	}
-	return n
+// report is a as package report takes it.
+func (a *analysis) report() *report.Analysis {
+	return &report.Analysis{Results: a.results, Unreadable: a.unreadable, Suppressed: a.suppressed,
+		Baselined: a.baselined, Program: a.program, LeakCheck: a.leakCheck}
 }
 
 // analyzeAll checks every input; an unreadable input does not stop the
@@ -281,107 +262,15 @@ func following(r model.Reader) int64 {
 	return -1
 }
 
-// damageNote says where a damaged trace stopped and how much of it was
-// analyzed: "t.sctrace: offset 1234: trace truncated: ...; analyzed 812
-// events before it".
-func damageNote(res *checker.Result) string {
-	return formatDamage(res.Trace, res.Damage, "analyzed", res.Stats.Events)
-}
-
-// formatDamage gives the damage note; verb says what was done to the events
-// before the damage.
-func formatDamage(trace string, damage error, verb string, events uint64) string {
-	where := damage.Error()
-	if !strings.HasPrefix(where, trace) {
-		where = trace + ": " + where
-	}
-	return fmt.Sprintf("%s; %s %s before it", where, verb, plural(events, "event"))
-}
-
-// droppedNote warns that the recorder could not record every call.
-func droppedNote(res *checker.Result) string {
-	if res.Tables == nil || res.Tables.Dropped == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s: the recorder dropped %s; findings may be incomplete", res.Trace, plural(res.Tables.Dropped, "event"))
-}
-
-func plural[N int | uint64](n N, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// totals sums the findings and statistics of all results.
-type totals struct {
-	errors, warnings, notes, traces, damaged int
-	events, allocations                      uint64
-	streams, threads                  int
-	suppressed, baselined             int
-	live, liveBytes                   uint64 // Stream-ordered memory live at exit.
-}
-
-func (a *analysis) totals() totals {
-	var t totals
-	for _, r := range a.results {
-		t.traces++
-		if r.Damage != nil {
-			t.damaged++
-		}
-		for _, f := range r.Findings {
-			switch f.Severity {
-			case checker.SeverityError:
-				t.errors++
-			case checker.SeverityNote:
-				t.notes++
-			default:
-				t.warnings++
-			}
-		}
-		t.events += r.Stats.Events
-		t.allocations += r.Stats.Allocations
-		t.streams += r.Stats.Streams
-		t.threads += r.Stats.Threads
-		t.live += r.Stats.LiveAtExit
-		t.liveBytes += r.Stats.LiveBytesAtExit
-	}
-	t.suppressed, t.baselined = len(a.suppressed), len(a.baselined)
-	return t
-}
-
-// leakMode returns the --leak-check mode ("summary" when none was set).
-func (a *analysis) leakMode() string {
-	if a.leakCheck == "" {
-		return "summary"
-	}
-	return a.leakCheck
-}
-
-// liveNote says how much stream-ordered memory was live at the end of the
-// complete traces, when --leak-check summary asks and there was some; ""
-// otherwise.
-func (a *analysis) liveNote() string {
-	if a.leakMode() != "summary" {
-		return ""
-	}
-	t := a.totals()
-	if t.live == 0 {
-		return ""
-	}
-	return fmt.Sprintf("live at exit: %s, %s (no leak findings: --leak-check full lists them)",
-		plural(t.live, "stream-ordered allocation"), plural(t.liveBytes, "byte"))
-}
-
 // exitCode applies the exit code table (see the const block in main.go).
 func (a *analysis) exitCode() int {
-	t := a.totals()
+	t := a.report().Totals()
 	switch {
 	case len(a.unreadable) > 0:
 		return exitUsage
-	case t.errors > 0:
+	case t.Errors > 0:
 		return exitFindings
-	case t.damaged > 0:
+	case t.Damaged > 0:
 		return exitDamaged
 	}
 	return exitOK

@@ -10,6 +10,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/streamcheck/streamcheck/model"
+	"github.com/streamcheck/streamcheck/report"
 )
 
 const convertUsage = `
@@ -101,7 +102,7 @@ func (c *cli) cmdConvert(args []string) int {
 	}
 	var note string
 	if damage != nil {
-		note = formatDamage(name, damage, "converted", n)
+		note = report.FormatDamage(name, damage, "converted", n)
 		// The output keeps the damage itself; whoever reads it counts
 		// the events before it again.
 		err = w.CloseDamaged(damage.Error())

@@ -12,4 +12,7 @@
 //	streamcheck doctor [flags]                      check the CUDA setup, self-test
 //
 // Run "streamcheck help COMMAND" for the flags of a command.
+//
+// The command parses flags, runs the analysis and decides the exit code;
+// package report writes the reports, in the format --format names.
 package main

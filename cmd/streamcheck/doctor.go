@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 	"github.com/streamcheck/streamcheck/cudart"
 	"github.com/streamcheck/streamcheck/cudart/selftest"
 	"github.com/streamcheck/streamcheck/intercept/launch"
+	"github.com/streamcheck/streamcheck/report"
 )
 
 const doctorUsage = `
@@ -70,6 +73,7 @@ func (c *cli) cmdDoctor(args []string) int {
 	only := fs.String("run", "", "run only these self-tests (comma-separated `NAMES`)")
 	verbose := fs.Bool("v", false, "print each self-test's findings and its program's output")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up on a self-test program after `D`")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object instead of text")
 	pos, code, done := c.parseFlags(fs, doctorUsage, args, true)
 	if done {
 		return code
@@ -101,11 +105,18 @@ func (c *cli) cmdDoctor(args []string) int {
 		}
 	}
 
-	d := &doctor{cli: c, device: *device, verbose: *verbose, timeout: *timeout}
+	d := &doctor{cli: c, device: *device, verbose: *verbose, timeout: *timeout, json: *asJSON}
 	d.report()
-	if len(d.missing) > 0 {
-		fmt.Fprintf(c.stdout, "\nself-test: not run\n")
-		fmt.Fprintf(c.stderr, "streamcheck doctor: cannot run the GPU self-test: %s\n", strings.Join(d.missing, "; "))
+	if !d.json {
+		d.res.writeChecks(c.stdout)
+	}
+	if len(d.res.Missing) > 0 {
+		if d.json {
+			d.writeJSON()
+		} else {
+			fmt.Fprintf(c.stdout, "\nself-test: not run\n")
+		}
+		fmt.Fprintf(c.stderr, "streamcheck doctor: cannot run the GPU self-test: %s\n", strings.Join(d.res.Missing, "; "))
 		return doctorMissing
 	}
 
@@ -124,7 +135,11 @@ func (c *cli) cmdDoctor(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck doctor: %v\n", err)
 		return doctorFailed
 	}
-	return d.selfTest(cases, abs, *keep != "")
+	code = d.selfTest(cases, abs, *keep != "")
+	if d.json {
+		d.writeJSON()
+	}
+	return code
 }
 
 // doctor is one run of "streamcheck doctor".
@@ -133,31 +148,132 @@ type doctor struct {
 	device  int
 	verbose bool
 	timeout time.Duration
+	json    bool // Print res as JSON at the end, instead of text.
 
-	missing []string // What the self-test needs and was not found.
-	libcuda string   // The driver library found.
-	devName string   // The self-test device's name.
-	shim    string   // The shim found.
+	res     doctorResult
+	libcuda string // The driver library found.
+	devName string // The self-test device's name.
+	shim    string // The shim found.
 }
 
-// row prints one line of the report.
-// row prints one line of the report; a row without a key continues the one
-// above it.
+// doctorResult is what doctor found: each check of the machine, what the
+// self-test lacks, and the self-test's outcome. The text report and --json
+// both print it.
+type doctorResult struct {
+	Checks []doctorCheck `json:"checks"`
+	// Missing says what the self-test needs and was not found; the
+	// self-test runs only when it is empty.
+	Missing  []string        `json:"missing"`
+	SelfTest *doctorSelfTest `json:"self_test"` // nil when it did not run
+}
+
+// Statuses of a doctorCheck.
+const (
+	checkOK      = "ok"      // found and usable
+	checkMissing = "missing" // the self-test needs it, and it is missing or unusable
+	checkNote    = "note"    // worth knowing, not needed
+)
+
+// doctorCheck is one thing doctor looked at: a line of the text report.
+type doctorCheck struct {
+	Name   string `json:"name"`   // "go", "driver", "device 0", ...
+	Status string `json:"status"` // checkOK, checkMissing or checkNote
+	Detail string `json:"detail"`
+	// Notes are further lines about it.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// doctorSelfTest is the self-test's outcome.
+type doctorSelfTest struct {
+	Device     int          `json:"device"`
+	DeviceName string       `json:"device_name"`
+	Cases      []doctorCase `json:"cases"`
+	Passed     int          `json:"passed"`
+	KeptIn     string       `json:"kept_in,omitempty"` // where -keep kept the traces
+}
+
+// doctorCase is one self-test case's outcome.
+type doctorCase struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // "pass" or "fail"
+	// Detail says what was found ("found use-before-alloc, as expected")
+	// or why the case failed.
+	Detail   string   `json:"detail"`
+	Findings []string `json:"findings"` // "error RULE: MESSAGE", each finding
+	Output   string   `json:"output,omitempty"`
+}
+
+// row adds a check that passed; a row without a key adds a note to the
+// check above it.
 func (d *doctor) row(key, format string, args ...any) {
-	if key != "" {
-		key += ":"
+	d.add(key, checkOK, fmt.Sprintf(format, args...))
+}
+
+// info adds a check that is worth knowing and not needed.
+func (d *doctor) info(key, format string, args ...any) {
+	d.add(key, checkNote, fmt.Sprintf(format, args...))
+}
+
+func (d *doctor) add(key, status, detail string) {
+	if key == "" && len(d.res.Checks) > 0 {
+		last := &d.res.Checks[len(d.res.Checks)-1]
+		last.Notes = append(last.Notes, detail)
+		return
 	}
-	fmt.Fprintf(d.cli.stdout, "  %-10s %s\n", key, fmt.Sprintf(format, args...))
+	d.res.Checks = append(d.res.Checks, doctorCheck{Name: key, Status: status, Detail: detail})
 }
 
+// need records what the self-test lacks; the check above it is what
+// showed it.
 func (d *doctor) need(format string, args ...any) {
-	d.missing = append(d.missing, fmt.Sprintf(format, args...))
+	d.res.Missing = append(d.res.Missing, fmt.Sprintf(format, args...))
+	if n := len(d.res.Checks); n > 0 {
+		d.res.Checks[n-1].Status = checkMissing
+	}
 }
 
-// report prints what was found and records in d.missing what the self-test
-// lacks.
+// writeChecks prints the checks as text.
+func (r *doctorResult) writeChecks(w io.Writer) {
+	fmt.Fprintln(w, "streamcheck doctor")
+	for _, c := range r.Checks {
+		fmt.Fprintf(w, "  %-10s %s\n", c.Name+":", c.Detail)
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "  %-10s %s\n", "", n)
+		}
+	}
+}
+
+// writeCase prints a self-test case's outcome as text; details adds its
+// findings and its program's output.
+func writeCase(w io.Writer, c *doctorCase, width int, details bool) {
+	fmt.Fprintf(w, "%s  %-*s  %s\n", strings.ToUpper(c.Status), width, c.Name, c.Detail)
+	if !details {
+		return
+	}
+	for _, f := range c.Findings {
+		fmt.Fprintf(w, "        %s\n", f)
+	}
+	if c.Output != "" {
+		fmt.Fprintf(w, "        program output:\n")
+		for _, line := range strings.Split(c.Output, "\n") {
+			fmt.Fprintf(w, "          %s\n", line)
+		}
+	}
+}
+
+// writeJSON prints the result as one JSON object.
+func (d *doctor) writeJSON() {
+	if d.res.Missing == nil {
+		d.res.Missing = []string{}
+	}
+	enc := json.NewEncoder(d.cli.stdout)
+	enc.SetIndent("", "  ")
+	enc.Encode(&d.res)
+}
+
+// report finds what there is, into d.res: its checks, and what the
+// self-test lacks.
 func (d *doctor) report() {
-	fmt.Fprintln(d.cli.stdout, "streamcheck doctor")
 	d.row("go", "%s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		d.row("os", "%s, kernel %s", runtime.GOOS, strings.TrimSpace(string(b)))
@@ -165,7 +281,7 @@ func (d *doctor) report() {
 		d.row("os", "%s", runtime.GOOS)
 	}
 	if !cudart.ExitRunsDestructors {
-		d.row("build", "without cgo: the self-test programs cannot run the shim's exit hook, so their traces lack the End record; that is not held against them (build with CGO_ENABLED=1 for the full check)")
+		d.info("build", "without cgo: the self-test programs cannot run the shim's exit hook, so their traces lack the End record; that is not held against them (build with CGO_ENABLED=1 for the full check)")
 	}
 	d.reportDriver()
 	d.reportRuntime()
@@ -232,7 +348,8 @@ func (d *doctor) reportDriver() {
 		}
 	}
 	if d.device < 0 || d.device >= n {
-		d.need("no device %d (the driver sees %s)", d.device, plural(n, "device"))
+		// No check to blame: the devices there are are fine.
+		d.res.Missing = append(d.res.Missing, fmt.Sprintf("no device %d (the driver sees %s)", d.device, report.Plural(n, "device")))
 	}
 }
 
@@ -268,7 +385,7 @@ func doctorDescribeDevice(drv *cudart.Driver, i int) (string, bool) {
 func (d *doctor) reportRuntime() {
 	rt, err := cudart.LoadRuntime()
 	if err != nil {
-		d.row("runtime", "%v (optional: the self-test uses the driver API only)", err)
+		d.info("runtime", "%v (optional: the self-test uses the driver API only)", err)
 		return
 	}
 	if v, err := rt.Version(); err != nil {
@@ -325,7 +442,7 @@ func (d *doctor) reportShim() {
 func (d *doctor) reportPython() {
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		d.row("python", "no python3 on PATH")
+		d.info("python", "no python3 on PATH")
 		return
 	}
 	d.row("python", "%s", describePython(python))
@@ -384,54 +501,52 @@ func doctorCheckShim(path string) error {
 }
 
 // selfTest runs the cases, each in a child process under the shim writing
-// into root/CASE, prints a PASS or FAIL line for each and returns the exit
-// code.
+// into root/CASE, into d.res.SelfTest, printing (as text) a PASS or FAIL
+// line for each as it ends, and returns the exit code.
 func (d *doctor) selfTest(cases []selftest.Case, root string, kept bool) int {
 	w := d.cli.stdout
+	if d.json {
+		w = io.Discard
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(d.cli.stderr, "streamcheck doctor: cannot re-run myself: %v\n", err)
 		return doctorFailed
 	}
+	st := &doctorSelfTest{Device: d.device, DeviceName: d.devName, Cases: []doctorCase{}}
+	d.res.SelfTest = st
 	fmt.Fprintf(w, "\nself-test on device %d (%s), each case a program recorded by the shim:\n", d.device, d.devName)
 	width := 0
 	for _, tc := range cases {
 		width = max(width, len(tc.Name))
 	}
-	passed := 0
 	for i := range cases {
 		tc := &cases[i]
 		dir := filepath.Join(root, tc.Name)
 		v, out := d.runCase(exe, tc, dir)
+		c := doctorCase{Name: tc.Name, Status: "fail", Detail: v.Reason, Findings: []string{}, Output: strings.TrimSpace(out)}
 		if v.Pass {
-			passed++
+			st.Passed++
 			note := ""
 			if v.Truncated {
 				note = " (trace without End record)"
 			}
-			fmt.Fprintf(w, "PASS  %-*s  %s, as expected%s\n", width, tc.Name, doctorFoundList(v.Found), note)
-		} else {
-			fmt.Fprintf(w, "FAIL  %-*s  %s\n", width, tc.Name, v.Reason)
+			c.Status, c.Detail = "pass", doctorFoundList(v.Found)+", as expected"+note
 		}
-		if d.verbose || !v.Pass {
-			for _, res := range v.Results {
-				for _, f := range res.Findings {
-					fmt.Fprintf(w, "        %s %s: %s\n", f.Severity, f.Rule, f.Message)
-				}
-			}
-			if out = strings.TrimSpace(out); out != "" {
-				fmt.Fprintf(w, "        program output:\n")
-				for _, line := range strings.Split(out, "\n") {
-					fmt.Fprintf(w, "          %s\n", line)
-				}
+		for _, res := range v.Results {
+			for _, f := range res.Findings {
+				c.Findings = append(c.Findings, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Message))
 			}
 		}
+		st.Cases = append(st.Cases, c)
+		writeCase(w, &c, width, d.verbose || !v.Pass)
 	}
 	if kept {
+		st.KeptIn = root
 		fmt.Fprintf(w, "traces kept in %s\n", root)
 	}
-	fmt.Fprintf(w, "self-test: %d of %d cases passed\n", passed, len(cases))
-	if passed != len(cases) {
+	fmt.Fprintf(w, "self-test: %d of %d cases passed\n", st.Passed, len(cases))
+	if st.Passed != len(cases) {
 		return doctorFailed
 	}
 	return doctorOK

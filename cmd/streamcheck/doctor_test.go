@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -232,5 +233,60 @@ func TestSettingUnused(t *testing.T) {
 		if got := settingUnused(c.setting, c.found); got != c.want {
 			t.Errorf("settingUnused(%q, %q) = %v, want %v", c.setting, c.found, got, c.want)
 		}
+	}
+}
+
+// TestDoctorJSON: --json prints the result as one object: every check with
+// its status and detail, what the self-test lacks, and no self-test.
+func TestDoctorJSON(t *testing.T) {
+	t.Setenv(cudart.EnvLibCUDA, t.TempDir())
+	code, stdout, stderr := runDoctor(t, "--json")
+	if code != doctorMissing {
+		t.Errorf("exit code %d, want %d\nstderr:\n%s", code, doctorMissing, stderr)
+	}
+	var res struct {
+		Checks []struct {
+			Name, Status, Detail string
+			Notes                []string
+		}
+		Missing  []string
+		SelfTest *json.RawMessage `json:"self_test"`
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("not the result object: %v\n%s", err, stdout)
+	}
+	if dec.More() {
+		t.Errorf("more than one JSON value:\n%s", stdout)
+	}
+	checks := map[string]string{}
+	for _, c := range res.Checks {
+		if c.Detail == "" {
+			t.Errorf("check %q has no detail", c.Name)
+		}
+		checks[c.Name] = c.Status
+		if c.Name == "driver" && !strings.Contains(c.Detail, "no CUDA driver found") {
+			t.Errorf("driver detail %q does not say %q", c.Detail, "no CUDA driver found")
+		}
+	}
+	for name, want := range map[string]string{"go": "ok", "os": "ok", "driver": "missing"} {
+		if checks[name] != want {
+			t.Errorf("check %q: status %q, want %q (checks %v)", name, checks[name], want, checks)
+		}
+	}
+	for _, name := range []string{"runtime", "CUPTI", "shim", "python"} {
+		if _, ok := checks[name]; !ok {
+			t.Errorf("no %q check: %v", name, checks)
+		}
+	}
+	if len(res.Missing) == 0 || !strings.HasPrefix(res.Missing[0], "no CUDA driver found") {
+		t.Errorf("missing %q", res.Missing)
+	}
+	if res.SelfTest != nil && string(*res.SelfTest) != "null" {
+		t.Errorf("self_test %s, want null", *res.SelfTest)
+	}
+	if !strings.HasPrefix(stderr, "streamcheck doctor: cannot run the GPU self-test: no CUDA driver found") {
+		t.Errorf("stderr %q", stderr)
 	}
 }

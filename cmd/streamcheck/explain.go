@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/explain"
+	"github.com/streamcheck/streamcheck/report"
 )
 
 const explainUsage = `
@@ -71,7 +72,7 @@ func (c *cli) cmdExplain(args []string) int {
 	}
 	res := tr.res
 	if *number > len(graphs) {
-		return c.usageErrorf("explain: %s has no finding %d (it has %s)", name, *number, plural(len(graphs), "finding"))
+		return c.usageErrorf("explain: %s has no finding %d (it has %s)", name, *number, report.Plural(len(graphs), "finding"))
 	}
 	if *number > 0 {
 		graphs = graphs[*number-1 : *number]
@@ -110,7 +111,7 @@ func (c *cli) cmdExplain(args []string) int {
 		}
 		writeReplayNotes(&buf, res)
 		fmt.Fprintf(&buf, "%s in %s (%s, %s)\n", findingsSummary(res), name,
-			plural(res.Stats.Events, "event"), plural(res.Stats.Streams, "stream"))
+			report.Plural(res.Stats.Events, "event"), report.Plural(res.Stats.Streams, "stream"))
 	}
 	if err := c.writeOutput(*output, buf.Bytes()); err != nil {
 		return c.usageErrorf("explain: %v", err)
@@ -134,9 +135,9 @@ func (t *replayedTrace) graphs() ([]*explain.Graph, error) {
 // replayNotes prints the notes on a damaged or incomplete trace to stderr.
 func (c *cli) replayNotes(res *checker.Result) {
 	if res.Damage != nil {
-		fmt.Fprintf(c.stderr, "streamcheck: %s\n", damageNote(res))
+		fmt.Fprintf(c.stderr, "streamcheck: %s\n", report.DamageNote(res))
 	}
-	if n := droppedNote(res); n != "" {
+	if n := report.DroppedNote(res); n != "" {
 		fmt.Fprintf(c.stderr, "streamcheck: %s\n", n)
 	}
 }
@@ -145,9 +146,9 @@ func (c *cli) replayNotes(res *checker.Result) {
 // a text report.
 func writeReplayNotes(w io.Writer, res *checker.Result) {
 	if res.Damage != nil {
-		fmt.Fprintf(w, "damaged: %s\n", damageNote(res))
+		fmt.Fprintf(w, "damaged: %s\n", report.DamageNote(res))
 	}
-	if n := droppedNote(res); n != "" {
+	if n := report.DroppedNote(res); n != "" {
 		fmt.Fprintf(w, "incomplete: %s\n", n)
 	}
 }
@@ -158,7 +159,7 @@ func findingsSummary(res *checker.Result) string {
 	if errs+warns == 0 {
 		return "no findings"
 	}
-	return fmt.Sprintf("%s, %s", plural(errs, "error"), plural(warns, "warning"))
+	return fmt.Sprintf("%s, %s", report.Plural(errs, "error"), report.Plural(warns, "warning"))
 }
 
 // writeOutput writes data to the file named output, or to stdout.

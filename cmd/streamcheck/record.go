@@ -16,6 +16,7 @@ import (
 	"github.com/streamcheck/streamcheck/intercept/launch"
 	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
+	"github.com/streamcheck/streamcheck/report"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
 
@@ -122,7 +123,7 @@ func (c *cli) cmdRecord(args []string) int {
 	switch {
 	case len(rec.traces) > 0:
 		fmt.Fprintf(c.stderr, "streamcheck: %s in %s (analyze with: streamcheck check %s)\n",
-			plural(len(rec.traces), "trace"), shown(*dir), shown(*dir))
+			report.Plural(len(rec.traces), "trace"), shown(*dir), shown(*dir))
 	case len(rec.failures) == 0:
 		fmt.Fprintln(c.stderr, "streamcheck: no CUDA activity was recorded")
 	}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/streamcheck/streamcheck/baseline"
+	"github.com/streamcheck/streamcheck/report"
 	"github.com/streamcheck/streamcheck/suppress"
 )
 
@@ -50,7 +51,7 @@ func (o *reportOptions) leaks() bool { return o.leakCheck == "full" }
 const defaultPrintLimit = 100
 
 func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
-	fs.StringVar(&o.format, "format", "text", "report `format`: text, json, sarif or junit")
+	fs.StringVar(&o.format, "format", "text", "report `format`: "+report.NameList())
 	fs.StringVar(&o.output, "o", "", "write the report to `FILE` instead of "+defaultDest)
 	fs.BoolVar(&o.noColor, "no-color", false, "never color the text report (color is also off when NO_COLOR is set or the output is not a terminal)")
 	fs.StringVar(&o.sourceRoot, "source-root", "", "make stack paths check resolves, and SARIF uris, relative to `DIR` (default: the current directory)")
@@ -63,10 +64,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
 
 // check validates the flags and resolves the source root.
 func (o *reportOptions) check() error {
-	switch o.format {
-	case "text", "json", "sarif", "junit":
-	default:
-		return fmt.Errorf("unknown report format %q (want text, json, sarif or junit)", o.format)
+	if _, err := report.Lookup(o.format); err != nil {
+		return err
 	}
 	switch o.leakCheck {
 	case "full", "summary", "none":
@@ -110,13 +109,13 @@ func (o *reportOptions) load() error {
 }
 
 // writeReport renders the analysis in the chosen format to -o FILE, or else
-// to console (stdout for check, stderr for run). Notes about damaged traces
-// go to stderr too when the report itself is not text on the console, so a
-// person always sees them.
+// to console (stdout for check, stderr for run), as it goes. Notes about
+// damaged traces go to stderr too when the report itself is not text on the
+// console, so a person always sees them.
 //
 // It first takes the suppressed findings and those in the baseline out of a
 // (see filterFindings), so that a.exitCode() counts only reported ones.
-func (c *cli) writeReport(a *analysis, o *reportOptions, console io.Writer) error {
+func (c *cli) writeReport(a *analysis, o *reportOptions, console io.Writer) (err error) {
 	if err := c.filterFindings(a, o); err != nil {
 		return err
 	}
@@ -126,35 +125,42 @@ func (c *cli) writeReport(a *analysis, o *reportOptions, console io.Writer) erro
 	if o.format != "text" || o.output != "" {
 		for _, res := range a.results {
 			if res.Damage != nil {
-				fmt.Fprintf(c.stderr, "streamcheck: %s\n", damageNote(res))
+				fmt.Fprintf(c.stderr, "streamcheck: %s\n", report.DamageNote(res))
 			}
-			if n := droppedNote(res); n != "" {
+			if n := report.DroppedNote(res); n != "" {
 				fmt.Fprintf(c.stderr, "streamcheck: %s\n", n)
 			}
 		}
 	}
 
-	var buf bytes.Buffer
-	var err error
-	switch o.format {
-	case "json":
-		err = writeJSON(&buf, a)
-	case "sarif":
-		err = writeSARIF(&buf, a, o.root)
-	case "junit":
-		err = writeJUnit(&buf, a)
-	default:
-		colored := !o.noColor && o.output == "" && colorTerminal(console)
-		writeTextReport(&buf, a, newPalette(colored), o.printLimit)
-	}
+	f, err := report.Lookup(o.format)
 	if err != nil {
 		return err
 	}
-	if o.output != "" {
-		return os.WriteFile(o.output, buf.Bytes(), 0o666)
+	opts := &report.Options{
+		Color:       !o.noColor && o.output == "" && colorTerminal(console),
+		PrintLimit:  o.printLimit,
+		Root:        o.root,
+		ToolVersion: moduleVersion(),
 	}
-	_, err = console.Write(buf.Bytes())
-	return err
+	out := console
+	if o.output != "" {
+		file, err := os.Create(o.output)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		out = file
+	}
+	bw := bufio.NewWriterSize(out, 64<<10)
+	if err := f.Format(bw, a.report(), opts); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // colorTerminal reports whether text written to w may be colored: w is a
@@ -172,29 +178,4 @@ func colorTerminal(w io.Writer) bool {
 		return false
 	}
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
-}
-
-// palette holds the colors of the text report; each is disabled, whatever
-// the global color.NoColor says, when the report must be plain.
-type palette struct {
-	error, warning, rule, label, dim, note *color.Color
-}
-
-func newPalette(enabled bool) *palette {
-	p := &palette{
-		error:   color.New(color.FgRed, color.Bold),
-		warning: color.New(color.FgYellow, color.Bold),
-		rule:    color.New(color.Bold),
-		label:   color.New(color.FgCyan),
-		dim:     color.New(color.Faint),
-		note:    color.New(color.FgMagenta),
-	}
-	for _, c := range []*color.Color{p.error, p.warning, p.rule, p.label, p.dim, p.note} {
-		if enabled {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
-		}
-	}
-	return p
 }

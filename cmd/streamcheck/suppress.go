@@ -40,6 +40,7 @@ import (
 
 	"github.com/streamcheck/streamcheck/baseline"
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/report"
 )
 
 // acceptHelp is the part of the usage of check, run and demo that explains
@@ -108,7 +109,7 @@ func (c *cli) filterFindings(a *analysis, o *reportOptions) error {
 		if err := b.WriteFile(o.writeBaseline); err != nil {
 			return fmt.Errorf("cannot write the baseline: %v", err)
 		}
-		fmt.Fprintf(c.stderr, "streamcheck: wrote %s to %s\n", plural(len(b.Findings), "finding"), o.writeBaseline)
+		fmt.Fprintf(c.stderr, "streamcheck: wrote %s to %s\n", report.Plural(len(b.Findings), "finding"), o.writeBaseline)
 	}
 	return nil
 }

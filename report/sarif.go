@@ -1,6 +1,7 @@
-package main
+package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/url"
@@ -21,42 +22,54 @@ const (
 	fingerprintKey = baseline.FingerprintKey
 )
 
-// writeSARIF writes a SARIF 2.1.0 log with one run: every rule, every
-// finding, and a notification per unreadable or damaged trace. Absolute
-// paths under root (absolute) become relative URIs.
-func writeSARIF(w io.Writer, a *analysis, root string) error {
+// SARIF is a SARIF 2.1.0 log with one run: every rule, every finding, and
+// a notification per unreadable or damaged trace. Absolute paths under
+// Options.Root become relative URIs. Results are encoded one at a time as
+// they are written.
+type SARIF struct{}
+
+// Format writes the SARIF log of a to w.
+func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
+	uris := &uriCache{root: o.Root, uris: map[string]string{}}
 	run := sarif.NewRunWithInformationURI(toolName, toolURI)
-	if v := moduleVersion(); v != "" && run.Tool != nil && run.Tool.Driver != nil {
+	if v := o.ToolVersion; v != "" && run.Tool != nil && run.Tool.Driver != nil {
 		run.Tool.Driver.WithSemanticVersion(strings.TrimPrefix(v, "v")) // code scanning shows which streamcheck ran
 	}
-	for _, r := range checker.Rules {
-		run.AddRule(r.ID).
-			WithName(ruleName(r.ID)).
-			WithDescription(r.Doc).
-			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(r.Severity)))
+	for _, r := range rules() {
+		run.AddRule(r.id).
+			WithName(ruleName(r.id)).
+			WithDescription(r.doc).
+			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(r.severity)))
 	}
-	for _, res := range a.results {
-		for _, f := range res.Findings {
-			run.AddResult(sarifResult(run, f, root))
-		}
-	}
-	run.AddInvocation(sarifInvocation(a, root))
+	run.AddInvocation(sarifInvocation(a, uris))
 	rep := sarif.NewReport()
 	rep.AddRun(run)
-	if err := rep.PrettyWrite(w); err != nil {
+	// The log without results, whose "results": [] the results then
+	// replace, each made and encoded in its turn (as PrettyWrite would
+	// encode it inside the log).
+	var doc bytes.Buffer
+	if err := rep.PrettyWrite(&doc); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	doc.WriteString("\n")
+	return spliceArray(w, doc.Bytes(), "\n      \"results\": []", "      ", true, func(yield func(any) bool) {
+		for _, res := range a.Results {
+			for _, f := range res.Findings {
+				if !yield(sarifResult(run, f, uris)) {
+					return
+				}
+			}
+		}
+	})
 }
 
-func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result {
+func sarifResult(run *sarif.Run, f *checker.Finding, uris *uriCache) *sarif.Result {
 	res := sarif.NewRuleResult(f.Rule).
 		WithRuleIndex(run.GetRuleIndex(f.Rule)).
 		WithLevel(sarifLevel(f.Severity)).
 		WithMessage(sarif.NewTextMessage(sarifText(f))).
 		WithOccurrenceCount(f.Count).
-		WithAnalysisTarget(sarif.NewSimpleArtifactLocation(fileURI(f.Trace, root))).
+		WithAnalysisTarget(sarif.NewSimpleArtifactLocation(uris.uri(f.Trace))).
 		WithPartialFingerprints(map[string]string{fingerprintKey: baseline.Fingerprint(f)})
 	if f.Allocations > 0 || len(f.Also) > 0 {
 		// occurrenceCount says how often; these, on what and as what.
@@ -74,13 +87,13 @@ func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result 
 	}
 
 	primary := &f.Ops[0]
-	if loc := opLocation(primary, root); loc != nil {
+	if loc := opLocation(primary, uris); loc != nil {
 		res.AddLocation(loc.WithMessage(sarif.NewTextMessage(primary.Role + ": " + describeOp(primary))))
 	} else {
 		// No source location was recorded: point at the trace, so the
 		// result still has the location code-scanning services require.
 		res.AddLocation(sarif.NewLocationWithPhysicalLocation(
-			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(f.Trace, root)))).
+			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uris.uri(f.Trace)))).
 			WithMessage(sarif.NewTextMessage(fmt.Sprintf("%s: %s (no source location was recorded)", primary.Role, describeOp(primary)))))
 	}
 
@@ -94,7 +107,7 @@ func sarifResult(run *sarif.Run, f *checker.Finding, root string) *sarif.Result 
 	}
 	id := 1
 	add := func(op *checker.Op, message string) {
-		if loc := opLocation(op, root); loc != nil {
+		if loc := opLocation(op, uris); loc != nil {
 			res.AddRelatedLocation(loc.WithID(id).WithMessage(sarif.NewTextMessage(message)))
 			id++
 		}
@@ -141,7 +154,7 @@ func sarifText(f *checker.Finding) string {
 // Python function, not the library code under it), or of the innermost frame
 // naming a file after it; nil if none does. A location without a line
 // starts at line 1, so that code scanning can show it.
-func opLocation(o *checker.Op, root string) *sarif.Location {
+func opLocation(o *checker.Op, uris *uriCache) *sarif.Location {
 	i := o.SiteFrame()
 	if i < 0 {
 		return nil
@@ -150,11 +163,34 @@ func opLocation(o *checker.Op, root string) *sarif.Location {
 		if fr.File == "" {
 			continue
 		}
-		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(fr.File, root)))
+		pl := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uris.uri(fr.File)))
 		pl.WithRegion(sarif.NewRegion().WithStartLine(max(fr.Line, 1)))
 		return sarif.NewLocationWithPhysicalLocation(pl)
 	}
 	return nil
+}
+
+// uriCache makes each file's URI once (fileURI): findings name the same
+// files over and over, and a relative path costs a system call. It forgets
+// everything when it holds maxURIs, so that a report of findings each in a
+// file of its own does not keep them all.
+type uriCache struct {
+	root string
+	uris map[string]string
+}
+
+const maxURIs = 4096
+
+func (c *uriCache) uri(path string) string {
+	u, ok := c.uris[path]
+	if !ok {
+		u = fileURI(path, c.root)
+		if len(c.uris) == maxURIs {
+			clear(c.uris)
+		}
+		c.uris[path] = u
+	}
+	return u
 }
 
 // fileURI turns a path into a SARIF artifact URI relative to root where it
@@ -204,35 +240,35 @@ func ruleName(id string) string {
 
 // sarifInvocation records whether every input could be read, with a
 // notification for each that could not, and for each damaged trace.
-func sarifInvocation(a *analysis, root string) *sarif.Invocation {
-	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.unreadable) == 0)
-	if a.program != nil {
-		for _, n := range a.program.notes() {
+func sarifInvocation(a *Analysis, uris *uriCache) *sarif.Invocation {
+	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.Unreadable) == 0)
+	if a.Program != nil {
+		for _, n := range a.Program.Notes() {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).
 				WithMessage(sarif.NewTextMessage(n)))
 		}
 	}
-	if n := a.liveNote(); n != "" { // leaks are results only with --leak-check full
+	if n := a.LiveNote(); n != "" { // leaks are results only with --leak-check full
 		inv.AddToolExecutionNotification(sarif.NewNotification().
 			WithLevel(sarif.LevelNote).
 			WithMessage(sarif.NewTextMessage(n)))
 	}
-	for _, err := range a.unreadable {
+	for _, err := range a.Unreadable {
 		inv.AddToolExecutionNotification(sarif.NewNotification().
 			WithLevel(sarif.LevelError).
 			WithMessage(sarif.NewTextMessage(err.Error())))
 	}
-	for _, res := range a.results {
+	for _, res := range a.Results {
 		trace := sarif.NewLocationWithPhysicalLocation(
-			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(res.Trace, root))))
+			sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uris.uri(res.Trace))))
 		if res.Damage != nil {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).
-				WithMessage(sarif.NewTextMessage(damageNote(res))).
+				WithMessage(sarif.NewTextMessage(DamageNote(res))).
 				AddLocation(trace))
 		}
-		if n := droppedNote(res); n != "" {
+		if n := DroppedNote(res); n != "" {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).
 				WithMessage(sarif.NewTextMessage(n)).

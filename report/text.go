@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fatih/color"
+
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/hb"
 )
@@ -18,17 +20,39 @@ import (
 // ones say where the call was made, the rest is usually main's callers.
 const maxFrames = 6
 
-// writeText writes the human-readable report with every finding in full.
-func writeText(w io.Writer, a *analysis, p *palette) { writeTextReport(w, a, p, 0) }
-
-// writeTextReport writes the human-readable report: the findings, errors
-// first and notes last (at most limit of them in full, unless limit is 0),
-// notes on damaged traces, a table of findings per rule and one of the
-// traces, then a summary: with --leak-check summary, a line saying how much
+// Text is the human-readable report: the findings, errors first and notes
+// last (at most Options.PrintLimit of them in full, unless it is 0), notes
+// on damaged traces, a table of findings per rule and one of the traces,
+// then a summary: with LeakCheck "summary", a line saying how much
 // stream-ordered memory was live at exit (when some was), and a line
-// counting the findings.
-func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
-	multi := len(a.results) > 1
+// counting the findings. Options.Color colors it.
+type Text struct{}
+
+// Format writes the text report of a to w.
+func (Text) Format(w io.Writer, a *Analysis, o *Options) error {
+	ew := &errWriter{w: w}
+	writeText(ew, a, newPalette(o.Color), o.PrintLimit)
+	return ew.err
+}
+
+// errWriter keeps the first error of a writer and writes nothing after it,
+// so that code printing with fmt need not check each call.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func writeText(w io.Writer, a *Analysis, p *palette, limit int) {
+	multi := len(a.Results) > 1
 	all := sortedFindings(a)
 	shown := all
 	if limit > 0 && len(all) > limit {
@@ -46,23 +70,23 @@ func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
 		section()
 		writeFinding(w, f, multi, p)
 	}
-	if len(a.results) == 0 {
+	if len(a.Results) == 0 {
 		return // Nothing could be read; stderr says why.
 	}
 	if rest := len(all) - len(shown); rest > 0 {
 		section()
-		fmt.Fprintf(w, "... and %s (use --print-limit 0 for all)\n", plural(rest, "more finding"))
+		fmt.Fprintf(w, "... and %s (use --print-limit 0 for all)\n", Plural(rest, "more finding"))
 	}
 	damaged := false
-	for _, res := range a.results {
+	for _, res := range a.Results {
 		if res.Damage != nil {
 			if !damaged {
 				section()
 				damaged = true
 			}
-			fmt.Fprintf(w, "%s %s\n", p.note.Sprint("damaged:"), damageNote(res))
+			fmt.Fprintf(w, "%s %s\n", p.note.Sprint("damaged:"), DamageNote(res))
 		}
-		if n := droppedNote(res); n != "" {
+		if n := DroppedNote(res); n != "" {
 			if !damaged {
 				section()
 				damaged = true
@@ -70,8 +94,8 @@ func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
 			fmt.Fprintf(w, "%s %s\n", p.note.Sprint("incomplete:"), n)
 		}
 	}
-	t := a.totals()
-	anyFindings := t.errors+t.warnings+t.notes+t.suppressed+t.baselined > 0
+	t := a.Totals()
+	anyFindings := t.Errors+t.Warnings+t.Notes+t.Suppressed+t.Baselined > 0
 	if anyFindings {
 		section()
 		writeRuleTable(w, a, p)
@@ -81,42 +105,42 @@ func writeTextReport(w io.Writer, a *analysis, p *palette, limit int) {
 		writeTraceTable(w, a, p)
 	}
 	section()
-	if n := a.liveNote(); n != "" {
+	if n := a.LiveNote(); n != "" {
 		fmt.Fprintln(w, p.note.Sprint(n))
 	}
-	stats := fmt.Sprintf("in %s (%s, %s, %s)", plural(t.traces, "trace"), plural(t.events, "event"),
-		plural(t.allocations, "allocation"), plural(t.streams, "stream"))
+	stats := fmt.Sprintf("in %s (%s, %s, %s)", Plural(t.Traces, "trace"), Plural(t.Events, "event"),
+		Plural(t.Allocations, "allocation"), Plural(t.Streams, "stream"))
 	var accepted []string
-	if t.suppressed > 0 {
-		accepted = append(accepted, fmt.Sprintf("%d suppressed", t.suppressed))
+	if t.Suppressed > 0 {
+		accepted = append(accepted, fmt.Sprintf("%d suppressed", t.Suppressed))
 	}
-	if t.baselined > 0 {
-		accepted = append(accepted, fmt.Sprintf("%d in the baseline", t.baselined))
+	if t.Baselined > 0 {
+		accepted = append(accepted, fmt.Sprintf("%d in the baseline", t.Baselined))
 	}
 	if len(accepted) > 0 {
 		stats += "; " + strings.Join(accepted, ", ")
 	}
 	notes := ""
-	if t.notes > 0 {
-		notes = ", " + p.note.Sprint(plural(t.notes, "note"))
+	if t.Notes > 0 {
+		notes = ", " + p.note.Sprint(Plural(t.Notes, "note"))
 	}
 	switch {
-	case t.errors+t.warnings == 0 && t.notes == 0:
+	case t.Errors+t.Warnings == 0 && t.Notes == 0:
 		fmt.Fprintf(w, "no findings %s\n", stats)
-	case t.errors+t.warnings == 0:
+	case t.Errors+t.Warnings == 0:
 		fmt.Fprintf(w, "no errors or warnings%s %s\n", notes, stats)
-	case t.errors > 0:
-		fmt.Fprintf(w, "%s, %s%s %s\n", p.error.Sprint(plural(t.errors, "error")), plural(t.warnings, "warning"), notes, stats)
+	case t.Errors > 0:
+		fmt.Fprintf(w, "%s, %s%s %s\n", p.error.Sprint(Plural(t.Errors, "error")), Plural(t.Warnings, "warning"), notes, stats)
 	default:
-		fmt.Fprintf(w, "0 errors, %s%s %s\n", p.warning.Sprint(plural(t.warnings, "warning")), notes, stats)
+		fmt.Fprintf(w, "0 errors, %s%s %s\n", p.warning.Sprint(Plural(t.Warnings, "warning")), notes, stats)
 	}
 }
 
 // sortedFindings returns the reported findings, errors first, otherwise in
 // trace order and, within a trace, in the checker's order.
-func sortedFindings(a *analysis) []*checker.Finding {
+func sortedFindings(a *Analysis) []*checker.Finding {
 	var all []*checker.Finding
-	for _, res := range a.results {
+	for _, res := range a.Results {
 		all = append(all, res.Findings...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Severity > all[j].Severity })
@@ -127,7 +151,7 @@ func sortedFindings(a *analysis) []*checker.Finding {
 // findings reported, how often they occurred (a finding repeated in a loop
 // is one finding), and, when there are any, how many findings were
 // suppressed or in the baseline.
-func writeRuleTable(w io.Writer, a *analysis, p *palette) {
+func writeRuleTable(w io.Writer, a *Analysis, p *palette) {
 	type row struct {
 		sev                                       checker.Severity
 		findings, occurrences, suppressed, inBase int
@@ -143,28 +167,29 @@ func writeRuleTable(w io.Writer, a *analysis, p *palette) {
 		}
 		return r
 	}
-	for _, res := range a.results {
+	for _, res := range a.Results {
 		for _, f := range res.Findings {
 			r := get(f)
 			r.findings++
 			r.occurrences += max(f.Count, 1)
 		}
 	}
-	for _, f := range a.suppressed {
+	for _, f := range a.Suppressed {
 		get(f).suppressed++
 	}
-	for _, f := range a.baselined {
+	for _, f := range a.Baselined {
 		get(f).inBase++
 	}
-	// Rules in checker.Rules order; any other after them, as met.
+	// Rules in the checker's order; any other after them, as met.
 	rank := map[string]int{}
-	for i, r := range checker.Rules {
-		rank[r.ID] = i - len(checker.Rules)
+	all := rules()
+	for i, r := range all {
+		rank[r.id] = i - len(all)
 	}
 	sort.SliceStable(order, func(i, j int) bool { return rank[order[i]] < rank[order[j]] })
 
 	header := []string{"rule", "severity", "findings", "occurrences"}
-	showSupp, showBase := len(a.suppressed) > 0, len(a.baselined) > 0
+	showSupp, showBase := len(a.Suppressed) > 0, len(a.Baselined) > 0
 	if showSupp {
 		header = append(header, "suppressed")
 	}
@@ -202,19 +227,19 @@ func writeRuleTable(w io.Writer, a *analysis, p *palette) {
 // host threads) and the findings reported: a row per trace when there are
 // several, and a total row. A single trace is only the total row, so that
 // the report does not depend on the trace's name, as elsewhere.
-func writeTraceTable(w io.Writer, a *analysis, p *palette) {
+func writeTraceTable(w io.Writer, a *Analysis, p *palette) {
 	tab := [][]string{{"trace", "events", "allocations", "streams", "threads", "findings"}}
-	if len(a.results) > 1 {
-		for _, res := range a.results {
+	if len(a.Results) > 1 {
+		for _, res := range a.Results {
 			tab = append(tab, []string{res.Trace,
 				strconv.FormatUint(res.Stats.Events, 10), strconv.FormatUint(res.Stats.Allocations, 10),
 				strconv.Itoa(res.Stats.Streams), strconv.Itoa(res.Stats.Threads), strconv.Itoa(len(res.Findings))})
 		}
 	}
-	t := a.totals()
+	t := a.Totals()
 	tab = append(tab, []string{"total",
-		strconv.FormatUint(t.events, 10), strconv.FormatUint(t.allocations, 10),
-		strconv.Itoa(t.streams), strconv.Itoa(t.threads), strconv.Itoa(t.errors + t.warnings + t.notes)})
+		strconv.FormatUint(t.Events, 10), strconv.FormatUint(t.Allocations, 10),
+		strconv.Itoa(t.Streams), strconv.Itoa(t.Threads), strconv.Itoa(t.Errors + t.Warnings + t.Notes)})
 	writeTable(w, tab, 1, func(row, col int, s string) string {
 		if row == 0 {
 			return p.dim.Sprint(s)
@@ -393,9 +418,34 @@ const maxInnerFrames = 3
 func writeFrameList(w io.Writer, p *palette, word string, frames []checker.Frame, limit int) {
 	for i, fr := range frames {
 		if i == limit {
-			fmt.Fprintln(w, p.dim.Sprintf("      ... %s", plural(len(frames)-limit, "more frame")))
+			fmt.Fprintln(w, p.dim.Sprintf("      ... %s", Plural(len(frames)-limit, "more frame")))
 			return
 		}
 		fmt.Fprintln(w, p.dim.Sprintf("      %s %s", word, shortFrame(fr)))
 	}
+}
+
+// palette holds the colors of the text report; each is disabled, whatever
+// the global color.NoColor says, when the report must be plain.
+type palette struct {
+	error, warning, rule, label, dim, note *color.Color
+}
+
+func newPalette(enabled bool) *palette {
+	p := &palette{
+		error:   color.New(color.FgRed, color.Bold),
+		warning: color.New(color.FgYellow, color.Bold),
+		rule:    color.New(color.Bold),
+		label:   color.New(color.FgCyan),
+		dim:     color.New(color.Faint),
+		note:    color.New(color.FgMagenta),
+	}
+	for _, c := range []*color.Color{p.error, p.warning, p.rule, p.label, p.dim, p.note} {
+		if enabled {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+	}
+	return p
 }

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -16,14 +16,13 @@ import (
 const (
 	// junitClass is every testcase's classname.
 	junitClass = "streamcheck"
-	// junitReadCase names the testcase that passes when a trace was read
+	// JUnitReadCase names the testcase that passes when a trace was read
 	// completely, and errs when it was damaged or could not be read.
-	junitReadCase = "read-trace"
+	JUnitReadCase = "read-trace"
 )
 
-// writeJUnit writes a JUnit XML report for CI systems that show test
-// results: one testsuite per trace (named by the trace file) with one
-// testcase per rule in checker.Rules, so that rules without findings show
+// JUnit is a JUnit XML report for CI systems that show test results: one testsuite per trace (named by the trace file) with one
+// testcase per rule of the checker, so that rules without findings show
 // as passed tests, plus a read-trace testcase. A rule's testcase fails when
 // the rule has error findings; the failure's message is the finding's (or
 // says how many there are) and its body is the text report of every one of
@@ -33,22 +32,25 @@ const (
 //
 // The report has no timings (time="0.000"), so that the same traces give
 // the same file.
-func writeJUnit(w io.Writer, a *analysis) error {
+type JUnit struct{}
+
+// Format writes the JUnit report of a to w.
+func (JUnit) Format(w io.Writer, a *Analysis, _ *Options) error {
 	suites := junit.Testsuites{Name: toolName}
-	for _, res := range a.results {
+	for _, res := range a.Results {
 		suites.AddSuite(junitSuite(res, len(suites.Suites), a.leakMode() == "full"))
 	}
-	if a.program != nil {
-		suites.AddSuite(junitProgramSuite(a.program, len(suites.Suites)))
+	if a.Program != nil {
+		suites.AddSuite(junitProgramSuite(a.Program, len(suites.Suites)))
 	}
-	for _, err := range a.unreadable {
+	for _, err := range a.Unreadable {
 		name := err.Error()
-		var ie *inputError
+		var ie InputError
 		if errors.As(err, &ie) {
-			name = ie.name
+			name = ie.Input()
 		}
 		s := junit.Testsuite{Name: name, ID: len(suites.Suites), Time: junitTime}
-		s.AddTestcase(junit.Testcase{Name: junitReadCase, Classname: junitClass, Time: junitTime,
+		s.AddTestcase(junit.Testcase{Name: JUnitReadCase, Classname: junitClass, Time: junitTime,
 			Error: &junit.Result{Message: xmlText(err.Error()), Type: "unreadable"}})
 		suites.AddSuite(s)
 	}
@@ -64,10 +66,10 @@ const junitTime = "0.000"
 // junitProgramSuite reports, for streamcheck run, how the program ended:
 // "exit-code" fails when the program failed, and "recording" is an error
 // when the shim could not record, skipped when there was nothing to record.
-func junitProgramSuite(p *programOutcome, id int) junit.Testsuite {
+func junitProgramSuite(p *Program, id int) junit.Testsuite {
 	s := junit.Testsuite{Name: "program", ID: id, Time: junitTime}
 	exit := junit.Testcase{Name: "exit-code", Classname: junitClass, Time: junitTime}
-	if f := p.failure(); f != "" {
+	if f := p.Failure(); f != "" {
 		exit.Failure = &junit.Result{Message: f, Type: "exit-code"}
 	}
 	s.AddTestcase(exit)
@@ -76,7 +78,7 @@ func junitProgramSuite(p *programOutcome, id int) junit.Testsuite {
 	case len(p.NotRecorded) > 0:
 		rec.Error = &junit.Result{Message: xmlText(strings.Join(p.NotRecorded, "; ")), Type: "not-recorded"}
 	case !p.Recorded:
-		rec.Skipped = &junit.Result{Message: noCUDAActivity}
+		rec.Skipped = &junit.Result{Message: NoCUDAActivity}
 	}
 	s.AddTestcase(rec)
 	return s
@@ -99,11 +101,11 @@ func junitSuite(res *checker.Result, id int, leaks bool) junit.Testsuite {
 		byRule[f.Rule] = append(byRule[f.Rule], f)
 	}
 	plain := newPalette(false)
-	for _, r := range checker.Rules {
-		tc := junit.Testcase{Name: r.ID, Classname: junitClass, Time: junitTime}
+	for _, r := range rules() {
+		tc := junit.Testcase{Name: r.id, Classname: junitClass, Time: junitTime}
 		var errs, warns bytes.Buffer
 		var errFindings []*checker.Finding
-		for _, f := range byRule[r.ID] {
+		for _, f := range byRule[r.id] {
 			buf := &warns
 			if f.Severity == checker.SeverityError {
 				buf = &errs
@@ -119,24 +121,24 @@ func junitSuite(res *checker.Result, id int, leaks bool) junit.Testsuite {
 			if len(errFindings) > 1 {
 				msg = fmt.Sprintf("%d findings; the first: %s", len(errFindings), msg)
 			}
-			tc.Failure = &junit.Result{Message: xmlText(msg), Type: r.ID, Data: xmlText(errs.String())}
+			tc.Failure = &junit.Result{Message: xmlText(msg), Type: r.id, Data: xmlText(errs.String())}
 		}
 		if warns.Len() > 0 {
 			tc.SystemOut = &junit.Output{Data: xmlText(warns.String())}
 		}
-		if r.ID == string(checker.RuleLeak) && !leaks {
+		if r.id == leakRule && !leaks {
 			tc.Skipped = &junit.Result{Message: fmt.Sprintf("not checked without --leak-check full: %s, %s of stream-ordered memory live at exit",
-				plural(res.Stats.LiveAtExit, "allocation"), plural(res.Stats.LiveBytesAtExit, "byte"))}
+				Plural(res.Stats.LiveAtExit, "allocation"), Plural(res.Stats.LiveBytesAtExit, "byte"))}
 		}
 		s.AddTestcase(tc)
 	}
 
-	read := junit.Testcase{Name: junitReadCase, Classname: junitClass, Time: junitTime}
+	read := junit.Testcase{Name: JUnitReadCase, Classname: junitClass, Time: junitTime}
 	if res.Damage != nil {
-		read.Error = &junit.Result{Message: xmlText(damageNote(res)), Type: "damaged"}
+		read.Error = &junit.Result{Message: xmlText(DamageNote(res)), Type: "damaged"}
 	}
 	s.AddTestcase(read)
-	if n := droppedNote(res); n != "" {
+	if n := DroppedNote(res); n != "" {
 		s.SystemErr = &junit.Output{Data: xmlText(n)}
 	}
 	return s

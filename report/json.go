@@ -1,6 +1,7 @@
-package main
+package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 
@@ -16,7 +17,7 @@ type jsonReport struct {
 	Unreadable []string    `json:"unreadable"`
 	Summary    jsonSummary `json:"summary"`
 	// Program is how the program ended, in a report of streamcheck run.
-	Program *programOutcome `json:"program,omitempty"`
+	Program *Program `json:"program,omitempty"`
 }
 
 type jsonTrace struct {
@@ -51,40 +52,55 @@ type jsonSummary struct {
 	LeakCheck string `json:"leak_check"`
 }
 
-func writeJSON(w io.Writer, a *analysis) error {
+// JSON is the report as one JSON object: every finding, a summary of each
+// trace, the inputs that could not be read, totals and (for a run) how the
+// program ended. Findings are encoded one at a time as they are written.
+type JSON struct{}
+
+// Format writes the JSON report of a to w.
+func (JSON) Format(w io.Writer, a *Analysis, _ *Options) error {
 	rep := jsonReport{Findings: []*checker.Finding{}, Traces: []jsonTrace{}, Unreadable: []string{}}
-	for _, err := range a.unreadable {
+	for _, err := range a.Unreadable {
 		rep.Unreadable = append(rep.Unreadable, err.Error())
 	}
-	for _, res := range a.results {
-		rep.Findings = append(rep.Findings, res.Findings...)
+	for _, res := range a.Results {
 		t := jsonTrace{File: res.Trace, Stats: res.Stats}
 		if res.Tables != nil {
 			t.Dropped = res.Tables.Dropped
 		}
 		if res.Damage != nil {
-			note := damageNote(res)
+			note := DamageNote(res)
 			t.Damage = &note
 		}
-		for _, f := range res.Findings {
-			switch f.Severity {
-			case checker.SeverityError:
-				t.Errors++
-			case checker.SeverityNote:
-				t.Notes++
-			default:
-				t.Warnings++
-			}
-		}
+		t.Errors, t.Warnings, t.Notes = countSeverities(res.Findings)
 		rep.Traces = append(rep.Traces, t)
 	}
-	tot := a.totals()
-	rep.Summary = jsonSummary{Errors: tot.errors, Warnings: tot.warnings, Notes: tot.notes, Traces: tot.traces, Damaged: tot.damaged,
-		Suppressed: tot.suppressed, Baselined: tot.baselined, LiveAtExit: tot.live, LiveBytesAtExit: tot.liveBytes,
+	tot := a.Totals()
+	rep.Summary = jsonSummary{Errors: tot.Errors, Warnings: tot.Warnings, Notes: tot.Notes, Traces: tot.Traces, Damaged: tot.Damaged,
+		Suppressed: tot.Suppressed, Baselined: tot.Baselined, LiveAtExit: tot.Live, LiveBytesAtExit: tot.LiveBytes,
 		LeakCheck: a.leakMode()}
-	rep.Program = a.program
+	rep.Program = a.Program
+
+	// The document without findings, whose "findings": [] the findings
+	// then replace, each encoded as it would be inside the document.
+	var doc bytes.Buffer
+	if err := newJSONEncoder(&doc).Encode(rep); err != nil {
+		return err
+	}
+	return spliceArray(w, doc.Bytes(), "\n  \"findings\": []", "  ", false, func(yield func(any) bool) {
+		for _, res := range a.Results {
+			for _, f := range res.Findings {
+				if !yield(f) {
+					return
+				}
+			}
+		}
+	})
+}
+
+func newJSONEncoder(w io.Writer) *json.Encoder {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // Messages are read by people, not embedded in HTML.
 	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return enc
 }

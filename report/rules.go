@@ -1,0 +1,26 @@
+package report
+
+import "github.com/streamcheck/streamcheck/checker"
+
+// This file is the one place reports learn the checker's rules, so that a
+// change to how the checker lists them is a change here only.
+
+// rule is what a report needs to know of a rule.
+type rule struct {
+	id       string
+	severity checker.Severity
+	doc      string // One sentence: what the rule finds.
+}
+
+// rules returns every rule in the checker's order: errors first, notes last.
+func rules() []rule {
+	rs := make([]rule, len(checker.Rules))
+	for i, r := range checker.Rules {
+		rs[i] = rule{id: r.ID, severity: r.Severity, doc: r.Doc}
+	}
+	return rs
+}
+
+// leakRule is the rule of memory live at exit, which is checked only when
+// asked for (Analysis.LeakCheck "full").
+const leakRule = string(checker.RuleLeak)
