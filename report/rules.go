@@ -10,13 +10,17 @@ type rule struct {
 	id       string
 	severity checker.Severity
 	doc      string // One sentence: what the rule finds.
+	// helpText and helpMarkdown are the rule's whole documentation: what
+	// it finds, why it matters and how to fix it.
+	helpText, helpMarkdown string
 }
 
 // rules returns every rule in the checker's order: errors first, notes last.
 func rules() []rule {
 	rs := make([]rule, len(checker.Rules))
 	for i, r := range checker.Rules {
-		rs[i] = rule{id: r.ID, severity: r.Severity, doc: r.Doc}
+		text, md := r.Help()
+		rs[i] = rule{id: r.ID, severity: r.Severity, doc: r.Doc, helpText: text, helpMarkdown: md}
 	}
 	return rs
 }

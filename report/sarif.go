@@ -39,6 +39,7 @@ func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
 		run.AddRule(r.id).
 			WithName(ruleName(r.id)).
 			WithDescription(r.doc).
+			WithHelp(sarif.NewMultiformatMessageString().WithText(r.helpText).WithMarkdown(r.helpMarkdown)).
 			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(r.severity)))
 	}
 	run.AddInvocation(sarifInvocation(a, uris))
