@@ -49,6 +49,11 @@ enum {
     OP_IPC_MEM_EXPORT = 38,          /* ipc_mem_export */
     OP_IPC_MEM_OPEN = 39,            /* ipc_mem_open */
     OP_IPC_MEM_CLOSE = 40,           /* ipc_mem_close */
+    OP_VMM_MAP = 41,                 /* vmm_map */
+    OP_VMM_UNMAP = 42,               /* vmm_unmap */
+    OP_POOL_SET_ATTR = 43,           /* pool_set_attr */
+    OP_DEVICE_SET_POOL = 44,         /* device_set_pool */
+    OP_POOL_TRIM = 45,               /* pool_trim */
 };
 
 /* model.Flag*: bits of an event record's flags field. */
