@@ -44,9 +44,10 @@ func (c *Checker) accessOf(ev *model.Event, st *hb.Step, ptr uint64) access {
 // a stream that used it before reads and writes (freed, nUses, useBuf[0])
 // comes first, in the first 64 bytes (TestAllocationLayout checks).
 type allocation struct {
-	freed bool   // In the grave: freed, remembered for later checks.
-	async bool   // Stream-ordered (cudaMallocAsync / from a pool).
-	nUses uint32 // Length of uses().
+	freed  bool   // In the grave: freed, remembered for later checks.
+	async  bool   // Stream-ordered (cudaMallocAsync / from a pool).
+	family family // The API family that made it, and must free it (family.go).
+	nUses  uint32 // Length of uses().
 	// The most recent use on each agent (see uses): in useBuf while they
 	// fit, then all in extra. Most allocations are used on one or two
 	// streams, and keeping those uses in the record itself means a use reads

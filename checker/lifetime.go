@@ -51,11 +51,11 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 		}
 		o.clear(&c.bufs)
 		o.inherited = inherited
-		o.base, o.size, o.async, o.alloc = base, size, async, c.accessOf(ev, st, base)
+		o.base, o.size, o.async, o.family, o.alloc = base, size, async, familyOf(ev), c.accessOf(ev, st, base)
 		return
 	}
 	a := c.newAllocation()
-	a.base, a.size, a.async, a.alloc = base, size, async, c.accessOf(ev, st, base)
+	a.base, a.size, a.async, a.family, a.alloc = base, size, async, familyOf(ev), c.accessOf(ev, st, base)
 	for _, o := range old {
 		c.allocs.remove(o)
 		if o.freed {
@@ -86,9 +86,12 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		return
 	}
 	if a == nil || a.freed {
-		c.reportBadFree(free)
+		if !c.mismatchedFree(ev, a, free) {
+			c.reportBadFree(free)
+		}
 		return
 	}
+	c.mismatchedFree(ev, a, free) // CUDA accepted it: the memory is released all the same
 	// cudaFree and cuMemFree of memory that is not stream-ordered wait for
 	// all work issued on the free's device before they release it (the
 	// driver skips that only for cuMemAllocAsync memory): its uses there are
