@@ -318,9 +318,9 @@ func plural[N int | uint64](n N, word string) string {
 type totals struct {
 	errors, warnings, notes, traces, damaged int
 	events, allocations                      uint64
-	streams, threads                  int
-	suppressed, baselined             int
-	live, liveBytes                   uint64 // Stream-ordered memory live at exit.
+	streams, threads                         int
+	suppressed, baselined                    int
+	live, liveBytes                          uint64 // Stream-ordered memory live at exit.
 }
 
 func (a *analysis) totals() totals {
