@@ -147,6 +147,9 @@ func (c *Checker) notePoolAlloc(ev *model.Event, st *hb.Step) {
 	if len(u.sizes) < maxPoolSizes {
 		u.sizes[ev.Size] = true
 	}
+	if old := c.poolChurn.live[ev.Ptr]; old != nil {
+		old.live-- // an allocation at this address whose free the trace missed
+	}
 	u.live++
 	u.held = true
 	c.poolChurn.live[ev.Ptr] = u
