@@ -142,7 +142,7 @@ type pendingFinding struct {
 	capture            hb.AgentID // See reportIn.
 	memNote            memNote    // Why a stream-memory-op finding is not followed.
 	family             family     // The allocation's.
-	// perf is what a performance lint found (perf.go).
+	// perf is what a performance lint found (rule_sync_alloc_in_loop.go).
 	perf *perfDetail
 	// allocs are the distinct allocations the finding hit (see
 	// Finding.Allocations), lastAlloc the latest of them.

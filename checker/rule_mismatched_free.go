@@ -47,10 +47,11 @@ var mismatchedFreeRule = &ruleDef{
 	},
 }
 
-// mismatchedFree reports the free of the allocation a (nil: none at the
-// address; or a freed one) by ev, when ev is another family's free, and
-// says whether it did. cudaHostUnregister of an address no registration
-// made is one too.
+// mismatchedFree reports the free ev makes of the allocation a at its
+// address when ev is another family's free, and says whether it did; a is
+// nil when no allocation starts there, or may be a freed one. A
+// cudaHostUnregister of an address that no registration made is a
+// mismatched free too.
 func (c *Checker) mismatchedFree(ev *model.Event, a *allocation, free access) bool {
 	if a != nil && !a.freed {
 		if a.family.freedBy(ev) {
