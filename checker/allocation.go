@@ -47,7 +47,12 @@ type allocation struct {
 	freed  bool   // In the grave: freed, remembered for later checks.
 	async  bool   // Stream-ordered (cudaMallocAsync / from a pool).
 	family family // The API family that made it, and must free it (family.go).
-	nUses  uint32 // Length of uses().
+	// pool is, for a live stream-ordered allocation, 1 + the index of its
+	// pool in poolChurn.order (pool-release-churn), 0 if not followed. A
+	// byte that fits the padding here: records of 288 bytes fill a size
+	// class of the allocator, and one more word made them 320.
+	pool  uint8
+	nUses uint32 // Length of uses().
 	// The most recent use on each agent (see uses): in useBuf while they
 	// fit, then all in extra. Most allocations are used on one or two
 	// streams, and keeping those uses in the record itself means a use reads
@@ -111,7 +116,7 @@ func (a *allocation) clear(p *bufPool) {
 	p.put(a.inherited)
 	a.freed, a.nUses = false, 0
 	a.extra, a.inherited = nil, nil
-	a.older, a.newer, a.wholeSize = nil, nil, 0
+	a.older, a.newer, a.wholeSize, a.pool = nil, nil, 0, 0
 }
 
 // bufPool keeps the buffers of forgotten allocations' extra and inherited

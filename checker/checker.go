@@ -180,18 +180,17 @@ func (c *Checker) Add(ev *model.Event) {
 		}
 		c.created[st.Agent] = c.accessOf(ev, st, 0)
 	case model.OpMallocAsync, model.OpMalloc, model.OpVmmMap:
-		c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync)
+		a := c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync)
 		switch ev.Op {
 		case model.OpMalloc:
 			c.noteSyncAlloc(ev, st)
 		case model.OpMallocAsync:
-			c.notePoolAlloc(ev, st)
+			c.notePoolAlloc(ev, st, a)
 		}
 	case model.OpFreeAsync, model.OpFree, model.OpIpcMemClose:
 		if ev.Op == model.OpFree {
 			c.noteSyncFree(ev, c.allocs.at(ev.Ptr))
 		}
-		c.notePoolFree(ev.Ptr)
 		c.release(ev, st, ev.Ptr)
 	case model.OpVmmUnmap:
 		c.unmap(ev, st)

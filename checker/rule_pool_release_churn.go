@@ -9,8 +9,8 @@ import (
 )
 
 // poolReleaseChurnRule: pool-release-churn. What pools hold is followed by
-// notePoolAlloc, notePoolFree and notePoolSync below; the finding is made
-// at the end of the trace (reportPoolChurn).
+// notePoolAlloc, leavePool (called at a free, lifetime.go) and notePoolSync
+// below; the finding is made at the end of the trace (reportPoolChurn).
 var poolReleaseChurnRule = &ruleDef{
 	id:       RulePoolReleaseChurn,
 	severity: SeverityWarning,
@@ -57,30 +57,64 @@ type poolKey struct {
 	pool   uint64
 }
 
-// poolChurn is what the lint keeps of pools.
+// poolChurn is what the lint keeps of pools (a live allocation's pool is
+// in its record: allocation.pool).
 type poolChurn struct {
 	pools   map[poolKey]*poolUse
 	order   []*poolUse
-	current map[int32]uint64    // The pool each device allocates from when an allocation names none (device_set_pool).
-	live    map[uint64]*poolUse // The pool of each live stream-ordered allocation, by address.
+	current map[int32]uint64 // The pool each device allocates from when an allocation names none (device_set_pool).
+	last    *poolUse         // The pool of the latest lookup: most programs allocate from one.
 }
 
 // poolUse is one pool's state.
 type poolUse struct {
 	key       poolKey
+	index     int    // In poolChurn.order.
 	threshold uint64 // The release threshold.
 	live      int    // Live allocations.
 	// held: it allocated since its memory was last given back; released:
 	// a synchronization found it holding no live allocation, and it has
 	// not allocated since.
 	held, released bool
-	sizes          map[uint64]bool // The sizes it allocated (up to maxPoolSizes).
-	first          access          // The first allocation that made it grow again.
+	// sizes holds the latest distinct sizes it allocated, nSizes of them,
+	// the oldest replaced first: a loop that churns allocates few sizes.
+	sizes  [8]uint64
+	nSizes int
+	first  access // The first allocation that made it grow again.
 	perfDetail
 }
 
-// maxPoolSizes bounds the sizes remembered per pool.
-const maxPoolSizes = 1024
+// allocated reports whether the pool allocated size lately.
+func (u *poolUse) allocated(size uint64) bool {
+	for _, s := range u.sizes[:min(u.nSizes, len(u.sizes))] {
+		if s == size {
+			return true
+		}
+	}
+	return false
+}
+
+// noteSize remembers that the pool allocated size.
+func (u *poolUse) noteSize(size uint64) {
+	if !u.allocated(size) {
+		u.sizes[u.nSizes%len(u.sizes)] = size
+		u.nSizes++
+	}
+}
+
+// leavePool ends a live allocation's part in its pool's count: freed, or
+// replaced by an allocation at its addresses without a recorded free.
+func (c *Checker) leavePool(a *allocation) {
+	if a.pool != 0 {
+		c.poolChurn.order[a.pool-1].live--
+		a.pool = 0
+	}
+}
+
+// maxFollowedPools is how many pools' live allocations are followed (the
+// index fits allocation.pool); allocations from pools made after them are
+// not counted, and those pools are never found empty.
+const maxFollowedPools = 255
 
 // poolOf returns the state of the pool ev names (Pool, or the device's
 // current pool).
@@ -93,16 +127,20 @@ func (c *Checker) poolOf(ev *model.Event) *poolUse {
 	if key.pool == 0 {
 		key.device = ev.Device
 	}
+	if s.last != nil && s.last.key == key {
+		return s.last
+	}
 	u := s.pools[key]
 	if u == nil {
 		if s.pools == nil {
-			s.pools, s.live = map[poolKey]*poolUse{}, map[uint64]*poolUse{}
+			s.pools = map[poolKey]*poolUse{}
 		}
-		u = &poolUse{key: key, sizes: map[uint64]bool{}}
+		u = &poolUse{key: key, index: len(s.order)}
 		u.stream = hb.HostAgent
 		s.pools[key] = u
 		s.order = append(s.order, u)
 	}
+	s.last = u
 	return u
 }
 
@@ -124,35 +162,33 @@ func (c *Checker) notePool(ev *model.Event) {
 	}
 }
 
-// notePoolAlloc counts a stream-ordered allocation that makes its pool
-// grow again: one after a synchronization released the pool's memory, of
-// a size the pool allocated before, while its release threshold is 0.
-func (c *Checker) notePoolAlloc(ev *model.Event, st *hb.Step) {
-	if ev.Ptr == 0 || ev.Flags&model.FlagGraphAlloc != 0 {
+// notePoolAlloc follows the stream-ordered allocation a that ev made, and
+// counts it when it makes its pool grow again: one after a synchronization
+// released the pool's memory, of a size the pool allocated before, while
+// its release threshold is 0.
+func (c *Checker) notePoolAlloc(ev *model.Event, st *hb.Step, a *allocation) {
+	if a == nil || ev.Flags&model.FlagGraphAlloc != 0 {
 		return
 	}
 	u := c.poolOf(ev)
-	if u.released && u.threshold == 0 && u.sizes[ev.Size] {
-		a := c.accessOf(ev, st, ev.Ptr)
+	if u.released && u.threshold == 0 && u.allocated(ev.Size) {
+		op := a.alloc
 		if u.count == 0 {
-			u.first = a
+			u.first = op
 		}
 		u.addSize(ev.Size)
 		u.count++
-		if len(u.sites) < maxPerfSites && !c.hasSite(u.sites, &a) {
-			u.sites = append(u.sites, a)
+		if len(u.sites) < maxPerfSites && !c.hasSite(u.sites, &op) {
+			u.sites = append(u.sites, op)
 		}
 	}
 	u.released = false
-	if len(u.sizes) < maxPoolSizes {
-		u.sizes[ev.Size] = true
+	u.noteSize(ev.Size)
+	if u.index < maxFollowedPools {
+		u.live++
+		u.held = true
+		a.pool = uint8(u.index + 1)
 	}
-	if old := c.poolChurn.live[ev.Ptr]; old != nil {
-		old.live-- // an allocation at this address whose free the trace missed
-	}
-	u.live++
-	u.held = true
-	c.poolChurn.live[ev.Ptr] = u
 }
 
 // hasSite reports whether one of sites is a's call site.
@@ -164,14 +200,6 @@ func (c *Checker) hasSite(sites []access, a *access) bool {
 		}
 	}
 	return false
-}
-
-// notePoolFree ends the pool allocation at ptr, if it is one.
-func (c *Checker) notePoolFree(ptr uint64) {
-	if u := c.poolChurn.live[ptr]; u != nil {
-		u.live--
-		delete(c.poolChurn.live, ptr)
-	}
 }
 
 // notePoolSync: at a stream, event or device synchronization, each pool
