@@ -49,6 +49,11 @@ enum {
     OP_IPC_MEM_EXPORT = 38,          /* ipc_mem_export */
     OP_IPC_MEM_OPEN = 39,            /* ipc_mem_open */
     OP_IPC_MEM_CLOSE = 40,           /* ipc_mem_close */
+    OP_VMM_MAP = 41,                 /* vmm_map */
+    OP_VMM_UNMAP = 42,               /* vmm_unmap */
+    OP_POOL_SET_ATTR = 43,           /* pool_set_attr */
+    OP_DEVICE_SET_POOL = 44,         /* device_set_pool */
+    OP_POOL_TRIM = 45,               /* pool_trim */
 };
 
 /* model.Flag*: bits of an event record's flags field. */
@@ -62,5 +67,17 @@ enum {
 #define FLAG_PEER (1u << 7)         /* synchronous peer copy: serialized with its devices' work */
 #define FLAG_GRAPH_NODE (1u << 8)   /* launch, copy or set added to a graph as a node, not issued to a stream */
 #define FLAG_CONDITIONAL (1u << 9)  /* graph clone: a conditional node's body graph (src) in graph */
+
+/* model.Family: the family field (31) of a malloc, or of a free, the family its API frees. */
+enum {
+    FAMILY_DEVICE = 0, /* device */
+    FAMILY_PITCHED = 1, /* pitched */
+    FAMILY_MANAGED = 2, /* managed */
+    FAMILY_HOST = 3, /* host */
+    FAMILY_REGISTERED = 4, /* registered, a free: unregister */
+};
+
+/* model.PoolAttr: the attr field (34) of a pool_set_attr, CUDA's CUmemPool_attribute. */
+#define POOL_ATTR_RELEASE_THRESHOLD 4
 
 #endif

@@ -47,12 +47,14 @@ var goldenTrace = concat(
 	// Event seq 5: launch device -1 time 9 on stream 1 (read as 0), kernel
 	// string 5, ptrs [0x7f00 0x10], graph 0, exec 0x33, peer devices 0 and
 	// 0, node 0, memory operation 0, its flags 0 and value 0, the last
-	// address weak, then a field from a later version (ignored).
-	[]byte{0x10, 0x22,
+	// address weak, 255 ns inside the call, family 0, pitch 0, height 0,
+	// attribute 0, then a field from a later version (ignored).
+	[]byte{0x10, 0x28,
 		0x10, 0x05, 0x07, 0x01, 0x12, 0x00, 0x00, 0x00,
 		0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
 		0x00, 0x00, 0x05, 0x00, 0x02, 0x80, 0xfe, 0x01, 0x10,
-		0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xff, 0x01},
+		0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xff, 0x01,
+		0x00, 0x00, 0x00, 0x00, 0xff, 0x01},
 	// Event seq 6: memcpy failed with result 2, dst 0x7f00 src 0x20 size 16, h2d, pageable.
 	[]byte{0x10, 0x15,
 		0x12, 0x06, 0x07, 0x00, 0x00, 0x00, 0x00, 0x04,
@@ -79,7 +81,7 @@ func TestBinaryGolden(t *testing.T) {
 	want := []Event{
 		{Seq: 1, Op: OpStreamCreate, TID: 8, Stream: 0x1000, Flags: FlagNonBlocking, Prio: -2},
 		{Seq: 2, Op: OpMallocAsync, TID: 7, Time: 5, API: 1, Stack: 1, Stream: 0x1000, Ptr: 0x7f00, Size: 256},
-		{Seq: 5, Op: OpLaunch, TID: 7, Device: -1, Time: 9, Kernel: 5, Ptrs: []uint64{0x7f00, 0x10}, Exec: 0x33, Weak: 1},
+		{Seq: 5, Op: OpLaunch, TID: 7, Device: -1, Time: 9, Kernel: 5, Ptrs: []uint64{0x7f00, 0x10}, Exec: 0x33, Weak: 1, Dur: 255},
 		{Seq: 6, Op: OpMemcpy, TID: 7, Result: 2, Ptr: 0x7f00, Size: 16, Src: 0x20, Kind: CopyH2D, Flags: FlagPageable},
 	}
 	if !reflect.DeepEqual(events, want) {

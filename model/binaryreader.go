@@ -135,7 +135,7 @@ func recordName(k RecordKind) string {
 var (
 	eventFields = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
 	// eventTailFields follow the addresses; a record may end before any.
-	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node", "mem_op", "mem_flags", "value", "weak"}
+	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node", "mem_op", "mem_flags", "value", "weak", "dur", "family", "pitch", "height", "attr"}
 	endFields       = [...]string{"events", "dropped"}
 	stackFields     = [...]string{"id", "frames"}
 	frameFields     = [...]string{"pc", "module", "func", "file", "line"}
@@ -348,7 +348,14 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	if graph[8] > nptrs {
 		return fieldErr("weak", "corrupt event record: %d weak addresses of %d", graph[8], nptrs)
 	}
+	if graph[10] > math.MaxUint8 || !Family(graph[10]).Valid() || (Op(op) == OpFree && !Family(graph[10]).Frees()) {
+		return fieldErr("family", "corrupt event record: unknown allocation family %d", graph[10])
+	}
+	if graph[13] > math.MaxUint8 {
+		return fieldErr("attr", "corrupt event record: pool attribute %d out of range", graph[13])
+	}
 	ev.Ptrs = ptrs
+	ev.Dur, ev.Family, ev.Pitch, ev.Height, ev.Attr = graph[9], Family(graph[10]), graph[11], graph[12], PoolAttr(graph[13])
 	ev.Graph, ev.Exec = graph[0], graph[1]
 	ev.PeerSrc, ev.PeerDst = int32(uint32(graph[2])), int32(uint32(graph[3]))
 	ev.Node = graph[4]

@@ -81,6 +81,9 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	if !ev.MemOp.Valid() {
 		return fmt.Errorf("binary trace writer: seq %d: invalid memory operation %d", ev.Seq, ev.MemOp)
 	}
+	if !ev.Family.Valid() || (ev.Op == OpFree && !ev.Family.Frees()) {
+		return fmt.Errorf("binary trace writer: seq %d: invalid allocation family %d", ev.Seq, ev.Family)
+	}
 	if len(ev.Ptrs) > MaxLaunchPtrs {
 		return fmt.Errorf("binary trace writer: seq %d: %d launch addresses exceed the limit of %d", ev.Seq, len(ev.Ptrs), MaxLaunchPtrs)
 	}
@@ -136,7 +139,7 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	// Optional fields: most events leave them out, and each is written
 	// only with those after it that are set.
 	tail := [len(eventTailFields)]uint64{ev.Graph, ev.Exec, uint64(uint32(ev.PeerSrc)), uint64(uint32(ev.PeerDst)), ev.Node,
-		uint64(ev.MemOp), uint64(ev.MemFlags), ev.Value, uint64(ev.Weak)}
+		uint64(ev.MemOp), uint64(ev.MemFlags), ev.Value, uint64(ev.Weak), ev.Dur, uint64(ev.Family), ev.Pitch, ev.Height, uint64(ev.Attr)}
 	n := len(tail)
 	for n > 0 && tail[n-1] == 0 {
 		n--

@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Op is the kind of a recorded operation.
 //
@@ -24,9 +28,9 @@ const (
 	OpStreamQuery   // Host asks whether Stream is idle; Result says the answer.
 	OpEventQuery    // Host asks whether Event completed; Result says the answer.
 	OpMallocAsync   // Stream-ordered allocation of Size bytes at Ptr on Stream (Pool set for pool allocations).
-	OpMalloc        // Synchronous allocation (cudaMalloc) of Size bytes at Ptr.
+	OpMalloc        // Synchronous allocation of Size bytes at Ptr, of family Family (cudaMalloc, cudaMallocPitch, cudaMallocManaged, cudaMallocHost, cudaHostRegister, ...).
 	OpFreeAsync     // Stream-ordered free of Ptr on Stream.
-	OpFree          // Synchronous free (cudaFree) of Ptr.
+	OpFree          // Synchronous free of Ptr by the API of family Family (cudaFree, cudaFreeHost, cudaHostUnregister, ...).
 	OpLaunch        // Kernel launch on Stream; Kernel names it, Ptrs holds device addresses found in its parameters.
 	OpMemcpyAsync   // Copy of Size bytes from Src to Ptr on Stream; Kind is the direction.
 	OpMemcpy        // Synchronous copy (cudaMemcpy) of Size bytes from Src to Ptr; Kind, Flags (FlagPageable).
@@ -111,6 +115,27 @@ const (
 	// OpIpcMemClose unmaps memory at Ptr that OpIpcMemOpen mapped
 	// (cuIpcCloseMemHandle).
 	OpIpcMemClose
+	// OpVmmMap maps physical memory at [Ptr, Ptr+Size) of a reserved
+	// virtual address range (cuMemMap): the range is live, as an
+	// allocation, from here until an OpVmmUnmap of it. A range mapped
+	// right after another (a buffer grown in place) is an allocation of
+	// its own.
+	OpVmmMap
+	// OpVmmUnmap unmaps [Ptr, Ptr+Size) (cuMemUnmap): the end of the
+	// mapped ranges in it. It does not wait for the device: the host must
+	// be ordered after every use of the range before it.
+	OpVmmUnmap
+	// OpPoolSetAttr sets attribute Attr of memory pool Pool (0: the
+	// device's default pool) to Value (cuMemPoolSetAttribute,
+	// cudaMemPoolSetAttribute).
+	OpPoolSetAttr
+	// OpDeviceSetPool makes Pool the current pool of device Device
+	// (cuDeviceSetMemPool, cudaDeviceSetMemPool): a malloc_async that
+	// names no pool allocates from it from now on.
+	OpDeviceSetPool
+	// OpPoolTrim releases the memory of Pool beyond Value bytes that no
+	// allocation uses (cuMemPoolTrimTo, cudaMemPoolTrimTo).
+	OpPoolTrim
 
 	opCount
 )
@@ -241,6 +266,102 @@ func (k MemOpKind) Width() uint64 {
 		return 8
 	}
 	return 0
+}
+
+// Family is the allocation family of an OpMalloc (Event.Family): which
+// API made the memory, and so which API frees it. For an OpFree it is the
+// family the free's API releases: FamilyDevice for cudaFree and cuMemFree
+// (which also free pitched and managed memory), FamilyHost for
+// cudaFreeHost and cuMemFreeHost, FamilyRegistered for cudaHostUnregister
+// and cuMemHostUnregister. Zero is the default: cudaMalloc memory, and
+// what traces recorded before families were say.
+type Family uint8
+
+const (
+	FamilyDevice     Family = 0 // cudaMalloc, cuMemAlloc; a free: cudaFree, cuMemFree.
+	FamilyPitched    Family = 1 // cudaMallocPitch, cuMemAllocPitch: Pitch bytes a row, Height rows.
+	FamilyManaged    Family = 2 // cudaMallocManaged, cuMemAllocManaged.
+	FamilyHost       Family = 3 // Pinned host memory: cudaMallocHost, cudaHostAlloc, cuMemAllocHost, cuMemHostAlloc; a free: cudaFreeHost, cuMemFreeHost.
+	FamilyRegistered Family = 4 // cudaHostRegister, cuMemHostRegister; a free: cudaHostUnregister, cuMemHostUnregister.
+)
+
+// familyNames holds the JSON Lines "kind" of a malloc by family, and
+// freeFamilyNames that of a free ("" where no free API has the family).
+var (
+	familyNames     = [...]string{"device", "pitched", "managed", "host", "registered"}
+	freeFamilyNames = [...]string{"device", "", "", "host", "unregister"}
+)
+
+// String returns the JSON Lines name of the family of a malloc.
+func (f Family) String() string {
+	if f.Valid() {
+		return familyNames[f]
+	}
+	return fmt.Sprintf("family(%d)", uint8(f))
+}
+
+// Valid reports whether f is one of the families above.
+func (f Family) Valid() bool { return int(f) < len(familyNames) }
+
+// Frees reports whether f is a family some free API releases (the kind of
+// an OpFree).
+func (f Family) Frees() bool { return f.Valid() && freeFamilyNames[f] != "" }
+
+// FreeName returns the JSON Lines "kind" of a free that releases f.
+func (f Family) FreeName() string {
+	if f.Frees() {
+		return freeFamilyNames[f]
+	}
+	return f.String()
+}
+
+// ParseFamily returns the family a malloc's JSON Lines "kind" names, or
+// with free set a free's.
+func ParseFamily(name string, free bool) (Family, bool) {
+	names := familyNames[:]
+	if free {
+		names = freeFamilyNames[:]
+	}
+	for i, n := range names {
+		if n == name && n != "" {
+			return Family(i), true
+		}
+	}
+	return FamilyDevice, false
+}
+
+// PoolAttr is the attribute an OpPoolSetAttr sets (Event.Attr): CUDA's
+// CUmemPool_attribute value.
+type PoolAttr uint8
+
+const (
+	PoolAttrUnknown PoolAttr = 0
+	// PoolAttrReleaseThreshold is CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+	// (cudaMemPoolAttrReleaseThreshold): the bytes of unused memory the
+	// pool keeps at a synchronization instead of releasing them. It is 0
+	// for a new pool and for the default pool until set.
+	PoolAttrReleaseThreshold PoolAttr = 4
+)
+
+// String returns the JSON Lines name of the attribute.
+func (a PoolAttr) String() string {
+	if a == PoolAttrReleaseThreshold {
+		return "release_threshold"
+	}
+	return strconv.Itoa(int(a))
+}
+
+// ParsePoolAttr reads a JSON Lines "attr": "release_threshold", or CUDA's
+// number of another attribute.
+func ParsePoolAttr(name string) (PoolAttr, bool) {
+	if name == "release_threshold" {
+		return PoolAttrReleaseThreshold, true
+	}
+	n, err := strconv.ParseUint(name, 10, 8)
+	if err != nil || strconv.FormatUint(n, 10) != name {
+		return PoolAttrUnknown, false
+	}
+	return PoolAttr(n), true
 }
 
 // CUDA's flags of a stream memory operation (Event.MemFlags): a wait's
@@ -385,7 +506,7 @@ type Event struct {
 	Src    uint64     // Copy source; the graph an OpGraphClone copies, or that replaced node Node's child graph in Exec (OpGraphForget).
 	Kind   MemcpyKind // Copy direction.
 	Flags  uint32     // Flag* bits.
-	Pool   uint64     // Memory pool handle (OpMallocAsync from a pool, OpPoolCreate, OpPool{Export,Import}, OpPtrImport); 0 is the device's default pool.
+	Pool   uint64     // Memory pool handle (OpMallocAsync from a pool, OpPoolCreate, OpPool{Export,Import,SetAttr,Trim}, OpPtrImport, OpDeviceSetPool); 0 is the device's default pool.
 	Kernel StringID   // Kernel name (OpLaunch).
 	Prio   int32      // Stream priority (OpStreamCreate).
 	Ptrs   []uint64   // Device addresses found in a launch's parameters (OpLaunch): the strong matches, then Weak weak ones.
@@ -413,6 +534,16 @@ type Event struct {
 	// aggregate parameter other than its first; docs/launch-arguments.md).
 	// 0 for every other event, and in traces recorded before the grading.
 	Weak uint32
+	// Dur is the host time spent inside the call, in nanoseconds; 0 when
+	// not recorded (the shim records it for allocations and frees).
+	Dur uint64
+	// Family is the allocation family of an OpMalloc, or the family an
+	// OpFree's API releases (see Family). Pitch and Height are a pitched
+	// allocation's row pitch in bytes and its rows (Size is their product).
+	Family        Family
+	Pitch, Height uint64
+	// Attr is the pool attribute an OpPoolSetAttr sets to Value.
+	Attr PoolAttr
 }
 
 // Clone returns a copy of e that does not share Ptrs.
@@ -479,3 +610,17 @@ type Process struct {
 	// for an interpreter it names the script ("python3 train.py").
 	Args StringID
 }
+
+// RecordsPoolAttributes reports whether the trace of the process records
+// every pool attribute call (pool_set_attr): false for a recording by a
+// shim that predates the op (recorder "streamcheck-intercept 0.1.x"),
+// whose traces cannot say whether a pool's release threshold was set;
+// true for other recorders and for hand-written traces, which say what
+// happened. t holds the process's strings.
+func (p Process) RecordsPoolAttributes(t *Tables) bool {
+	return !strings.HasPrefix(t.String(p.Version), recorderWithoutPoolAttributes)
+}
+
+// recorderWithoutPoolAttributes is the version prefix of the recorders
+// that did not record pool attributes.
+const recorderWithoutPoolAttributes = "streamcheck-intercept 0.1."

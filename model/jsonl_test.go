@@ -287,6 +287,14 @@ func TestJSONLErrors(t *testing.T) {
 		{"bad import key", `{"op":"ptr_import","ptr":"0x10","value":true}`, 1, "value", `got true`},
 		{"ipc event open without an event", `{"op":"ipc_event_open","value":"0x1"}`, 1, "event", `missing`},
 		{"bad flags", `{"op":"stream_create","stream":"s","flags":"fast"}`, 1, "flags", `unknown stream flags "fast"`},
+		{"bad malloc kind", `{"op":"malloc","ptr":1,"size":1,"kind":"pinned"}`, 1, "kind", `unknown allocation kind "pinned"`},
+		{"free of a malloc kind", `{"op":"free","ptr":1,"kind":"registered"}`, 1, "kind", `unknown free kind "registered" (want device, host or unregister)`},
+		{"pitched without pitch", `{"op":"malloc","ptr":1,"size":1,"kind":"pitched","height":2}`, 1, "pitch", `missing (required by a pitched malloc)`},
+		{"height not pitched", `{"op":"malloc","ptr":1,"size":1,"height":2}`, 1, "height", `only a pitched malloc`},
+		{"attr missing", `{"op":"pool_set_attr","pool":"default","value":0}`, 1, "attr", `missing (required by pool_set_attr)`},
+		{"value missing", `{"op":"pool_set_attr","pool":"default","attr":"release_threshold"}`, 1, "value", `missing (required by pool_set_attr)`},
+		{"bad attr", `{"op":"pool_set_attr","pool":"default","attr":"threshold","value":0}`, 1, "attr", `unknown pool attribute "threshold"`},
+		{"bad dur", `{"op":"device_sync","dur":-5}`, 1, "dur", `got -5`},
 		{"bad result", `{"op":"free","ptr":1,"result":true}`, 1, "result", `got true`},
 		{"misspelt result", `{"op":"free","ptr":1,"result":"sucess"}`, 1, "result", `unknown result "sucess"`},
 		{"site and stack", `{"op":"device_sync","site":"a.cu:1","stack":["b.cu:2"]}`, 1, "site", `give site or stack, not both`},
@@ -499,5 +507,66 @@ func TestJSONLNotATrace(t *testing.T) {
 	}
 	if evs, err := Collect(NewJSONLReader(bytes.NewReader(b.Bytes()), "empty.jsonl")); err != nil || len(evs) != 0 {
 		t.Errorf("a written trace without events: %v, %v\n%s", evs, err, b.String())
+	}
+}
+
+// The allocation families, the VMM and pool ops and a call's duration read
+// as the trace format says, and write back the same.
+func TestJSONLFamilies(t *testing.T) {
+	const text = `{"op":"malloc","ptr":"0x1000","size":65536,"kind":"pitched","pitch":1024,"height":64,"dur":2500}
+{"op":"malloc","ptr":"0x30000","size":4096,"kind":"host"}
+{"op":"malloc","ptr":"0x40000","size":4096,"kind":"registered"}
+{"op":"malloc","ptr":"0x50000","size":4096,"kind":"managed"}
+{"op":"malloc","ptr":"0x60000","size":4096,"kind":"device"}
+{"op":"free","ptr":"0x30000","kind":"host"}
+{"op":"free","ptr":"0x40000","kind":"unregister"}
+{"op":"free","ptr":"0x50000"}
+{"op":"vmm_map","ptr":"0x70000","size":2097152}
+{"op":"vmm_unmap","ptr":"0x70000","size":2097152}
+{"op":"pool_set_attr","pool":"default","attr":"release_threshold","value":18446744073709551615}
+{"op":"pool_create","pool":"p1"}
+{"op":"device_set_pool","pool":"p1","device":1}
+{"op":"pool_trim","pool":"p1","value":0}
+`
+	events, tables, err := readJSONL(t, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		api    string
+		family Family
+	}{
+		{"cudaMallocPitch", FamilyPitched}, {"cudaMallocHost", FamilyHost}, {"cudaHostRegister", FamilyRegistered},
+		{"cudaMallocManaged", FamilyManaged}, {"cudaMalloc", FamilyDevice}, {"cudaFreeHost", FamilyHost},
+		{"cudaHostUnregister", FamilyRegistered}, {"cudaFree", FamilyDevice}, {"cuMemMap", 0}, {"cuMemUnmap", 0},
+		{"cudaMemPoolSetAttribute", 0}, {"cudaMemPoolCreate", 0}, {"cudaDeviceSetMemPool", 0}, {"cudaMemPoolTrimTo", 0},
+	}
+	for i, w := range want {
+		if ev := events[i]; tables.String(ev.API) != w.api || ev.Family != w.family {
+			t.Errorf("line %d: api %s family %v, want %s %v", i+1, tables.String(ev.API), ev.Family, w.api, w.family)
+		}
+	}
+	if ev := events[0]; ev.Pitch != 1024 || ev.Height != 64 || ev.Dur != 2500 {
+		t.Errorf("pitched malloc: pitch %d height %d dur %d", ev.Pitch, ev.Height, ev.Dur)
+	}
+	if ev := events[10]; ev.Pool != 0 || ev.Attr != PoolAttrReleaseThreshold || ev.Value != ^uint64(0) {
+		t.Errorf("pool_set_attr: pool %#x attr %v value %#x", ev.Pool, ev.Attr, ev.Value)
+	}
+	if ev := events[12]; ev.Pool == 0 || ev.Device != 1 {
+		t.Errorf("device_set_pool: pool %#x device %d", ev.Pool, ev.Device)
+	}
+	written := encodeJSONL(t, tables, events)
+	again, _, err := readJSONL(t, written)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, written)
+	}
+	for i := range events {
+		a, e := again[i], events[i]
+		if a.Family != e.Family || a.Pitch != e.Pitch || a.Height != e.Height || a.Dur != e.Dur || a.Attr != e.Attr || a.Value != e.Value || (a.Pool == 0) != (e.Pool == 0) {
+			t.Errorf("line %d written as\n%s", i+1, strings.Split(written, "\n")[i])
+		}
+	}
+	if !strings.Contains(written, `{"op":"pool_set_attr","pool":"default","attr":"release_threshold","value":"0xffffffffffffffff"}`) {
+		t.Errorf("the default pool's attribute is written otherwise:\n%s", written)
 	}
 }

@@ -61,6 +61,10 @@ type jsonLine struct {
 	Site     *string           `json:"site"`
 	Stack    []json.RawMessage `json:"stack"`
 	Time     *int64            `json:"time"`
+	Dur      json.RawMessage   `json:"dur"`
+	Pitch    json.RawMessage   `json:"pitch"`
+	Height   json.RawMessage   `json:"height"`
+	Attr     *string           `json:"attr"`
 }
 
 // JSONLReader reads the JSON Lines form of a trace.
@@ -278,6 +282,42 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 			return a.name, err
 		}
 	}
+	if form.has(jFamily) && l.Kind != nil {
+		if ev.Family, ok = ParseFamily(*l.Kind, op == OpFree); !ok {
+			if op == OpFree {
+				return "kind", corruptf("unknown free kind %q (want device, host or unregister)", *l.Kind)
+			}
+			return "kind", corruptf("unknown allocation kind %q (want device, pitched, managed, host or registered)", *l.Kind)
+		}
+	}
+	if form.has(jPitch) {
+		pitched := ev.Family == FamilyPitched
+		for _, a := range [...]struct {
+			name  string
+			raw   json.RawMessage
+			field *uint64
+		}{{"pitch", l.Pitch, &ev.Pitch}, {"height", l.Height, &ev.Height}} {
+			switch {
+			case isNull(a.raw) && pitched:
+				return a.name, corruptf("missing (required by a pitched malloc)")
+			case isNull(a.raw):
+			case !pitched:
+				return a.name, corruptf("only a pitched malloc (\"kind\":\"pitched\") has a %s", a.name)
+			default:
+				if *a.field, err = parseAddress(a.raw); err != nil {
+					return a.name, err
+				}
+			}
+		}
+	}
+	if form.has(jAttr) {
+		if l.Attr == nil {
+			return "attr", missing(op)
+		}
+		if ev.Attr, ok = ParsePoolAttr(*l.Attr); !ok {
+			return "attr", corruptf("unknown pool attribute %q (want release_threshold, or CUDA's number of the attribute)", *l.Attr)
+		}
+	}
 	if form.has(jKind) {
 		if l.Kind == nil {
 			return "kind", missing(op)
@@ -408,6 +448,8 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 		if ev.Value, err = parseAddress(l.Value); err != nil {
 			return "value", err
 		}
+	} else if form.required&jValue != 0 {
+		return "value", missing(op)
 	}
 	if form.hasFlag(FlagPeer) && (l.PeerSrc != nil || l.PeerDst != nil) {
 		if l.PeerSrc == nil {
@@ -447,6 +489,11 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	}
 	if l.Time != nil {
 		ev.Time = *l.Time
+	}
+	if !isNull(l.Dur) {
+		if ev.Dur, err = parseAddress(l.Dur); err != nil {
+			return "dur", err
+		}
 	}
 	api := defaultAPI(ev)
 	if l.API != nil {
@@ -650,6 +697,9 @@ func (n *nameSpace) resolve(name string, introduce bool) (uint64, error) {
 		if h, ok := reservedStream(name); ok {
 			return h, nil
 		}
+	}
+	if n.kind == ObjectPool && name == poolNameDefault {
+		return 0, nil
 	}
 	if h, ok := n.handles[name]; ok {
 		return h, nil

@@ -28,7 +28,10 @@ const (
 	jNode                             // "node": a graph node's name (graph_event_*_node, graph_forget, graph_clone)
 	jFrom                             // "from": the name of the graph a graph_clone copies, or a graph_forget's new child graph (Event.Src)
 	jMemOp                            // "mem_op", "mem_flags", "value" (stream_mem_op)
-	jValue                            // "value" alone: the key of interprocess data (ptr_export, ptr_import, ipc_*)
+	jValue                            // "value" alone: the key of interprocess data (ptr_export, ptr_import, ipc_*), a pool attribute's value, a trim's bytes
+	jFamily                           // "kind": a malloc's allocation family, or the family a free releases (Event.Family)
+	jPitch                            // "pitch", "height" (a pitched malloc)
+	jAttr                             // "attr": the pool attribute a pool_set_attr sets
 )
 
 // has reports whether a line of the op may carry any of fields.
@@ -53,6 +56,30 @@ func defaultAPI(ev *Event) string {
 func mallocAPI(ev *Event) string {
 	if ev.Pool != 0 {
 		return "cudaMallocFromPoolAsync"
+	}
+	return ""
+}
+
+// familyAPI is the API of a malloc or free of ev.Family.
+func familyAPI(ev *Event) string {
+	if ev.Op == OpFree {
+		switch ev.Family {
+		case FamilyHost:
+			return "cudaFreeHost"
+		case FamilyRegistered:
+			return "cudaHostUnregister"
+		}
+		return ""
+	}
+	switch ev.Family {
+	case FamilyPitched:
+		return "cudaMallocPitch"
+	case FamilyManaged:
+		return "cudaMallocManaged"
+	case FamilyHost:
+		return "cudaMallocHost"
+	case FamilyRegistered:
+		return "cudaHostRegister"
 	}
 	return ""
 }
@@ -150,6 +177,9 @@ const (
 	streamNameLegacy    = "legacy"
 	streamNamePerThread = "per_thread"
 )
+
+// poolNameDefault names the device's default pool (handle 0).
+const poolNameDefault = "default"
 
 func reservedStream(name string) (uint64, bool) {
 	switch name {

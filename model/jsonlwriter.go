@@ -40,6 +40,7 @@ func NewJSONLWriter(w io.Writer) *JSONLWriter {
 	for _, n := range []string{streamNameLegacy, "0", streamNamePerThread} {
 		jw.streams.holder[n] = StreamLegacy
 	}
+	jw.pools.holder[poolNameDefault] = 0
 	return jw
 }
 
@@ -119,7 +120,10 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jEvent) {
 		event = w.eventName(ev, t)
 	}
-	if form.required&jPool != 0 || (form.has(jPool) && ev.Pool != 0) {
+	switch {
+	case form.required&jPool != 0 && ev.Pool == 0:
+		pool = poolNameDefault
+	case form.required&jPool != 0 || (form.has(jPool) && ev.Pool != 0):
 		pool = w.pools.name(ev.Pool, t) // A pool's first use introduces its name.
 	}
 
@@ -148,6 +152,20 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	}
 	if form.has(jKind) {
 		b = appendJSONString(append(b, `,"kind":`...), ev.Kind.String())
+	}
+	if form.has(jFamily) && ev.Family != FamilyDevice {
+		name := ev.Family.String()
+		if ev.Op == OpFree {
+			name = ev.Family.FreeName()
+		}
+		b = appendJSONString(append(b, `,"kind":`...), name)
+	}
+	if form.has(jPitch) && ev.Family == FamilyPitched {
+		b = strconv.AppendUint(append(b, `,"pitch":`...), ev.Pitch, 10)
+		b = strconv.AppendUint(append(b, `,"height":`...), ev.Height, 10)
+	}
+	if form.has(jAttr) {
+		b = appendJSONString(append(b, `,"attr":`...), ev.Attr.String())
 	}
 	if form.has(jKernel) {
 		if ev.Kernel != 0 {
@@ -199,7 +217,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jMemOp) && ev.MemFlags != 0 {
 		b = strconv.AppendUint(append(b, `,"mem_flags":`...), uint64(ev.MemFlags), 10)
 	}
-	if form.has(jMemOp|jValue) && ev.Value != 0 {
+	if form.has(jMemOp|jValue) && (ev.Value != 0 || form.required&jValue != 0) {
 		b = appendHex(append(b, `,"value":`...), ev.Value) // a string: JSON numbers past 2^53 lose precision in many readers
 	}
 	if form.hasFlag(FlagPeer) && ev.Flags&FlagPeer != 0 {
@@ -262,6 +280,9 @@ func (w *JSONLWriter) appendCommon(b []byte, ev *Event, t *Tables, api string) [
 	}
 	if ev.Time != 0 {
 		b = strconv.AppendInt(append(b, `,"time":`...), ev.Time, 10)
+	}
+	if ev.Dur != 0 {
+		b = strconv.AppendUint(append(b, `,"dur":`...), ev.Dur, 10)
 	}
 	return append(b, "}\n"...)
 }

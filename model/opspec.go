@@ -207,7 +207,12 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpMalloc: {
 		Name: "malloc", CName: "OP_MALLOC", API: "cudaMalloc",
-		Sync: SyncHost, required: jPtr | jSize,
+		Sync: SyncHost, required: jPtr | jSize, optional: jFamily | jPitch, apiOf: familyAPI,
+		notes: map[string]string{
+			"kind":   "`device` (the default), `pitched` (with `pitch` and `height`), `managed`, `host` (pinned), `registered`: binary field 31",
+			"pitch":  "a pitched allocation's row pitch in bytes, binary field 32",
+			"height": "its rows, binary field 33",
+		},
 	},
 	OpFreeAsync: {
 		Name: "free_async", CName: "OP_FREE_ASYNC", API: "cudaFreeAsync",
@@ -215,7 +220,10 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpFree: {
 		Name: "free", CName: "OP_FREE", API: "cudaFree",
-		Sync: SyncHost, required: jPtr,
+		Sync: SyncHost, required: jPtr, optional: jFamily, apiOf: familyAPI,
+		notes: map[string]string{
+			"kind": "the family the API frees: `device` (the default: `cudaFree`, `cuMemFree`), `host` (`cudaFreeHost`, `cuMemFreeHost`), `unregister` (`cudaHostUnregister`, `cuMemHostUnregister`): binary field 31",
+		},
 	},
 	OpLaunch: {
 		Name: "launch", CName: "OP_LAUNCH", API: "cudaLaunchKernel",
@@ -373,6 +381,34 @@ var opSpecs = [opCount]OpSpec{
 		Name: "ipc_mem_close", CName: "OP_IPC_MEM_CLOSE", API: "cudaIpcCloseMemHandle",
 		Sync: SyncHost, required: jPtr,
 	},
+	OpVmmMap: {
+		Name: "vmm_map", CName: "OP_VMM_MAP", API: "cuMemMap",
+		Sync: SyncHost, required: jPtr | jSize,
+		notes: map[string]string{"ptr": "the start of the mapped range (a reserved address plus the offset mapped at)"},
+	},
+	OpVmmUnmap: {
+		Name: "vmm_unmap", CName: "OP_VMM_UNMAP", API: "cuMemUnmap",
+		Sync: SyncHost, required: jPtr | jSize,
+	},
+	OpPoolSetAttr: {
+		Name: "pool_set_attr", CName: "OP_POOL_SET_ATTR", API: "cudaMemPoolSetAttribute",
+		Sync: SyncNone, required: jPool | jAttr | jValue,
+		notes: map[string]string{
+			"pool":  "a pool's name, or `default`: the device's default pool (handle 0)",
+			"attr":  "`release_threshold` (CUDA's attribute 4, binary field 34), or CUDA's number of another attribute",
+			"value": "the value set: a number, or a string in hex or decimal (`cudaMemPoolAttrReleaseThreshold`: bytes)",
+		},
+	},
+	OpDeviceSetPool: {
+		Name: "device_set_pool", CName: "OP_DEVICE_SET_POOL", API: "cudaDeviceSetMemPool",
+		Sync: SyncNone, required: jPool,
+		notes: map[string]string{"pool": "the pool the event's device allocates from when a malloc_async names none; `default` for its default pool"},
+	},
+	OpPoolTrim: {
+		Name: "pool_trim", CName: "OP_POOL_TRIM", API: "cudaMemPoolTrimTo",
+		Sync: SyncNone, required: jPool, optional: jValue,
+		notes: map[string]string{"value": "the bytes the pool may keep (`minBytesToKeep`)"},
+	},
 }
 
 // onStreamOps has bit o set for each op o on a stream: Op.OnStream is
@@ -447,6 +483,9 @@ var jsonFieldSpecs = [...]struct {
 	{jNode, []string{"node"}, []string{"node"}},
 	{jMemOp, []string{"mem_op", "mem_flags", "value"}, []string{"mem_op", "mem_flags", "value"}},
 	{jValue, []string{"value"}, []string{"value"}},
+	{jFamily, []string{"kind"}, []string{"family"}},
+	{jPitch, []string{"pitch", "height"}, []string{"pitch", "height"}},
+	{jAttr, []string{"attr"}, []string{"attr"}},
 	{jResult, []string{"result"}, nil}, // every op's; required of queries
 }
 

@@ -104,6 +104,17 @@ func setBinaryField(t *testing.T, ev *Event, name string) {
 		ev.MemFlags = MemWriteNoBarrier
 	case "value":
 		ev.Value = 0xfeed
+	case "family":
+		ev.Family = FamilyPitched
+		if ev.Op == OpFree {
+			ev.Family = FamilyHost // a family a free releases
+		}
+	case "pitch":
+		ev.Pitch = 512
+	case "height":
+		ev.Height = 8
+	case "attr":
+		ev.Attr = PoolAttrReleaseThreshold
 	default:
 		t.Fatalf("the op spec names event field %q, which this test does not know", name)
 	}
@@ -117,13 +128,13 @@ func TestOpSpecRoundTrip(t *testing.T) {
 	for _, s := range OpSpecs() {
 		t.Run(s.Name, func(t *testing.T) {
 			tables := NewTables()
-			common := Event{Seq: 1, Op: s.Op, TID: 3, Device: 1, Time: 77, Result: ResultNotReady,
+			common := Event{Seq: 1, Op: s.Op, TID: 3, Device: 1, Time: 77, Dur: 1500, Result: ResultNotReady,
 				API: tables.Intern("cudaSomething"), Stack: 1}
 			tables.Stacks = append(tables.Stacks, []Frame{{File: tables.Intern("app.cu"), Line: 12}})
 			full, want := common, common
 			for _, name := range every {
 				switch name {
-				case "op", "seq", "tid", "device", "time", "api", "stack", "result", "flags":
+				case "op", "seq", "tid", "device", "time", "api", "stack", "result", "flags", "dur":
 				default:
 					setBinaryField(t, &full, name)
 				}
