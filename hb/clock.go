@@ -1,5 +1,11 @@
 package hb
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // AgentID indexes an agent (the host, or one stream incarnation).
 type AgentID int32
 
@@ -18,50 +24,225 @@ type Epoch struct {
 	Clock uint64
 }
 
-// Clock is a vector clock: Clock[s] is the number of operations counted on
+// chunkBits is log2 of the entries of a chunk: 64 entries, 512 bytes.
+const (
+	chunkBits = 6
+	chunkSize = 1 << chunkBits
+)
+
+// shareMin is the widest clock that is copied entry by entry rather than
+// by sharing chunks: copying a few chunks costs less than copying one
+// chunk the first time a clock changes it after sharing it.
+const shareMin = 4 * chunkSize
+
+// chunk holds chunkSize consecutive entries of a clock.
+type chunk struct {
+	v [chunkSize]uint64
+	// shared is set once a second clock refers to the chunk: it never
+	// changes again, and a clock that would change it copies it first.
+	shared bool
+}
+
+// Clock is a vector clock: entry s is the number of operations counted on
 // slot s known to be complete, or ordered before, at a point. Entries past
-// the end are zero, so clocks need not be resized when agents are added.
-type Clock []uint64
+// the width are zero, so clocks need not be resized when agents are added.
+//
+// The entries are held in chunks of 64. A clock no wider than shareMin
+// owns its chunks and is copied entry by entry, as a plain vector. Wider
+// clocks share the chunks they have in common: copying one (an event
+// record) copies pointers, and joining one takes the other's chunk where
+// that holds all of both, so thousands of streams that learned the same
+// host clock hold one copy of it, not one each, and a join skips the
+// chunks the two clocks share. A shared chunk is copied before it changes.
+type Clock struct {
+	ch []*chunk // A nil chunk is all zero.
+	n  int      // Width: entries past it are zero.
+}
 
 // Covers reports whether the point with clock c is ordered after epoch e.
 func (c Clock) Covers(e Epoch) bool {
-	if e.Clock == 0 {
-		return true
-	}
-	return int(e.Slot) < len(c) && c[e.Slot] >= e.Clock
+	return e.Clock == 0 || c.Get(e.Slot) >= e.Clock
 }
 
-// coversAll reports whether c covers every entry of o: the point with
+// Get returns entry s of c, the count on slot s, or 0 past the end.
+func (c Clock) Get(s AgentID) uint64 {
+	if i := uint(s) >> chunkBits; i < uint(len(c.ch)) {
+		if k := c.ch[i]; k != nil {
+			return k.v[s&(chunkSize-1)]
+		}
+	}
+	return 0
+}
+
+// Len returns the width of c: entries from it on are zero.
+func (c Clock) Len() int { return c.n }
+
+// Clone returns a copy of c that later changes of c do not reach.
+func (c Clock) Clone() Clock {
+	if c.ch == nil {
+		return Clock{}
+	}
+	if c.n <= shareMin {
+		var d Clock
+		d.set(c)
+		return d
+	}
+	share(c.ch)
+	return Clock{ch: slices.Clone(c.ch), n: c.n}
+}
+
+// String formats c as a list of its entries.
+func (c Clock) String() string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for s := range c.n {
+		if s > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprint(&b, c.Get(AgentID(s)))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// clockOf returns a clock with the given entries.
+func clockOf(v ...uint64) Clock {
+	var c Clock
+	for s, n := range v {
+		c.raise(AgentID(s), n)
+	}
+	c.grow(len(v))
+	return c
+}
+
+// width returns how many of chunk i's entries are within a clock n wide.
+func width(n, i int) int { return min(chunkSize, n-i<<chunkBits) }
+
+// chunk returns chunk i of c, nil (all zero) past the end.
+func (c Clock) chunk(i int) *chunk {
+	if i < len(c.ch) {
+		return c.ch[i]
+	}
+	return nil
+}
+
+// entries returns the first n entries of k, a nil chunk's from zero.
+func entries(k *chunk, n int) []uint64 {
+	if k == nil {
+		return zeros[:n]
+	}
+	return k.v[:n]
+}
+
+var zeros [chunkSize]uint64
+
+// share marks chunks as referred to by more than one clock.
+func share(ch []*chunk) {
+	for _, k := range ch {
+		if k != nil {
+			k.shared = true
+		}
+	}
+}
+
+// CoversAll reports whether c covers every entry of o: the point with
 // clock c is ordered after all that o is.
-func (c Clock) coversAll(o Clock) bool {
-	for s, n := range o {
-		if c.Get(AgentID(s)) < n {
-			return false
+func (c Clock) CoversAll(o Clock) bool {
+	for i, k := range o.ch {
+		d := c.chunk(i)
+		if k == nil || d == k {
+			continue
+		}
+		ov := k.v[:width(o.n, i)]
+		dv := entries(d, len(ov))
+		for j, v := range ov {
+			if dv[j] < v {
+				return false
+			}
 		}
 	}
 	return true
 }
 
-// Get returns c[s], the count on slot s, or 0 past the end.
-func (c Clock) Get(s AgentID) uint64 {
-	if int(s) < len(c) {
-		return c[s]
+// above calls f for each entry of c above o's, in slot order.
+func (c Clock) above(o Clock, f func(s AgentID, n uint64)) {
+	for i, k := range c.ch {
+		h := o.chunk(i)
+		if k == nil || k == h {
+			continue
+		}
+		cv := k.v[:width(c.n, i)]
+		hv := entries(h, len(cv))
+		for j, v := range cv {
+			if v > hv[j] {
+				f(AgentID(i<<chunkBits+j), v)
+			}
+		}
 	}
-	return 0
+}
+
+// mut returns chunk i of *c (i within its chunks) for a change: c's own,
+// copied first if shared, allocated if nil.
+func (c *Clock) mut(i int) *chunk {
+	if k := c.ch[i]; k != nil && !k.shared {
+		return k
+	}
+	return c.own(i)
+}
+
+func (c *Clock) own(i int) *chunk {
+	k := new(chunk)
+	if old := c.ch[i]; old != nil {
+		k.v = old.v
+	}
+	c.ch[i] = k
+	return k
 }
 
 // join sets *c to the element-wise maximum of *c and o, and reports whether
 // that changed *c.
 func (c *Clock) join(o Clock) bool {
-	c.grow(len(o))
-	d := (*c)[:len(o)]
-	// Without branches: which entries grow is unpredictable, and a
-	// mispredicted branch costs more than storing every entry.
+	if o.n == 0 {
+		return false
+	}
+	c.grow(o.n)
+	wide := o.n > shareMin
 	var grown uint64
-	for i, v := range o {
-		m := max(d[i], v)
-		grown |= m ^ d[i]
-		d[i] = m
+	for i, k := range o.ch {
+		d := c.ch[i]
+		if k == nil || d == k {
+			continue
+		}
+		ov := k.v[:width(o.n, i)]
+		if d != nil && d.shared || d == nil && wide {
+			// Take o's chunk if it holds all of c's, keep c's if it holds
+			// all of o's, and copy c's to change it otherwise.
+			dv := entries(d, width(c.n, i))
+			above, below := false, false
+			for j, v := range dv {
+				var w uint64
+				if j < len(ov) {
+					w = ov[j]
+				}
+				above, below = above || w > v, below || w < v
+			}
+			if !above {
+				continue
+			}
+			if !below && wide {
+				k.shared = true
+				c.ch[i], grown = k, 1
+				continue
+			}
+		}
+		dv := c.mut(i).v[:len(ov)]
+		// Without branches: which entries grow is unpredictable, and a
+		// mispredicted branch costs more than storing every entry.
+		for j, v := range ov {
+			m := max(dv[j], v)
+			grown |= m ^ dv[j]
+			dv[j] = m
+		}
 	}
 	return grown != 0
 }
@@ -69,8 +250,9 @@ func (c *Clock) join(o Clock) bool {
 // tick advances slot s in *c and returns the new epoch (its Agent unset).
 func (c *Clock) tick(s AgentID) Epoch {
 	c.grow(int(s) + 1)
-	(*c)[s]++
-	return Epoch{Slot: s, Clock: (*c)[s]}
+	k := c.mut(int(s) >> chunkBits)
+	k.v[s&(chunkSize-1)]++
+	return Epoch{Slot: s, Clock: k.v[s&(chunkSize-1)]}
 }
 
 // raise sets slot s of *c to n if it is below, and reports whether it was.
@@ -79,28 +261,77 @@ func (c *Clock) raise(s AgentID, n uint64) bool {
 		return false
 	}
 	c.grow(int(s) + 1)
-	(*c)[s] = n
+	c.mut(int(s) >> chunkBits).v[s&(chunkSize-1)] = n
 	return true
 }
 
-// grow makes *c at least n entries long; entries past the end are zero.
+// grow makes *c at least n entries wide; entries past the end are zero.
 func (c *Clock) grow(n int) {
-	if n > len(*c) {
-		*c = append(*c, make([]uint64, n-len(*c))...)
+	if n <= c.n {
+		return
+	}
+	c.n = n
+	if m := (n + chunkSize - 1) >> chunkBits; m > len(c.ch) {
+		c.ch = append(c.ch, make([]*chunk, m-len(c.ch))...)
 	}
 }
 
-// set copies o into *c, reusing its storage.
+// set copies o into *c: entry by entry into c's own chunks if o is no
+// wider than shareMin, sharing o's chunks otherwise.
 func (c *Clock) set(o Clock) {
-	*c = append((*c)[:0], o...)
+	if o.n > shareMin {
+		share(o.ch)
+		c.ch, c.n = append(c.ch[:0], o.ch...), o.n
+		return
+	}
+	old, oldch := c.n, c.ch
+	c.ch, c.n = c.ch[:0], o.n
+	for i, src := range o.ch {
+		var k *chunk // Read before the append below overwrites oldch[i].
+		if i < len(oldch) && oldch[i] != nil && !oldch[i].shared {
+			k = oldch[i]
+		}
+		w := width(o.n, i)
+		switch {
+		case k == nil && src == nil:
+		case k == nil:
+			k = new(chunk)
+			copy(k.v[:w], src.v[:w])
+		default:
+			clear(k.v[w:max(w, width(old, i))])
+			copy(k.v[:w], entries(src, w))
+		}
+		c.ch = append(c.ch, k)
+	}
 }
 
 // meet sets *c to the element-wise minimum of *c and o.
 func (c *Clock) meet(o Clock) {
-	if len(o) < len(*c) {
-		*c = (*c)[:len(o)] // entries past o's end are zero there
+	if o.n < c.n {
+		// Entries past o's width are zero there.
+		c.n = o.n
+		c.ch = c.ch[:(o.n+chunkSize-1)>>chunkBits]
+		if j := o.n & (chunkSize - 1); j != 0 {
+			if k := c.ch[len(c.ch)-1]; k != nil && slices.ContainsFunc(k.v[j:], func(v uint64) bool { return v != 0 }) {
+				clear(c.mut(len(c.ch) - 1).v[j:])
+			}
+		}
 	}
-	for i := range *c {
-		(*c)[i] = min((*c)[i], o[i])
+	for i, d := range c.ch {
+		k := o.chunk(i)
+		if d == nil || d == k {
+			continue
+		}
+		dv := d.v[:width(c.n, i)]
+		ov := entries(k, len(dv))
+		for j, v := range dv {
+			if v > ov[j] {
+				mv := c.mut(i).v[:len(ov)]
+				for j, v := range ov {
+					mv[j] = min(mv[j], v)
+				}
+				break
+			}
+		}
 	}
 }

@@ -91,7 +91,7 @@ func (a *Agent) Ops() uint64 {
 
 // dying reports whether a is a destroyed stream whose dense clock was
 // dropped (pruned or not).
-func (a *Agent) dying() bool { return a.destroyed && a.clock == nil }
+func (a *Agent) dying() bool { return a.destroyed && a.clock.ch == nil }
 
 // count returns the count on a's own slot: its last operation's epoch
 // there (or what the slot counted before it, if none).
@@ -351,15 +351,15 @@ func (e *Engine) prune() {
 // not fit in memory.
 func (e *Engine) destroy(a *Agent) {
 	a.ops = a.Ops()
-	for s, v := range a.clock {
-		if v > e.host.Get(AgentID(s)) && e.passesOn(a, AgentID(s)) {
-			a.residue = append(a.residue, slotCount{AgentID(s), v})
+	a.clock.above(e.host, func(s AgentID, v uint64) {
+		if e.passesOn(a, s) {
+			a.residue = append(a.residue, slotCount{s, v})
 		}
-	}
+	})
 	if len(e.spare) < cap(e.spare) {
-		e.spare = append(e.spare, a.clock[:0])
+		e.spare = append(e.spare, Clock{ch: a.clock.ch[:0]})
 	}
-	a.clock, a.destroyed = nil, true
+	a.clock, a.destroyed = Clock{}, true
 	if e.host.Get(a.Slot) >= a.count() {
 		e.retire(a)
 	} else {
@@ -857,7 +857,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		if !ok {
 			s = AgentID(len(cp.clocks))
 			cp.slots[a.ID] = s
-			cp.clocks = append(cp.clocks, nil)
+			cp.clocks = append(cp.clocks, Clock{})
 		}
 		clock := &cp.clocks[s]
 		// A wait with the external flag becomes an event wait node of the

@@ -49,7 +49,7 @@ func TestStepInvariants(t *testing.T) {
 }
 
 func equal(a, b hb.Clock) bool {
-	for i := range max(len(a), len(b)) {
+	for i := range max(a.Len(), b.Len()) {
 		if a.Get(hb.AgentID(i)) != b.Get(hb.AgentID(i)) {
 			return false
 		}

@@ -133,7 +133,7 @@ func (e *Engine) memoryWrite(ev *model.Event, a *Agent, ep Epoch, st *Step) {
 	// A followed wait this write could have met first, unordered with it.
 	for i := range m.waits {
 		mw := &m.waits[i]
-		if met, _ := meets(&w, &mw.waitFor); met && !a.clock.Covers(mw.epoch) && !a.clock.coversAll(mw.meet) {
+		if met, _ := meets(&w, &mw.waitFor); met && !a.clock.Covers(mw.epoch) && !a.clock.CoversAll(mw.meet) {
 			st.MemLateWrite = true
 			break
 		}
@@ -215,7 +215,7 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 	// overwritten says whether a write ordered after epoch ep (or after
 	// every dropped write, if over is set) and before the wait gives a
 	// value that does not meet the condition.
-	overwritten := func(from int, ep Epoch, over Clock) bool {
+	overwritten := func(from int, ep Epoch, over *Clock) bool {
 		for i := from; i < len(m.writes); i++ {
 			x := &m.writes[i]
 			if met, known := meets(x, &t); met || !known || x.noBarrier || !a.clock.Covers(x.epoch) {
@@ -225,7 +225,7 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 				continue // met is false only for no overlap: it overwrote nothing of the value
 			}
 			if over != nil {
-				if x.snap.coversAll(over) {
+				if x.snap.CoversAll(*over) {
 					return true
 				}
 			} else if x.snap.Covers(ep) {
@@ -244,11 +244,11 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 			meet.meet(c)
 		}
 	}
-	if m.hasDropped && !overwritten(0, Epoch{}, m.dropped) {
+	if m.hasDropped && !overwritten(0, Epoch{}, &m.dropped) {
 		// Dropped writes that may still give the value: only when the wait
 		// is ordered after all of them is what they are ordered after
 		// known (no more than the wait is already).
-		if !a.clock.coversAll(m.dropped) {
+		if !a.clock.CoversAll(m.dropped) {
 			return MemWaitUnknown
 		}
 		add(m.dropped)
@@ -279,7 +279,7 @@ func (e *Engine) noteWait(ev *model.Event, ep Epoch) {
 		copy(m.waits, m.waits[1:])
 		m.waits = m.waits[:len(m.waits)-1]
 	}
-	m.waits = append(m.waits, memWait{waitFor: waitForOf(ev), epoch: ep, meet: slices.Clone(e.scratch)})
+	m.waits = append(m.waits, memWait{waitFor: waitForOf(ev), epoch: ep, meet: e.scratch.Clone()})
 }
 
 // ForgetMemory drops what the engine knows of the values written in
