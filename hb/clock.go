@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // AgentID indexes an agent (the host, or one stream incarnation).
@@ -41,7 +42,17 @@ type chunk struct {
 	// shared is set once a second clock refers to the chunk: it never
 	// changes again, and a clock that would change it copies it first.
 	shared bool
+	// lin is the lineage of the clock that made the chunk, if its entries
+	// only grow, and ver counts the chunks made: of two chunks at the same
+	// place in clocks that a clock of one lineage made, the later one
+	// holds all of the earlier one and more (a clock makes a chunk only to
+	// raise an entry of it), so joins need not compare them.
+	lin uint32
+	ver uint64
 }
+
+// chunkVer numbers the chunks made by clocks of a lineage (chunk.ver).
+var chunkVer atomic.Uint64
 
 // Clock is a vector clock: entry s is the number of operations counted on
 // slot s known to be complete, or ordered before, at a point. Entries past
@@ -56,7 +67,10 @@ type chunk struct {
 // chunks the two clocks share. A shared chunk is copied before it changes.
 type Clock struct {
 	ch []*chunk // A nil chunk is all zero.
-	n  int      // Width: entries past it are zero.
+	n  int32    // Width: entries past it are zero.
+	// lin is set on a clock whose entries only grow (an agent's, the
+	// host's): the lineage of the chunks it makes (see chunk.lin).
+	lin uint32
 }
 
 // Covers reports whether the point with clock c is ordered after epoch e.
@@ -75,7 +89,7 @@ func (c Clock) Get(s AgentID) uint64 {
 }
 
 // Len returns the width of c: entries from it on are zero.
-func (c Clock) Len() int { return c.n }
+func (c Clock) Len() int { return int(c.n) }
 
 // Clone returns a copy of c that later changes of c do not reach.
 func (c Clock) Clone() Clock {
@@ -95,7 +109,7 @@ func (c Clock) Clone() Clock {
 func (c Clock) String() string {
 	var b strings.Builder
 	b.WriteByte('[')
-	for s := range c.n {
+	for s := range int(c.n) {
 		if s > 0 {
 			b.WriteByte(' ')
 		}
@@ -116,7 +130,7 @@ func clockOf(v ...uint64) Clock {
 }
 
 // width returns how many of chunk i's entries are within a clock n wide.
-func width(n, i int) int { return min(chunkSize, n-i<<chunkBits) }
+func width(n int32, i int) int { return min(chunkSize, int(n)-i<<chunkBits) }
 
 // chunk returns chunk i of c, nil (all zero) past the end.
 func (c Clock) chunk(i int) *chunk {
@@ -195,6 +209,9 @@ func (c *Clock) own(i int) *chunk {
 	if old := c.ch[i]; old != nil {
 		k.v = old.v
 	}
+	if c.lin != 0 {
+		k.lin, k.ver = c.lin, chunkVer.Add(1)
+	}
 	c.ch[i] = k
 	return k
 }
@@ -202,10 +219,20 @@ func (c *Clock) own(i int) *chunk {
 // join sets *c to the element-wise maximum of *c and o, and reports whether
 // that changed *c.
 func (c *Clock) join(o Clock) bool {
+	if len(o.ch) == 1 && len(c.ch) == 1 && o.ch[0] != nil && c.ch[0] != nil && !c.ch[0].shared {
+		// One chunk each, c's its own: the usual few streams.
+		c.n = max(c.n, o.n)
+		return maxInto(c.ch[0].v[:], o.ch[0].v[:o.n]) != 0
+	}
+	return c.joinChunks(o)
+}
+
+// joinChunks is join for any clocks.
+func (c *Clock) joinChunks(o Clock) bool {
 	if o.n == 0 {
 		return false
 	}
-	c.grow(o.n)
+	c.grow(int(o.n))
 	wide := o.n > shareMin
 	var grown uint64
 	for i, k := range o.ch {
@@ -214,45 +241,78 @@ func (c *Clock) join(o Clock) bool {
 			continue
 		}
 		ov := k.v[:width(o.n, i)]
-		if d != nil && d.shared || d == nil && wide {
+		// Chunks of one lineage: the later holds all of the earlier and
+		// more.
+		lineage := d != nil && k.lin != 0 && k.lin == d.lin
+		if lineage && k.ver < d.ver {
+			continue
+		}
+		if d == nil || d.shared {
 			// Take o's chunk if it holds all of c's, keep c's if it holds
 			// all of o's, and copy c's to change it otherwise.
-			dv := entries(d, width(c.n, i))
-			above, below := false, false
-			for j, v := range dv {
-				var w uint64
-				if j < len(ov) {
-					w = ov[j]
+			var above, below uint64
+			switch {
+			case lineage, d == nil && k.lin != 0: // a chunk of a lineage is never all zero
+				above = 1
+			default:
+				// Without branches, as below. Entries of k past o's
+				// width are zero.
+				dv := entries(d, width(c.n, i))
+				wv := k.v[:len(dv)]
+				for j, v := range dv {
+					m := max(v, wv[j])
+					above |= m ^ v
+					below |= m ^ wv[j]
 				}
-				above, below = above || w > v, below || w < v
 			}
-			if !above {
+			if above == 0 {
 				continue
 			}
-			if !below && wide {
+			if below == 0 && wide {
 				k.shared = true
 				c.ch[i], grown = k, 1
 				continue
 			}
 		}
 		dv := c.mut(i).v[:len(ov)]
-		// Without branches: which entries grow is unpredictable, and a
-		// mispredicted branch costs more than storing every entry.
-		for j, v := range ov {
-			m := max(dv[j], v)
-			grown |= m ^ dv[j]
-			dv[j] = m
-		}
+		grown |= maxInto(dv, ov)
 	}
 	return grown != 0
 }
 
+// maxInto sets dv to the element-wise maximum of dv and ov (as long), and
+// returns a non-zero value if that changed dv. Without branches: which
+// entries grow is unpredictable, and a mispredicted branch costs more than
+// storing every entry.
+func maxInto(dv, ov []uint64) uint64 {
+	dv = dv[:len(ov)]
+	var grown uint64
+	for j, v := range ov {
+		m := max(dv[j], v)
+		grown |= m ^ dv[j]
+		dv[j] = m
+	}
+	return grown
+}
+
 // tick advances slot s in *c and returns the new epoch (its Agent unset).
 func (c *Clock) tick(s AgentID) Epoch {
+	if i := uint(s) >> chunkBits; i < uint(len(c.ch)) && int32(s) < c.n {
+		if k := c.ch[i]; k != nil && !k.shared {
+			n := &k.v[s&(chunkSize-1)]
+			*n++
+			return Epoch{Slot: s, Clock: *n}
+		}
+	}
+	return c.tickSlow(s)
+}
+
+func (c *Clock) tickSlow(s AgentID) Epoch {
 	c.grow(int(s) + 1)
 	k := c.mut(int(s) >> chunkBits)
-	k.v[s&(chunkSize-1)]++
-	return Epoch{Slot: s, Clock: k.v[s&(chunkSize-1)]}
+	n := &k.v[s&(chunkSize-1)]
+	*n++
+	return Epoch{Slot: s, Clock: *n}
 }
 
 // raise sets slot s of *c to n if it is below, and reports whether it was.
@@ -267,10 +327,10 @@ func (c *Clock) raise(s AgentID, n uint64) bool {
 
 // grow makes *c at least n entries wide; entries past the end are zero.
 func (c *Clock) grow(n int) {
-	if n <= c.n {
+	if n <= int(c.n) {
 		return
 	}
-	c.n = n
+	c.n = int32(n)
 	if m := (n + chunkSize - 1) >> chunkBits; m > len(c.ch) {
 		c.ch = append(c.ch, make([]*chunk, m-len(c.ch))...)
 	}
@@ -281,11 +341,11 @@ func (c *Clock) grow(n int) {
 func (c *Clock) set(o Clock) {
 	if o.n > shareMin {
 		share(o.ch)
-		c.ch, c.n = append(c.ch[:0], o.ch...), o.n
+		c.ch, c.n, c.lin = append(c.ch[:0], o.ch...), o.n, 0
 		return
 	}
 	old, oldch := c.n, c.ch
-	c.ch, c.n = c.ch[:0], o.n
+	c.ch, c.n, c.lin = c.ch[:0], o.n, 0
 	for i, src := range o.ch {
 		var k *chunk // Read before the append below overwrites oldch[i].
 		if i < len(oldch) && oldch[i] != nil && !oldch[i].shared {
@@ -298,6 +358,7 @@ func (c *Clock) set(o Clock) {
 			k = new(chunk)
 			copy(k.v[:w], src.v[:w])
 		default:
+			k.lin = 0 // its entries may fall
 			clear(k.v[w:max(w, width(old, i))])
 			copy(k.v[:w], entries(src, w))
 		}
@@ -307,13 +368,16 @@ func (c *Clock) set(o Clock) {
 
 // meet sets *c to the element-wise minimum of *c and o.
 func (c *Clock) meet(o Clock) {
+	c.lin = 0 // its entries fall
 	if o.n < c.n {
 		// Entries past o's width are zero there.
 		c.n = o.n
-		c.ch = c.ch[:(o.n+chunkSize-1)>>chunkBits]
+		c.ch = c.ch[:(int(o.n)+chunkSize-1)>>chunkBits]
 		if j := o.n & (chunkSize - 1); j != 0 {
 			if k := c.ch[len(c.ch)-1]; k != nil && slices.ContainsFunc(k.v[j:], func(v uint64) bool { return v != 0 }) {
-				clear(c.mut(len(c.ch) - 1).v[j:])
+				m := c.mut(len(c.ch) - 1)
+				m.lin = 0
+				clear(m.v[j:])
 			}
 		}
 	}
@@ -326,7 +390,9 @@ func (c *Clock) meet(o Clock) {
 		ov := entries(k, len(dv))
 		for j, v := range dv {
 			if v > ov[j] {
-				mv := c.mut(i).v[:len(ov)]
+				m := c.mut(i)
+				m.lin = 0
+				mv := m.v[:len(ov)]
 				for j, v := range ov {
 					mv[j] = min(mv[j], v)
 				}

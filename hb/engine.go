@@ -53,6 +53,9 @@ type Agent struct {
 	// operations it had then: its clock changes only with its operations.
 	legacySeen    AgentID
 	legacySeenOps uint64
+	// own is the count on the agent's slot after its last operation, kept
+	// apart from the clock so that the check above reads no clock.
+	own uint64
 	// unjoined: a blocking stream listed in its device's unjoined list.
 	unjoined bool
 	dev      *device // The agent's device, for default-stream synchronization.
@@ -311,6 +314,7 @@ func New() *Engine {
 		spare:       make([]Clock, 0, 4),
 		slotHolder:  []AgentID{HostAgent},
 		nslots:      1, // Slot 0 is the host's.
+		host:        Clock{lin: uint32(HostAgent) + 1},
 	}
 	e.agents = append(e.agents, &Agent{ID: HostAgent, Kind: KindHost})
 	return e
@@ -497,6 +501,7 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 	if n := len(e.spare); n > 0 {
 		a.clock, e.spare = e.spare[n-1], e.spare[:n-1]
 	}
+	a.clock.lin = uint32(a.ID) + 1 // a's clock only grows
 	a.dev = e.device(device)
 	e.agents = append(e.agents, a)
 	e.register(k, a.ID)
@@ -919,7 +924,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case KindBlocking, KindPerThread:
 		if id := a.dev.legacy; id != 0 {
 			l := e.agents[id]
-			if ops := l.clock.Get(l.Slot); id != a.legacySeen || ops != a.legacySeenOps {
+			if ops := l.own; id != a.legacySeen || ops != a.legacySeenOps {
 				a.clock.join(l.clock)
 				a.legacySeen, a.legacySeenOps = id, ops
 			}
@@ -961,7 +966,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		}
 	}
 	st.Epoch = a.clock.tick(a.Slot)
-	st.Epoch.Agent = a.ID
+	st.Epoch.Agent, a.own = a.ID, st.Epoch.Clock
 	st.Clock = a.clock
 	switch ev.Op {
 	case model.OpEventRecord:
