@@ -38,7 +38,9 @@ const shareMin = 4 * chunkSize
 
 // chunk holds chunkSize consecutive entries of a clock.
 type chunk struct {
-	v [chunkSize]uint64
+	// The fields come before the entries, so that a narrow clock's few
+	// entries and whether they are shared share a cache line.
+	//
 	// shared is set once a second clock refers to the chunk: it never
 	// changes again, and a clock that would change it copies it first.
 	shared bool
@@ -49,6 +51,7 @@ type chunk struct {
 	// raise an entry of it), so joins need not compare them.
 	lin uint32
 	ver uint64
+	v   [chunkSize]uint64
 }
 
 // chunkVer numbers the chunks made by clocks of a lineage (chunk.ver).
@@ -325,12 +328,27 @@ func (c *Clock) raise(s AgentID, n uint64) bool {
 	return true
 }
 
+// narrow is the storage of a clock of one chunk: the chunk, and the
+// clock's list of chunks next to it, in one object, so that reading an
+// entry misses the cache once, not twice. The list is the clock's alone;
+// the chunk can be shared as any other.
+type narrow struct {
+	ch [1]*chunk
+	k  chunk
+}
+
 // grow makes *c at least n entries wide; entries past the end are zero.
 func (c *Clock) grow(n int) {
 	if n <= int(c.n) {
 		return
 	}
 	c.n = int32(n)
+	if len(c.ch) == 0 && n <= chunkSize {
+		nw := new(narrow)
+		nw.ch[0] = &nw.k
+		c.ch = nw.ch[:]
+		return
+	}
 	if m := (n + chunkSize - 1) >> chunkBits; m > len(c.ch) {
 		c.ch = append(c.ch, make([]*chunk, m-len(c.ch))...)
 	}
@@ -343,6 +361,9 @@ func (c *Clock) set(o Clock) {
 		share(o.ch)
 		c.ch, c.n, c.lin = append(c.ch[:0], o.ch...), o.n, 0
 		return
+	}
+	if cap(c.ch) == 0 && len(o.ch) == 1 && o.ch[0] != nil {
+		c.grow(int(o.n)) // in a narrow
 	}
 	old, oldch := c.n, c.ch
 	c.ch, c.n, c.lin = c.ch[:0], o.n, 0
