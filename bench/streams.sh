@@ -42,6 +42,7 @@ go build -o "$tmp/sc.new" ./cmd/streamcheck
 	done
 	echo "## TestManyStreamsMemory"
 	for v in old new; do
-		(cd "$tmp" && "./hb.$v" -test.run TestManyStreamsMemory -test.v 2>&1 | grep -E 'streams hold|^(--- )?(PASS|FAIL)' | sed "s/^/$v: /")
+		# The old tree fails it: that is the point.
+		(cd "$tmp" && { "./hb.$v" -test.run TestManyStreamsMemory -test.v 2>&1 || true; } | grep -E 'streams hold|^--- ' | sed "s/^/$v: /")
 	done
 } | tee "$out"

@@ -25,9 +25,10 @@ type Epoch struct {
 	Clock uint64
 }
 
-// chunkBits is log2 of the entries of a chunk: 64 entries, 512 bytes.
+// chunkBits is log2 of the entries of a chunk: 128 entries, 1 KiB, so that
+// the streams of a PyTorch device (its pool of 96, and a few) fit in one.
 const (
-	chunkBits = 6
+	chunkBits = 7
 	chunkSize = 1 << chunkBits
 )
 
@@ -61,7 +62,7 @@ var chunkVer atomic.Uint64
 // slot s known to be complete, or ordered before, at a point. Entries past
 // the width are zero, so clocks need not be resized when agents are added.
 //
-// The entries are held in chunks of 64. A clock no wider than shareMin
+// The entries are held in chunks of 128. A clock no wider than shareMin
 // owns its chunks and is copied entry by entry, as a plain vector. Wider
 // clocks share the chunks they have in common: copying one (an event
 // record) copies pointers, and joining one takes the other's chunk where
@@ -222,12 +223,20 @@ func (c *Clock) own(i int) *chunk {
 // join sets *c to the element-wise maximum of *c and o, and reports whether
 // that changed *c.
 func (c *Clock) join(o Clock) bool {
-	if len(o.ch) == 1 && len(c.ch) == 1 && o.ch[0] != nil && c.ch[0] != nil && !c.ch[0].shared {
-		// One chunk each, c's its own: the usual few streams.
+	// One chunk each, c's its own: the usual few streams.
+	if d, k := c.only(), o.only(); d != nil && k != nil && !d.shared {
 		c.n = max(c.n, o.n)
-		return maxInto(c.ch[0].v[:], o.ch[0].v[:o.n]) != 0
+		return maxInto(d.v[:], k.v[:o.n]) != 0
 	}
 	return c.joinChunks(o)
+}
+
+// only returns the chunk of a clock of one chunk, or nil.
+func (c Clock) only() *chunk {
+	if len(c.ch) == 1 {
+		return c.ch[0]
+	}
+	return nil
 }
 
 // joinChunks is join for any clocks.
@@ -286,7 +295,10 @@ func (c *Clock) joinChunks(o Clock) bool {
 // maxInto sets dv to the element-wise maximum of dv and ov (as long), and
 // returns a non-zero value if that changed dv. Without branches: which
 // entries grow is unpredictable, and a mispredicted branch costs more than
-// storing every entry.
+// storing every entry. Not inlined in joinChunks: there the loop ran out
+// of registers and kept its result on the stack.
+//
+//go:noinline
 func maxInto(dv, ov []uint64) uint64 {
 	dv = dv[:len(ov)]
 	var grown uint64
@@ -300,12 +312,9 @@ func maxInto(dv, ov []uint64) uint64 {
 
 // tick advances slot s in *c and returns the new epoch (its Agent unset).
 func (c *Clock) tick(s AgentID) Epoch {
-	if i := uint(s) >> chunkBits; i < uint(len(c.ch)) && int32(s) < c.n {
-		if k := c.ch[i]; k != nil && !k.shared {
-			n := &k.v[s&(chunkSize-1)]
-			*n++
-			return Epoch{Slot: s, Clock: *n}
-		}
+	if k := c.only(); k != nil && !k.shared && int32(s) < c.n {
+		k.v[s&(chunkSize-1)]++
+		return Epoch{Slot: s, Clock: k.v[s&(chunkSize-1)]}
 	}
 	return c.tickSlow(s)
 }
