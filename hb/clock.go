@@ -39,8 +39,8 @@ const shareMin = 4 * chunkSize
 
 // chunk holds chunkSize consecutive entries of a clock.
 type chunk struct {
-	// The fields come before the entries, so that a narrow clock's few
-	// entries and whether they are shared share a cache line.
+	// The fields come before the entries, so that whether a chunk is
+	// shared and its first entries share a cache line.
 	//
 	// shared is set once a second clock refers to the chunk: it never
 	// changes again, and a clock that would change it copies it first.
@@ -62,16 +62,17 @@ var chunkVer atomic.Uint64
 // slot s known to be complete, or ordered before, at a point. Entries past
 // the width are zero, so clocks need not be resized when agents are added.
 //
-// The entries are held in chunks of 128. A clock no wider than shareMin
-// owns its chunks and is copied entry by entry, as a plain vector. Wider
-// clocks share the chunks they have in common: copying one (an event
-// record) copies pointers, and joining one takes the other's chunk where
-// that holds all of both, so thousands of streams that learned the same
-// host clock hold one copy of it, not one each, and a join skips the
-// chunks the two clocks share. A shared chunk is copied before it changes.
+// A clock no wider than shareMin is a plain vector (v), copied entry by
+// entry. A wider one holds its entries in chunks of 128 (ch), which clocks
+// share: copying one (an event record) copies pointers, and joining one
+// takes the other's chunk where that holds all of both, so thousands of
+// streams that learned the same host clock hold one copy of it, not one
+// each, and a join skips the chunks the two clocks share. A shared chunk
+// is copied before it changes.
 type Clock struct {
+	v  []uint64 // The entries, while ch is nil.
 	ch []*chunk // A nil chunk is all zero.
-	n  int32    // Width: entries past it are zero.
+	n  int32    // Width, with ch: entries past it are zero.
 	// lin is set on a clock whose entries only grow (an agent's, the
 	// host's): the lineage of the chunks it makes (see chunk.lin).
 	lin uint32
@@ -84,6 +85,12 @@ func (c Clock) Covers(e Epoch) bool {
 
 // Get returns entry s of c, the count on slot s, or 0 past the end.
 func (c Clock) Get(s AgentID) uint64 {
+	if c.ch == nil {
+		if uint(s) < uint(len(c.v)) {
+			return c.v[s]
+		}
+		return 0
+	}
 	if i := uint(s) >> chunkBits; i < uint(len(c.ch)) {
 		if k := c.ch[i]; k != nil {
 			return k.v[s&(chunkSize-1)]
@@ -93,17 +100,20 @@ func (c Clock) Get(s AgentID) uint64 {
 }
 
 // Len returns the width of c: entries from it on are zero.
-func (c Clock) Len() int { return int(c.n) }
+func (c Clock) Len() int {
+	if c.ch == nil {
+		return len(c.v)
+	}
+	return int(c.n)
+}
+
+// isNil reports whether c never had storage.
+func (c Clock) isNil() bool { return c.v == nil && c.ch == nil }
 
 // Clone returns a copy of c that later changes of c do not reach.
 func (c Clock) Clone() Clock {
 	if c.ch == nil {
-		return Clock{}
-	}
-	if c.n <= shareMin {
-		var d Clock
-		d.set(c)
-		return d
+		return Clock{v: slices.Clone(c.v)}
 	}
 	share(c.ch)
 	return Clock{ch: slices.Clone(c.ch), n: c.n}
@@ -113,7 +123,7 @@ func (c Clock) Clone() Clock {
 func (c Clock) String() string {
 	var b strings.Builder
 	b.WriteByte('[')
-	for s := range int(c.n) {
+	for s := range c.Len() {
 		if s > 0 {
 			b.WriteByte(' ')
 		}
@@ -136,7 +146,7 @@ func clockOf(v ...uint64) Clock {
 // width returns how many of chunk i's entries are within a clock n wide.
 func width(n int32, i int) int { return min(chunkSize, int(n)-i<<chunkBits) }
 
-// chunk returns chunk i of c, nil (all zero) past the end.
+// chunk returns chunk i of c, nil (all zero) past the end or for a vector.
 func (c Clock) chunk(i int) *chunk {
 	if i < len(c.ch) {
 		return c.ch[i]
@@ -163,18 +173,61 @@ func share(ch []*chunk) {
 	}
 }
 
+// toChunks turns vector c into chunks, when it grows past shareMin.
+func (c *Clock) toChunks() {
+	w := len(c.v)
+	ch := make([]*chunk, (w+chunkSize-1)>>chunkBits)
+	for i := range ch {
+		seg := c.v[i<<chunkBits : min(w, (i+1)<<chunkBits)]
+		if slices.ContainsFunc(seg, func(v uint64) bool { return v != 0 }) {
+			// A chunk of a lineage is never all zero (see joinChunks).
+			k := &chunk{}
+			copy(k.v[:], seg)
+			if c.lin != 0 {
+				k.lin, k.ver = c.lin, chunkVer.Add(1)
+			}
+			ch[i] = k
+		}
+	}
+	c.v, c.ch, c.n = nil, ch, int32(w)
+}
+
+// setEntries makes c the clock with entries v (which it keeps): a vector
+// if no wider than shareMin.
+func (c *Clock) setEntries(v []uint64) {
+	c.v, c.ch, c.n, c.lin = v, nil, 0, 0
+	if len(v) > shareMin {
+		c.toChunks()
+	}
+}
+
+// dense returns the entries of c as a new vector.
+func (c Clock) dense() []uint64 {
+	v := make([]uint64, c.Len())
+	for s := range v {
+		v[s] = c.Get(AgentID(s))
+	}
+	return v
+}
+
 // CoversAll reports whether c covers every entry of o: the point with
 // clock c is ordered after all that o is.
 func (c Clock) CoversAll(o Clock) bool {
+	if o.ch == nil {
+		for s, v := range o.v {
+			if c.Get(AgentID(s)) < v {
+				return false
+			}
+		}
+		return true
+	}
 	for i, k := range o.ch {
-		d := c.chunk(i)
-		if k == nil || d == k {
+		if k == nil || c.chunk(i) == k {
 			continue
 		}
-		ov := k.v[:width(o.n, i)]
-		dv := entries(d, len(ov))
-		for j, v := range ov {
-			if dv[j] < v {
+		base := i << chunkBits
+		for j, v := range k.v[:width(o.n, i)] {
+			if c.Get(AgentID(base+j)) < v {
 				return false
 			}
 		}
@@ -184,16 +237,22 @@ func (c Clock) CoversAll(o Clock) bool {
 
 // above calls f for each entry of c above o's, in slot order.
 func (c Clock) above(o Clock, f func(s AgentID, n uint64)) {
+	if c.ch == nil {
+		for s, v := range c.v {
+			if v > o.Get(AgentID(s)) {
+				f(AgentID(s), v)
+			}
+		}
+		return
+	}
 	for i, k := range c.ch {
-		h := o.chunk(i)
-		if k == nil || k == h {
+		if k == nil || k == o.chunk(i) {
 			continue
 		}
-		cv := k.v[:width(c.n, i)]
-		hv := entries(h, len(cv))
-		for j, v := range cv {
-			if v > hv[j] {
-				f(AgentID(i<<chunkBits+j), v)
+		base := i << chunkBits
+		for j, v := range k.v[:width(c.n, i)] {
+			if s := AgentID(base + j); v > o.Get(s) {
+				f(s, v)
 			}
 		}
 	}
@@ -223,23 +282,51 @@ func (c *Clock) own(i int) *chunk {
 // join sets *c to the element-wise maximum of *c and o, and reports whether
 // that changed *c.
 func (c *Clock) join(o Clock) bool {
-	// One chunk each, c's its own: the usual few streams.
-	if d, k := c.only(), o.only(); d != nil && k != nil && !d.shared {
-		c.n = max(c.n, o.n)
-		return maxInto(d.v[:], k.v[:o.n]) != 0
+	if c.ch == nil && o.ch == nil {
+		// Two vectors: the usual few streams.
+		if len(o.v) > len(c.v) {
+			c.grow(len(o.v)) // no wider than shareMin
+		}
+		return maxInto(c.v, o.v) != 0
+	}
+	switch {
+	case o.ch == nil:
+		return c.joinVector(o.v)
+	case c.ch == nil:
+		c.grow(int(o.n)) // into chunks: o is wider than shareMin
+		if c.ch == nil {
+			c.toChunks()
+		}
 	}
 	return c.joinChunks(o)
 }
 
-// only returns the chunk of a clock of one chunk, or nil.
-func (c Clock) only() *chunk {
-	if len(c.ch) == 1 {
-		return c.ch[0]
+// joinVector is join for c in chunks and a vector ov.
+func (c *Clock) joinVector(ov []uint64) bool {
+	c.grow(len(ov))
+	var grown uint64
+	for i := 0; i<<chunkBits < len(ov); i++ {
+		seg := ov[i<<chunkBits : min(len(ov), (i+1)<<chunkBits)]
+		dv := entries(c.ch[i], len(seg))
+		if !anyAbove(dv, seg) {
+			continue
+		}
+		grown |= maxInto(c.mut(i).v[:len(seg)], seg)
 	}
-	return nil
+	return grown != 0
 }
 
-// joinChunks is join for any clocks.
+// anyAbove reports whether an entry of ov is above dv's (as long).
+func anyAbove(dv, ov []uint64) bool {
+	for j, v := range ov {
+		if v > dv[j] {
+			return true
+		}
+	}
+	return false
+}
+
+// joinChunks is join for two clocks in chunks.
 func (c *Clock) joinChunks(o Clock) bool {
 	if o.n == 0 {
 		return false
@@ -287,18 +374,21 @@ func (c *Clock) joinChunks(o Clock) bool {
 			}
 		}
 		dv := c.mut(i).v[:len(ov)]
-		grown |= maxInto(dv, ov)
+		grown |= maxIntoChunk(dv, ov)
 	}
 	return grown != 0
 }
 
+// maxIntoChunk is maxInto, not inlined in joinChunks: there the loop ran
+// out of registers and kept its result on the stack.
+//
+//go:noinline
+func maxIntoChunk(dv, ov []uint64) uint64 { return maxInto(dv, ov) }
+
 // maxInto sets dv to the element-wise maximum of dv and ov (as long), and
 // returns a non-zero value if that changed dv. Without branches: which
 // entries grow is unpredictable, and a mispredicted branch costs more than
-// storing every entry. Not inlined in joinChunks: there the loop ran out
-// of registers and kept its result on the stack.
-//
-//go:noinline
+// storing every entry.
 func maxInto(dv, ov []uint64) uint64 {
 	dv = dv[:len(ov)]
 	var grown uint64
@@ -312,19 +402,22 @@ func maxInto(dv, ov []uint64) uint64 {
 
 // tick advances slot s in *c and returns the new epoch (its Agent unset).
 func (c *Clock) tick(s AgentID) Epoch {
-	if k := c.only(); k != nil && !k.shared && int32(s) < c.n {
-		k.v[s&(chunkSize-1)]++
-		return Epoch{Slot: s, Clock: k.v[s&(chunkSize-1)]}
+	if uint(s) < uint(len(c.v)) && c.ch == nil {
+		c.v[s]++
+		return Epoch{Slot: s, Clock: c.v[s]}
 	}
 	return c.tickSlow(s)
 }
 
 func (c *Clock) tickSlow(s AgentID) Epoch {
 	c.grow(int(s) + 1)
+	if c.ch == nil {
+		c.v[s]++
+		return Epoch{Slot: s, Clock: c.v[s]}
+	}
 	k := c.mut(int(s) >> chunkBits)
-	n := &k.v[s&(chunkSize-1)]
-	*n++
-	return Epoch{Slot: s, Clock: *n}
+	k.v[s&(chunkSize-1)]++
+	return Epoch{Slot: s, Clock: k.v[s&(chunkSize-1)]}
 }
 
 // raise sets slot s of *c to n if it is below, and reports whether it was.
@@ -333,101 +426,64 @@ func (c *Clock) raise(s AgentID, n uint64) bool {
 		return false
 	}
 	c.grow(int(s) + 1)
-	c.mut(int(s) >> chunkBits).v[s&(chunkSize-1)] = n
+	if c.ch == nil {
+		c.v[s] = n
+	} else {
+		c.mut(int(s) >> chunkBits).v[s&(chunkSize-1)] = n
+	}
 	return true
-}
-
-// narrow is the storage of a clock of one chunk: the chunk, and the
-// clock's list of chunks next to it, in one object, so that reading an
-// entry misses the cache once, not twice. The list is the clock's alone;
-// the chunk can be shared as any other.
-type narrow struct {
-	ch [1]*chunk
-	k  chunk
 }
 
 // grow makes *c at least n entries wide; entries past the end are zero.
 func (c *Clock) grow(n int) {
+	if c.ch == nil {
+		switch {
+		case n <= len(c.v):
+			return
+		case n <= shareMin:
+			c.v = append(c.v, make([]uint64, n-len(c.v))...)
+			return
+		}
+		c.toChunks()
+	}
 	if n <= int(c.n) {
 		return
 	}
 	c.n = int32(n)
-	if len(c.ch) == 0 && n <= chunkSize {
-		nw := new(narrow)
-		nw.ch[0] = &nw.k
-		c.ch = nw.ch[:]
-		return
-	}
 	if m := (n + chunkSize - 1) >> chunkBits; m > len(c.ch) {
 		c.ch = append(c.ch, make([]*chunk, m-len(c.ch))...)
 	}
 }
 
-// set copies o into *c: entry by entry into c's own chunks if o is no
-// wider than shareMin, sharing o's chunks otherwise.
+// set copies o into *c: entry by entry if o is a vector, sharing o's
+// chunks otherwise.
 func (c *Clock) set(o Clock) {
-	if o.n > shareMin {
+	switch {
+	case o.ch == nil:
+		c.v, c.ch, c.n, c.lin = append(c.v[:0], o.v...), nil, 0, 0
+	case o.n <= shareMin:
+		c.setEntries(o.dense())
+	default:
 		share(o.ch)
 		c.ch, c.n, c.lin = append(c.ch[:0], o.ch...), o.n, 0
-		return
-	}
-	if cap(c.ch) == 0 && len(o.ch) == 1 && o.ch[0] != nil {
-		c.grow(int(o.n)) // in a narrow
-	}
-	old, oldch := c.n, c.ch
-	c.ch, c.n, c.lin = c.ch[:0], o.n, 0
-	for i, src := range o.ch {
-		var k *chunk // Read before the append below overwrites oldch[i].
-		if i < len(oldch) && oldch[i] != nil && !oldch[i].shared {
-			k = oldch[i]
-		}
-		w := width(o.n, i)
-		switch {
-		case k == nil && src == nil:
-		case k == nil:
-			k = new(chunk)
-			copy(k.v[:w], src.v[:w])
-		default:
-			k.lin = 0 // its entries may fall
-			clear(k.v[w:max(w, width(old, i))])
-			copy(k.v[:w], entries(src, w))
-		}
-		c.ch = append(c.ch, k)
 	}
 }
 
 // meet sets *c to the element-wise minimum of *c and o.
 func (c *Clock) meet(o Clock) {
-	c.lin = 0 // its entries fall
-	if o.n < c.n {
-		// Entries past o's width are zero there.
-		c.n = o.n
-		c.ch = c.ch[:(int(o.n)+chunkSize-1)>>chunkBits]
-		if j := o.n & (chunkSize - 1); j != 0 {
-			if k := c.ch[len(c.ch)-1]; k != nil && slices.ContainsFunc(k.v[j:], func(v uint64) bool { return v != 0 }) {
-				m := c.mut(len(c.ch) - 1)
-				m.lin = 0
-				clear(m.v[j:])
-			}
+	if c.ch != nil || o.ch != nil {
+		v := make([]uint64, min(c.Len(), o.Len()))
+		for s := range v {
+			v[s] = min(c.Get(AgentID(s)), o.Get(AgentID(s)))
 		}
+		c.setEntries(v)
+		return
 	}
-	for i, d := range c.ch {
-		k := o.chunk(i)
-		if d == nil || d == k {
-			continue
-		}
-		dv := d.v[:width(c.n, i)]
-		ov := entries(k, len(dv))
-		for j, v := range dv {
-			if v > ov[j] {
-				m := c.mut(i)
-				m.lin = 0
-				mv := m.v[:len(ov)]
-				for j, v := range ov {
-					mv[j] = min(mv[j], v)
-				}
-				break
-			}
-		}
+	c.lin = 0 // its entries fall
+	if len(o.v) < len(c.v) {
+		c.v = c.v[:len(o.v)] // entries past o's end are zero there
+	}
+	for i := range c.v {
+		c.v[i] = min(c.v[i], o.v[i])
 	}
 }

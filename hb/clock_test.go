@@ -77,9 +77,9 @@ func TestClockTick(t *testing.T) {
 
 func TestClockSet(t *testing.T) {
 	c := clockOf(9, 9, 9, 9)
-	k := c.ch[0]
+	k := &c.v[0]
 	c.set(clockOf(1, 2, 3))
-	if !same(c, clockOf(1, 2, 3)) || c.ch[0] != k {
+	if !same(c, clockOf(1, 2, 3)) || &c.v[0] != k {
 		t.Errorf("set = %v, want a copy in the existing storage", c)
 	}
 	c.set(clockOf(4))

@@ -94,7 +94,7 @@ func (a *Agent) Ops() uint64 {
 
 // dying reports whether a is a destroyed stream whose dense clock was
 // dropped (pruned or not).
-func (a *Agent) dying() bool { return a.destroyed && a.clock.ch == nil }
+func (a *Agent) dying() bool { return a.destroyed && a.clock.isNil() }
 
 // count returns the count on a's own slot: its last operation's epoch
 // there (or what the slot counted before it, if none).
@@ -360,8 +360,8 @@ func (e *Engine) destroy(a *Agent) {
 			a.residue = append(a.residue, slotCount{s, v})
 		}
 	})
-	if len(e.spare) < cap(e.spare) {
-		e.spare = append(e.spare, Clock{ch: a.clock.ch[:0]})
+	if len(e.spare) < cap(e.spare) && a.clock.ch == nil {
+		e.spare = append(e.spare, Clock{v: a.clock.v[:0]})
 	}
 	a.clock, a.destroyed = Clock{}, true
 	if e.host.Get(a.Slot) >= a.count() {

@@ -32,7 +32,7 @@ func TestDestroyedStreamsPruned(t *testing.T) {
 	}
 	clocks := 0
 	for _, a := range e.Agents() {
-		if a.clock.ch != nil {
+		if !a.clock.isNil() {
 			clocks++
 		}
 		if a.ID != HostAgent && a.Ops() != 1 {
@@ -96,7 +96,7 @@ func TestUnorderedDestroyedStreamsKeepResidue(t *testing.T) {
 		apply(model.OpStreamDestroy, s, 0)
 	}
 	for _, a := range e.Agents()[1:] {
-		if a.clock.ch != nil || len(a.residue) > 3 {
+		if !a.clock.isNil() || len(a.residue) > 3 {
 			t.Fatalf("destroyed agent %d keeps a %d-slot clock and %d residue entries", a.ID, a.clock.Len(), len(a.residue))
 		}
 	}
