@@ -58,7 +58,7 @@ type chunk struct {
 // chunkVer numbers the chunks made by clocks of a lineage (chunk.ver).
 var chunkVer atomic.Uint64
 
-// Clock is a vector clock: entry s is the number of operations counted on
+// vclock is a vector clock: entry s is the number of operations counted on
 // slot s known to be complete, or ordered before, at a point. Entries past
 // the width are zero, so clocks need not be resized when agents are added.
 //
@@ -69,7 +69,7 @@ var chunkVer atomic.Uint64
 // streams that learned the same host clock hold one copy of it, not one
 // each, and a join skips the chunks the two clocks share. A shared chunk
 // is copied before it changes.
-type Clock struct {
+type vclock struct {
 	v  []uint64 // The entries, while ch is nil.
 	ch []*chunk // A nil chunk is all zero.
 	n  int32    // Width, with ch: entries past it are zero.
@@ -79,12 +79,12 @@ type Clock struct {
 }
 
 // Covers reports whether the point with clock c is ordered after epoch e.
-func (c Clock) Covers(e Epoch) bool {
+func (c vclock) Covers(e Epoch) bool {
 	return e.Clock == 0 || c.Get(e.Slot) >= e.Clock
 }
 
 // Get returns entry s of c, the count on slot s, or 0 past the end.
-func (c Clock) Get(s AgentID) uint64 {
+func (c vclock) Get(s AgentID) uint64 {
 	if c.ch == nil {
 		if uint(s) < uint(len(c.v)) {
 			return c.v[s]
@@ -100,7 +100,7 @@ func (c Clock) Get(s AgentID) uint64 {
 }
 
 // Len returns the width of c: entries from it on are zero.
-func (c Clock) Len() int {
+func (c vclock) Len() int {
 	if c.ch == nil {
 		return len(c.v)
 	}
@@ -108,19 +108,19 @@ func (c Clock) Len() int {
 }
 
 // isNil reports whether c never had storage.
-func (c Clock) isNil() bool { return c.v == nil && c.ch == nil }
+func (c vclock) isNil() bool { return c.v == nil && c.ch == nil }
 
-// Clone returns a copy of c that later changes of c do not reach.
-func (c Clock) Clone() Clock {
+// clone returns a copy of c that later changes of c do not reach.
+func (c vclock) clone() vclock {
 	if c.ch == nil {
-		return Clock{v: slices.Clone(c.v)}
+		return vclock{v: slices.Clone(c.v)}
 	}
 	share(c.ch)
-	return Clock{ch: slices.Clone(c.ch), n: c.n}
+	return vclock{ch: slices.Clone(c.ch), n: c.n}
 }
 
 // String formats c as a list of its entries.
-func (c Clock) String() string {
+func (c vclock) String() string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for s := range c.Len() {
@@ -134,8 +134,8 @@ func (c Clock) String() string {
 }
 
 // clockOf returns a clock with the given entries.
-func clockOf(v ...uint64) Clock {
-	var c Clock
+func clockOf(v ...uint64) vclock {
+	var c vclock
 	for s, n := range v {
 		c.raise(AgentID(s), n)
 	}
@@ -147,7 +147,7 @@ func clockOf(v ...uint64) Clock {
 func width(n int32, i int) int { return min(chunkSize, int(n)-i<<chunkBits) }
 
 // chunk returns chunk i of c, nil (all zero) past the end or for a vector.
-func (c Clock) chunk(i int) *chunk {
+func (c vclock) chunk(i int) *chunk {
 	if i < len(c.ch) {
 		return c.ch[i]
 	}
@@ -174,7 +174,7 @@ func share(ch []*chunk) {
 }
 
 // toChunks turns vector c into chunks, when it grows past shareMin.
-func (c *Clock) toChunks() {
+func (c *vclock) toChunks() {
 	w := len(c.v)
 	ch := make([]*chunk, (w+chunkSize-1)>>chunkBits)
 	for i := range ch {
@@ -194,7 +194,7 @@ func (c *Clock) toChunks() {
 
 // setEntries makes c the clock with entries v (which it keeps): a vector
 // if no wider than shareMin.
-func (c *Clock) setEntries(v []uint64) {
+func (c *vclock) setEntries(v []uint64) {
 	c.v, c.ch, c.n, c.lin = v, nil, 0, 0
 	if len(v) > shareMin {
 		c.toChunks()
@@ -202,7 +202,7 @@ func (c *Clock) setEntries(v []uint64) {
 }
 
 // dense returns the entries of c as a new vector.
-func (c Clock) dense() []uint64 {
+func (c vclock) dense() []uint64 {
 	v := make([]uint64, c.Len())
 	for s := range v {
 		v[s] = c.Get(AgentID(s))
@@ -210,9 +210,9 @@ func (c Clock) dense() []uint64 {
 	return v
 }
 
-// CoversAll reports whether c covers every entry of o: the point with
+// coversAll reports whether c covers every entry of o: the point with
 // clock c is ordered after all that o is.
-func (c Clock) CoversAll(o Clock) bool {
+func (c vclock) coversAll(o vclock) bool {
 	if o.ch == nil {
 		for s, v := range o.v {
 			if c.Get(AgentID(s)) < v {
@@ -236,7 +236,7 @@ func (c Clock) CoversAll(o Clock) bool {
 }
 
 // above calls f for each entry of c above o's, in slot order.
-func (c Clock) above(o Clock, f func(s AgentID, n uint64)) {
+func (c vclock) above(o vclock, f func(s AgentID, n uint64)) {
 	if c.ch == nil {
 		for s, v := range c.v {
 			if v > o.Get(AgentID(s)) {
@@ -260,14 +260,14 @@ func (c Clock) above(o Clock, f func(s AgentID, n uint64)) {
 
 // mut returns chunk i of *c (i within its chunks) for a change: c's own,
 // copied first if shared, allocated if nil.
-func (c *Clock) mut(i int) *chunk {
+func (c *vclock) mut(i int) *chunk {
 	if k := c.ch[i]; k != nil && !k.shared {
 		return k
 	}
 	return c.own(i)
 }
 
-func (c *Clock) own(i int) *chunk {
+func (c *vclock) own(i int) *chunk {
 	k := new(chunk)
 	if old := c.ch[i]; old != nil {
 		k.v = old.v
@@ -281,15 +281,19 @@ func (c *Clock) own(i int) *chunk {
 
 // join sets *c to the element-wise maximum of *c and o, and reports whether
 // that changed *c.
-func (c *Clock) join(o Clock) bool {
-	if c.ch == nil && o.ch == nil {
-		// Two vectors: the usual few streams.
-		if len(o.v) > len(c.v) {
-			c.grow(len(o.v)) // no wider than shareMin
-		}
+func (c *vclock) join(o *vclock) bool {
+	// Two vectors, o no wider: the usual few streams.
+	if c.ch == nil && o.ch == nil && len(o.v) <= len(c.v) {
 		return maxInto(c.v, o.v) != 0
 	}
+	return c.joinSlow(o)
+}
+
+func (c *vclock) joinSlow(o *vclock) bool {
 	switch {
+	case c.ch == nil && o.ch == nil:
+		c.grow(len(o.v)) // no wider than shareMin
+		return maxInto(c.v, o.v) != 0
 	case o.ch == nil:
 		return c.joinVector(o.v)
 	case c.ch == nil:
@@ -302,7 +306,7 @@ func (c *Clock) join(o Clock) bool {
 }
 
 // joinVector is join for c in chunks and a vector ov.
-func (c *Clock) joinVector(ov []uint64) bool {
+func (c *vclock) joinVector(ov []uint64) bool {
 	c.grow(len(ov))
 	var grown uint64
 	for i := 0; i<<chunkBits < len(ov); i++ {
@@ -327,7 +331,7 @@ func anyAbove(dv, ov []uint64) bool {
 }
 
 // joinChunks is join for two clocks in chunks.
-func (c *Clock) joinChunks(o Clock) bool {
+func (c *vclock) joinChunks(o *vclock) bool {
 	if o.n == 0 {
 		return false
 	}
@@ -401,15 +405,16 @@ func maxInto(dv, ov []uint64) uint64 {
 }
 
 // tick advances slot s in *c and returns the new epoch (its Agent unset).
-func (c *Clock) tick(s AgentID) Epoch {
-	if uint(s) < uint(len(c.v)) && c.ch == nil {
-		c.v[s]++
-		return Epoch{Slot: s, Clock: c.v[s]}
+func (c *vclock) tick(s AgentID) Epoch {
+	if int(s) < len(c.v) && c.ch == nil {
+		n := &c.v[s]
+		*n++
+		return Epoch{Slot: s, Clock: *n}
 	}
 	return c.tickSlow(s)
 }
 
-func (c *Clock) tickSlow(s AgentID) Epoch {
+func (c *vclock) tickSlow(s AgentID) Epoch {
 	c.grow(int(s) + 1)
 	if c.ch == nil {
 		c.v[s]++
@@ -421,7 +426,7 @@ func (c *Clock) tickSlow(s AgentID) Epoch {
 }
 
 // raise sets slot s of *c to n if it is below, and reports whether it was.
-func (c *Clock) raise(s AgentID, n uint64) bool {
+func (c *vclock) raise(s AgentID, n uint64) bool {
 	if c.Get(s) >= n {
 		return false
 	}
@@ -435,7 +440,14 @@ func (c *Clock) raise(s AgentID, n uint64) bool {
 }
 
 // grow makes *c at least n entries wide; entries past the end are zero.
-func (c *Clock) grow(n int) {
+func (c *vclock) grow(n int) {
+	if c.ch == nil && n <= len(c.v) {
+		return
+	}
+	c.growSlow(n)
+}
+
+func (c *vclock) growSlow(n int) {
 	if c.ch == nil {
 		switch {
 		case n <= len(c.v):
@@ -457,10 +469,16 @@ func (c *Clock) grow(n int) {
 
 // set copies o into *c: entry by entry if o is a vector, sharing o's
 // chunks otherwise.
-func (c *Clock) set(o Clock) {
-	switch {
-	case o.ch == nil:
+func (c *vclock) set(o *vclock) {
+	if o.ch == nil {
 		c.v, c.ch, c.n, c.lin = append(c.v[:0], o.v...), nil, 0, 0
+		return
+	}
+	c.setSlow(o)
+}
+
+func (c *vclock) setSlow(o *vclock) {
+	switch {
 	case o.n <= shareMin:
 		c.setEntries(o.dense())
 	default:
@@ -470,7 +488,7 @@ func (c *Clock) set(o Clock) {
 }
 
 // meet sets *c to the element-wise minimum of *c and o.
-func (c *Clock) meet(o Clock) {
+func (c *vclock) meet(o vclock) {
 	if c.ch != nil || o.ch != nil {
 		v := make([]uint64, min(c.Len(), o.Len()))
 		for s := range v {
@@ -486,4 +504,62 @@ func (c *Clock) meet(o Clock) {
 	for i := range c.v {
 		c.v[i] = min(c.v[i], o.v[i])
 	}
+}
+
+// Clock is a vector clock as the engine shows it (Step.Clock,
+// HostClock): a view of one of its clocks (see vclock), valid until the
+// next call of Apply or ApplyTo unless cloned. The zero Clock is all zero.
+type Clock struct{ c *vclock }
+
+// view returns a Clock that shows c.
+func (c *vclock) view() Clock { return Clock{c} }
+
+// Covers reports whether the point with clock c is ordered after epoch e.
+func (c Clock) Covers(e Epoch) bool {
+	return e.Clock == 0 || c.Get(e.Slot) >= e.Clock
+}
+
+// Get returns entry s of c, the count on slot s, or 0 past the end.
+func (c Clock) Get(s AgentID) uint64 {
+	if c.c == nil {
+		return 0
+	}
+	return c.c.Get(s)
+}
+
+// Len returns the width of c: entries from it on are zero.
+func (c Clock) Len() int {
+	if c.c == nil {
+		return 0
+	}
+	return c.c.Len()
+}
+
+// CoversAll reports whether c covers every entry of o: the point with
+// clock c is ordered after all that o is.
+func (c Clock) CoversAll(o Clock) bool {
+	if o.c == nil {
+		return true
+	}
+	if c.c == nil {
+		return (&vclock{}).coversAll(*o.c)
+	}
+	return c.c.coversAll(*o.c)
+}
+
+// Clone returns a copy of c that the engine's later changes do not reach.
+func (c Clock) Clone() Clock {
+	if c.c == nil {
+		return Clock{}
+	}
+	d := c.c.clone()
+	return Clock{&d}
+}
+
+// String formats c as a list of its entries.
+func (c Clock) String() string {
+	if c.c == nil {
+		return "[]"
+	}
+	return c.c.String()
 }

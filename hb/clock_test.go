@@ -13,7 +13,7 @@ func TestClockCovers(t *testing.T) {
 		want bool
 	}{
 		{Epoch{Slot: 0, Clock: 0}, true},  // The zero epoch: nothing to be ordered after.
-		{Epoch{Slot: 7, Clock: 0}, true},  // Clock 0 of any agent, even one past the end.
+		{Epoch{Slot: 7, Clock: 0}, true},  // vclock 0 of any agent, even one past the end.
 		{Epoch{Slot: 0, Clock: 3}, true},  // Equal.
 		{Epoch{Slot: 0, Clock: 2}, true},  // Earlier.
 		{Epoch{Slot: 0, Clock: 4}, false}, // Later.
@@ -25,7 +25,7 @@ func TestClockCovers(t *testing.T) {
 			t.Errorf("%v.Covers(%+v) = %v, want %v", c, tc.e, got, tc.want)
 		}
 	}
-	if (Clock{}).Covers(Epoch{Slot: 0, Clock: 1}) {
+	if (vclock{}).Covers(Epoch{Slot: 0, Clock: 1}) {
 		t.Error("nil clock covers a non-zero epoch")
 	}
 }
@@ -39,20 +39,20 @@ func TestClockGet(t *testing.T) {
 
 func TestClockJoin(t *testing.T) {
 	c := clockOf(1, 5)
-	if !c.join(clockOf(2, 3, 0, 7)) {
+	if !c.join(ref(clockOf(2, 3, 0, 7))) {
 		t.Error("join that raised entries reported no change")
 	}
 	if want := clockOf(2, 5, 0, 7); !same(c, want) {
 		t.Errorf("join = %v, want %v (element-wise maximum, grown to the longer)", c, want)
 	}
-	if c.join(clockOf(2, 1)) || c.join(Clock{}) {
+	if c.join(ref(clockOf(2, 1))) || c.join(ref(vclock{})) {
 		t.Error("join of a covered clock reported a change")
 	}
 	if want := clockOf(2, 5, 0, 7); !same(c, want) {
 		t.Errorf("join of a covered clock changed it: %v", c)
 	}
 	o := clockOf(9)
-	c.join(o)
+	c.join(&o)
 	o.raise(0, 10)
 	if c.Get(0) != 9 {
 		t.Error("join kept a reference to its argument")
@@ -60,7 +60,7 @@ func TestClockJoin(t *testing.T) {
 }
 
 func TestClockTick(t *testing.T) {
-	var c Clock
+	var c vclock
 	if e := c.tick(2); e != (Epoch{Slot: 2, Clock: 1}) || !same(c, clockOf(0, 0, 1)) {
 		t.Errorf("first tick of agent 2: epoch %+v, clock %v", e, c)
 	}
@@ -78,22 +78,22 @@ func TestClockTick(t *testing.T) {
 func TestClockSet(t *testing.T) {
 	c := clockOf(9, 9, 9, 9)
 	k := &c.v[0]
-	c.set(clockOf(1, 2, 3))
+	c.set(ref(clockOf(1, 2, 3)))
 	if !same(c, clockOf(1, 2, 3)) || &c.v[0] != k {
 		t.Errorf("set = %v, want a copy in the existing storage", c)
 	}
-	c.set(clockOf(4))
+	c.set(ref(clockOf(4)))
 	if !same(c, clockOf(4)) || c.Get(1) != 0 {
 		t.Errorf("set to a shorter clock = %v", c)
 	}
 }
 
 // same reports whether a and b have the same width and entries.
-func same(a, b Clock) bool {
+func same(a, b vclock) bool {
 	return a.Len() == b.Len() && slices.Equal(dense(a), dense(b))
 }
 
-func dense(c Clock) []uint64 {
+func dense(c vclock) []uint64 {
 	v := make([]uint64, c.Len())
 	for s := range v {
 		v[s] = c.Get(AgentID(s))
@@ -108,7 +108,7 @@ func dense(c Clock) []uint64 {
 func TestClockAgainstDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n, width = 6, shareMin + 2*chunkSize + 5
-	clocks := make([]Clock, n)
+	clocks := make([]vclock, n)
 	ref := make([][]uint64, n)
 	// The first clocks only grow, as agents' do: their chunks have a
 	// lineage, which joins trust instead of comparing entries.
@@ -156,12 +156,12 @@ func TestClockAgainstDense(t *testing.T) {
 					r[s], changed = v, true
 				}
 			}
-			if got := clocks[i].join(clocks[j]); got != changed {
+			if got := clocks[i].join(&clocks[j]); got != changed {
 				t.Fatalf("step %d: join reported %v, want %v", step, got, changed)
 			}
 			ref[i] = r
 		case 3:
-			clocks[i].set(clocks[j])
+			clocks[i].set(&clocks[j])
 			ref[i] = append([]uint64(nil), ref[j]...)
 		case 4:
 			clocks[i].meet(clocks[j])
@@ -171,7 +171,7 @@ func TestClockAgainstDense(t *testing.T) {
 			}
 			ref[i] = append([]uint64(nil), r...)
 		case 5:
-			clocks[i] = clocks[j].Clone()
+			clocks[i] = clocks[j].clone()
 			ref[i] = append([]uint64(nil), ref[j]...)
 		}
 		for k := range clocks {
@@ -179,7 +179,7 @@ func TestClockAgainstDense(t *testing.T) {
 				t.Fatalf("step %d: clock %d = %v, want %v", step, k, got, ref[k])
 			}
 		}
-		if got, want := clocks[i].CoversAll(clocks[j]), coversAllDense(ref[i], ref[j]); got != want {
+		if got, want := clocks[i].coversAll(clocks[j]), coversAllDense(ref[i], ref[j]); got != want {
 			t.Fatalf("step %d: CoversAll = %v, want %v", step, got, want)
 		}
 	}
@@ -193,3 +193,6 @@ func coversAllDense(c, o []uint64) bool {
 	}
 	return true
 }
+
+// ref returns a pointer to a copy of c.
+func ref(c vclock) *vclock { return &c }
