@@ -27,7 +27,7 @@ go build -o "$tmp/sc.new" ./cmd/streamcheck
 
 {
 	echo "# bash bench/streams.sh $base; $(date -u +%Y-%m-%dT%H:%MZ); $(nproc) CPUs; $(go version)"
-	echo "# old: $base, new: $(git rev-parse --short HEAD)$(git diff --quiet || echo +changes)"
+	echo "# old: $base, new: $(git rev-parse --short HEAD)$(git diff --quiet -- . ":(exclude)$out" || echo +changes)"
 	for r in $(seq "$rounds"); do
 		for v in old new; do
 			echo "## round $r $v: bench AnalyzeStreams"
