@@ -469,16 +469,20 @@ func (c *vclock) growSlow(n int) {
 
 // set copies o into *c: entry by entry if o is a vector, sharing o's
 // chunks otherwise.
+// Only clocks of no lineage are set (event records, scratch clocks):
+// setting one's entries lower would break what its lineage promises.
 func (c *vclock) set(o *vclock) {
-	if o.ch == nil {
-		c.v, c.ch, c.n, c.lin = append(c.v[:0], o.v...), nil, 0, 0
+	if o.ch != nil || c.ch != nil {
+		c.setSlow(o)
 		return
 	}
-	c.setSlow(o)
+	c.v = append(c.v[:0], o.v...)
 }
 
 func (c *vclock) setSlow(o *vclock) {
 	switch {
+	case o.ch == nil:
+		c.v, c.ch, c.n, c.lin = append(c.v[:0], o.v...), nil, 0, 0
 	case o.n <= shareMin:
 		c.setEntries(o.dense())
 	default:
