@@ -32,6 +32,8 @@ go build -o "$tmp/sc.new" ./cmd/streamcheck
 		for v in old new; do
 			echo "## round $r $v: bench AnalyzeStreams"
 			(cd "$tmp" && "./bench.$v" -test.run XXX -test.bench AnalyzeStreams -test.cpu 1 -test.benchtime 1x) | grep ^Benchmark
+			echo "## round $r $v: bench AnalyzeScaling/events=1M (the usual 8 streams)"
+			(cd "$tmp" && "./bench.$v" -test.run XXX -test.bench 'AnalyzeScaling/events=1M' -test.cpu 1 -test.benchtime 2x) | grep ^Benchmark
 			echo "## round $r $v: hb EngineApply, ManyStreams"
 			(cd "$tmp" && "./hb.$v" -test.run XXX -test.bench 'EngineApply|ManyStreams' -test.cpu 1 -test.count 2) | grep ^Benchmark
 			echo "## round $r $v: streamcheck check, 10,000 streams"
