@@ -45,9 +45,9 @@ type stepCopy struct {
 }
 
 func copyStep(st *hb.Step) stepCopy {
-	s := stepCopy{agent: st.Agent, epoch: st.Epoch, clock: slices.Clone(st.Clock), skipped: st.Skipped, captured: st.Captured, memWait: st.MemWait}
+	s := stepCopy{agent: st.Agent, epoch: st.Epoch, clock: st.Clock.Clone(), skipped: st.Skipped, captured: st.Captured, memWait: st.MemWait}
 	if st.Local.Clock != 0 {
-		s.capture, s.local, s.localClock = st.Capture, st.Local, slices.Clone(st.LocalClock)
+		s.capture, s.local, s.localClock = st.Capture, st.Local, st.LocalClock.Clone()
 	}
 	return s
 }
@@ -262,7 +262,7 @@ func (rp *replay) add(ev *model.Event) {
 	// which stream agents the host learned of.
 	var hostBefore hb.Clock
 	if ev.Op == model.OpMemcpy || ev.Op == model.OpMemset {
-		hostBefore = slices.Clone(eng.HostClock())
+		hostBefore = eng.HostClock().Clone()
 	}
 	var target hb.AgentID
 	var record *recorded
@@ -715,12 +715,7 @@ func before(u, v *Vertex) bool {
 	}
 	// A host call that no one is ordered after by epoch (a synchronization):
 	// what it knew is known to everything that follows it.
-	for i, x := range u.step.clock {
-		if x > v.step.clock.Get(hb.AgentID(i)) {
-			return false
-		}
-	}
-	return true
+	return v.step.clock.CoversAll(u.step.clock)
 }
 
 // orderings returns the edges among vs (sorted by seq): stream and host

@@ -47,12 +47,15 @@ type Agent struct {
 	// Implicit is set for a stream first seen in use, with no recorded create.
 	Implicit bool
 
-	clock    Clock
+	clock    vclock
 	hostSeen uint64 // Engine.hostVer when the agent last joined the host clock.
 	// The legacy stream agent this blocking stream last joined, and how many
 	// operations it had then: its clock changes only with its operations.
 	legacySeen    AgentID
 	legacySeenOps uint64
+	// own is the count on the agent's slot after its last operation, kept
+	// apart from the clock so that the check above reads no clock.
+	own uint64
 	// unjoined: a blocking stream listed in its device's unjoined list.
 	unjoined bool
 	dev      *device // The agent's device, for default-stream synchronization.
@@ -91,7 +94,7 @@ func (a *Agent) Ops() uint64 {
 
 // dying reports whether a is a destroyed stream whose dense clock was
 // dropped (pruned or not).
-func (a *Agent) dying() bool { return a.destroyed && a.clock == nil }
+func (a *Agent) dying() bool { return a.destroyed && a.clock.isNil() }
 
 // count returns the count on a's own slot: its last operation's epoch
 // there (or what the slot counted before it, if none).
@@ -110,9 +113,9 @@ type slotCount struct {
 
 // joinTo joins a's clock into *c; for a dying stream, its residue is all
 // that can still change a clock that joined the host since the destroy.
-func (a *Agent) joinTo(c *Clock) bool {
+func (a *Agent) joinTo(c *vclock) bool {
 	if !a.dying() {
-		return c.join(a.clock)
+		return c.join(&a.clock)
 	}
 	grown := false
 	for _, r := range a.residue {
@@ -145,7 +148,7 @@ type device struct {
 	// the legacy stream is ordered after from its next operation on: the
 	// synchronous peer copies (Engine.peerCopy) that involved the device.
 	// barrierVer counts its changes.
-	barrier    Clock
+	barrier    vclock
 	barrierVer uint64
 }
 
@@ -157,14 +160,14 @@ type eventState struct {
 	// trace can see, and is no wait for an event never recorded.
 	foreign bool
 	agent   AgentID // Stream of the most recent record.
-	snap    Clock
+	snap    vclock
 	// captureOrigin is set when the most recent record was captured into a
 	// graph: waiting on it pulls the waiting stream into that capture.
 	captureOrigin AgentID
 	// capture and capSnap are the capture (Step.Capture) of the most recent
 	// record, if captured, and its clock there (see capture).
 	capture uint64
-	capSnap Clock
+	capSnap vclock
 }
 
 // capture is a capture in progress, and the order in which the graph it
@@ -175,7 +178,7 @@ type eventState struct {
 type capture struct {
 	id     uint64
 	slots  map[AgentID]AgentID // A stream's slot in clocks.
-	clocks []Clock             // Each stream's clock in the capture, by slot.
+	clocks []vclock            // Each stream's clock in the capture, by slot.
 }
 
 // Step is what the engine learned from one event.
@@ -232,7 +235,9 @@ type Step struct {
 // number of operations; a destroyed stream keeps only its clock's entries
 // the host has not reached, until the host is ordered after its work, and
 // then gives its clock slot to the next stream created, so clocks are as
-// wide as the streams alive at once.
+// wide as the streams alive at once. Wide clocks share their chunks (see
+// Clock): 10,000 streams alive at once take tens of megabytes, not the
+// gigabyte a vector each as wide as their number took.
 type Engine struct {
 	agents []*Agent
 	// The current agent of each stream key, split by kind of key so that
@@ -257,7 +262,7 @@ type Engine struct {
 	graphEvents GraphWork[graphEvent]
 	captures    map[AgentID]*capture // Captures in progress, by origin stream.
 	captureSeq  uint64               // Captures begun so far.
-	scratch     Clock                // A stream's clock before an operation (see OpMemcpy).
+	scratch     vclock               // A stream's clock before an operation (see OpMemcpy).
 	// dying lists destroyed streams whose work the host has not yet been
 	// ordered after; prune drops their clocks once it has, so that memory
 	// follows the streams alive, not every stream a program ever created.
@@ -282,8 +287,8 @@ type Engine struct {
 	// streams: a program that makes a stream per step and never waits
 	// for them otherwise allocates a clock as wide as all of them each
 	// step, and the garbage collector's time grew with its square.
-	spare []Clock
-	host  Clock
+	spare []vclock
+	host  vclock
 	// memory holds the recorded writes of values (cuStreamWriteValue*) by
 	// 8-byte block, for the waits that read them; memBlocks the blocks'
 	// keys, sorted, for ForgetMemory.
@@ -308,9 +313,10 @@ func New() *Engine {
 		captures:    map[AgentID]*capture{},
 		graphEvents: GraphWork[graphEvent]{Body: bodyEvent},
 		hostVer:     1, // Agents start at 0: their first operation joins.
-		spare:       make([]Clock, 0, 4),
+		spare:       make([]vclock, 0, 4),
 		slotHolder:  []AgentID{HostAgent},
 		nslots:      1, // Slot 0 is the host's.
+		host:        vclock{lin: uint32(HostAgent) + 1},
 	}
 	e.agents = append(e.agents, &Agent{ID: HostAgent, Kind: KindHost})
 	return e
@@ -318,7 +324,7 @@ func New() *Engine {
 
 // hostJoin joins o into the host clock. The destroyed streams this orders
 // the host after are pruned at the next event (ApplyTo).
-func (e *Engine) hostJoin(o Clock) {
+func (e *Engine) hostJoin(o *vclock) {
 	if e.host.join(o) {
 		e.hostVer++
 	}
@@ -351,15 +357,15 @@ func (e *Engine) prune() {
 // not fit in memory.
 func (e *Engine) destroy(a *Agent) {
 	a.ops = a.Ops()
-	for s, v := range a.clock {
-		if v > e.host.Get(AgentID(s)) && e.passesOn(a, AgentID(s)) {
-			a.residue = append(a.residue, slotCount{AgentID(s), v})
+	a.clock.above(e.host, func(s AgentID, v uint64) {
+		if e.passesOn(a, s) {
+			a.residue = append(a.residue, slotCount{s, v})
 		}
+	})
+	if len(e.spare) < cap(e.spare) && a.clock.ch == nil {
+		e.spare = append(e.spare, vclock{v: a.clock.v[:0]})
 	}
-	if len(e.spare) < cap(e.spare) {
-		e.spare = append(e.spare, a.clock[:0])
-	}
-	a.clock, a.destroyed = nil, true
+	a.clock, a.destroyed = vclock{}, true
 	if e.host.Get(a.Slot) >= a.count() {
 		e.retire(a)
 	} else {
@@ -412,7 +418,7 @@ func (e *Engine) Agent(id AgentID) *Agent { return e.agents[id] }
 func (e *Engine) Agents() []*Agent { return e.agents }
 
 // HostClock returns the host's current clock (a view).
-func (e *Engine) HostClock() Clock { return e.host }
+func (e *Engine) HostClock() Clock { return e.host.view() }
 
 func keyOf(handle uint64, device int32, tid uint32) streamKey {
 	switch handle {
@@ -497,6 +503,7 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 	if n := len(e.spare); n > 0 {
 		a.clock, e.spare = e.spare[n-1], e.spare[:n-1]
 	}
+	a.clock.lin = uint32(a.ID) + 1 // a's clock only grows
 	a.dev = e.device(device)
 	e.agents = append(e.agents, a)
 	e.register(k, a.ID)
@@ -558,7 +565,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	}
 	e.applied++
 	if ev.Failed() {
-		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
+		*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
 		if ev.Op == model.OpCaptureEnd {
 			st.CaptureOrigin, st.Capture = e.failedCaptureEnd(ev)
 			e.graphEvents.Apply(ev, st, nil)
@@ -568,7 +575,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	if ev.Flags&model.FlagGraphAlloc != 0 && ev.Op == model.OpMallocAsync {
 		// A graph's memory node: allocated at each launch of the graph,
 		// which is not analyzed, like captured work.
-		*st = Step{Agent: HostAgent, Clock: e.host, Captured: true, Skipped: true}
+		*st = Step{Agent: HostAgent, Clock: e.host.view(), Captured: true, Skipped: true}
 		return
 	}
 	if ev.Flags&model.FlagGraphNode != 0 && (ev.Op == model.OpLaunch || ev.Op == model.OpMemcpyAsync ||
@@ -577,7 +584,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		// graph, which the checker follows; adding it orders nothing. A
 		// memory operation's values are not followed in graphs, as a
 		// captured one's.
-		*st = Step{Agent: HostAgent, Clock: e.host, Skipped: true}
+		*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
 		if ev.Op == model.OpStreamMemOp {
 			e.graphMemOp(ev)
 		}
@@ -593,7 +600,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 			// A create naming a default stream (the JSON Lines form allows
 			// it) refers to that fixed stream: nothing to create.
 			a := e.Stream(ev.Stream, ev.Device, ev.TID)
-			*st = Step{Agent: a.ID, Clock: a.clock}
+			*st = Step{Agent: a.ID, Clock: a.clock.view()}
 			return
 		}
 		kind := KindBlocking
@@ -603,12 +610,13 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		a := e.newAgent(keyOf(ev.Stream, ev.Device, ev.TID), kind, ev.Device, ev.TID, ev.Flags&model.FlagImplicit != 0)
 		// A new stream starts after what the host knows: work issued to it
 		// later joins the host clock anyway, so nothing else to do.
-		*st = Step{Agent: a.ID, Clock: a.clock}
+		*st = Step{Agent: a.ID, Clock: a.clock.view()}
 		return
 	case model.OpStreamDestroy:
 		a := e.Stream(ev.Stream, ev.Device, ev.TID)
-		*st = Step{Agent: a.ID, Clock: a.clock}
+		*st = Step{Agent: a.ID, Clock: a.clock.view()}
 		if a.Kind == KindBlocking || a.Kind == KindNonBlocking {
+			st.Clock = st.Clock.Clone() // the clock is dropped below
 			e.register(keyOf(ev.Stream, ev.Device, ev.TID), 0)
 			e.destroy(a) // a created stream's handle names a new agent from now on
 		}
@@ -616,34 +624,34 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		return
 	case model.OpEventCreate:
 		e.events[ev.Event] = &eventState{}
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		return
 	case model.OpEventDestroy:
 		delete(e.events, ev.Event)
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		return
 	case model.OpIpcEventOpen:
 		e.events[ev.Event] = &eventState{foreign: true}
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		return
 	case model.OpStreamSync, model.OpStreamQuery:
 		a := e.Stream(ev.Stream, ev.Device, ev.TID)
 		if ev.Op == model.OpStreamSync || ev.Result == model.ResultSuccess {
-			e.hostJoin(a.clock)
+			e.hostJoin(&a.clock)
 		}
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		return
 	case model.OpEventSync, model.OpEventQuery:
 		es := e.events[ev.Event]
 		if es == nil || !es.recorded {
 			// cudaEventSynchronize on an event never recorded returns at once.
-			*st = Step{Agent: HostAgent, Clock: e.host, UnrecordedWait: ev.Op == model.OpEventSync && (es == nil || !es.foreign)}
+			*st = Step{Agent: HostAgent, Clock: e.host.view(), UnrecordedWait: ev.Op == model.OpEventSync && (es == nil || !es.foreign)}
 			return
 		}
 		if ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess {
-			e.hostJoin(es.snap)
+			e.hostJoin(&es.snap)
 		}
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		return
 	case model.OpDeviceSync:
 		if d := e.devices[ev.Device]; d != nil {
@@ -659,13 +667,13 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 			// one issued on another device (measured on two H200s:
 			// scripts/probe/peer_copy_order.cu).
 			if d.barrierVer != 0 {
-				e.hostJoin(d.barrier)
+				e.hostJoin(&d.barrier)
 			}
 		}
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		return
 	case model.OpGraphInstantiate, model.OpGraphForget:
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		e.graphEvents.Apply(ev, st, nil)
 		if ev.Flags&model.FlagLifetime != 0 {
 			// A new or destroyed object: a handle used again must not
@@ -703,7 +711,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	case model.OpGraphClone:
 		// A clone, or a child graph node (see copiedEvent), or a
 		// conditional node's body (see bodyEvent).
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		if ev.Flags&model.FlagConditional != 0 {
 			e.graphEvents.AddBody(ev.Graph, ev.Src, ev.Node)
 			return
@@ -717,7 +725,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		// An event node added to a graph by hand, or given another event:
 		// its launches record or wait for the event, as for a captured
 		// external one.
-		*st = Step{Agent: HostAgent, Clock: e.host}
+		*st = Step{Agent: HostAgent, Clock: e.host.view()}
 		item := graphEvent{event: ev.Event, node: ev.Node, record: ev.Op == model.OpGraphEventRecordNode}
 		if ev.Flags&model.FlagLifetime != 0 {
 			e.graphEvents.Put(ev.Graph, ev.Exec, item)
@@ -733,7 +741,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		ep := e.host.tick(HostAgent)
 		ep.Agent = HostAgent
 		e.hostVer++
-		*st = Step{Agent: HostAgent, Epoch: ep, Clock: e.host}
+		*st = Step{Agent: HostAgent, Epoch: ep, Clock: e.host.view()}
 		return
 	case model.OpMemcpy, model.OpMemset:
 		if ev.Flags&model.FlagPeer != 0 && ev.Op == model.OpMemcpy {
@@ -745,18 +753,18 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		// copy, though not after the copy itself.
 		presync := ev.Op == model.OpMemcpy && ev.Kind == model.CopyH2D && ev.Flags&model.FlagPageable != 0
 		if presync {
-			e.scratch.set(e.Stream(ev.Stream, ev.Device, ev.TID).clock)
+			e.scratch.set(&e.Stream(ev.Stream, ev.Device, ev.TID).clock)
 		}
 		e.issue(ev, st)
 		switch {
 		case hostWaitsFor(ev):
-			e.hostJoin(st.Clock)
+			e.hostJoin(st.Clock.c)
 		case presync && !st.Skipped:
-			e.hostJoin(e.scratch)
+			e.hostJoin(&e.scratch)
 		}
 		return
 	}
-	*st = Step{Agent: HostAgent, Clock: e.host}
+	*st = Step{Agent: HostAgent, Clock: e.host.view()}
 	return
 }
 
@@ -792,7 +800,7 @@ func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 	e.issue(ev, st)
 	for _, d := range devs {
 		dv := e.device(d)
-		dv.barrier.join(st.Clock)
+		dv.barrier.join(st.Clock.c)
 		dv.barrierVer++
 	}
 	a.barrierSeen = a.dev.barrierVer // a's own clock holds the barrier
@@ -826,8 +834,8 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		ended := e.endCapture(a)
 		a.capturing, a.captureOrigin = true, a.ID
 		e.captureSeq++
-		e.captures[a.ID] = &capture{id: e.captureSeq, slots: map[AgentID]AgentID{a.ID: 0}, clocks: make([]Clock, 1)}
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.ID, Capture: e.captureSeq}
+		e.captures[a.ID] = &capture{id: e.captureSeq, slots: map[AgentID]AgentID{a.ID: 0}, clocks: make([]vclock, 1)}
+		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: a.ID, Capture: e.captureSeq}
 		if ended != 0 {
 			st.EndedCapture, st.EndedOrigin = ended, endedOrigin
 		}
@@ -836,7 +844,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpCaptureEnd:
 		origin := a.captureOrigin
 		id := e.endCapture(a)
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: origin, Capture: id}
+		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: origin, Capture: id}
 		e.graphEvents.Apply(ev, st, nil)
 		return
 	case model.OpStreamWait:
@@ -852,22 +860,22 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		}
 	}
 	if a.capturing {
-		*st = Step{Agent: a.ID, Clock: a.clock, Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
+		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
 		cp := e.captures[a.captureOrigin] // never nil: see endCapture
 		s, ok := cp.slots[a.ID]
 		if !ok {
 			s = AgentID(len(cp.clocks))
 			cp.slots[a.ID] = s
-			cp.clocks = append(cp.clocks, nil)
+			cp.clocks = append(cp.clocks, vclock{})
 		}
 		clock := &cp.clocks[s]
 		// A wait with the external flag becomes an event wait node of the
 		// graph, not an edge from the record (see graphEvents).
 		if ev.Op == model.OpStreamWait && waited != nil && waited.capture == cp.id && ev.Flags&model.FlagExternal == 0 {
-			clock.join(waited.capSnap)
+			clock.join(&waited.capSnap)
 		}
 		st.Capture, st.Local = cp.id, clock.tick(s)
-		st.Local.Agent, st.LocalClock = a.ID, *clock
+		st.Local.Agent, st.LocalClock = a.ID, clock.view()
 		if ev.Op == model.OpEventRecord {
 			es := e.events[ev.Event]
 			if es == nil {
@@ -875,7 +883,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 				e.events[ev.Event] = es
 			}
 			es.captureOrigin, es.capture = a.captureOrigin, cp.id
-			es.capSnap.set(*clock)
+			es.capSnap.set(clock)
 		}
 		if ev.Flags&model.FlagExternal != 0 && (ev.Op == model.OpEventRecord || ev.Op == model.OpStreamWait) {
 			e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
@@ -889,11 +897,11 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	// Work issued by the host follows everything the host knows completed,
 	// and the peer copies of its device.
 	if a.hostSeen != e.hostVer {
-		a.clock.join(e.host)
+		a.clock.join(&e.host)
 		a.hostSeen = e.hostVer
 	}
 	if d := a.dev; a.barrierSeen != d.barrierVer && a.Kind != KindNonBlocking {
-		a.clock.join(d.barrier)
+		a.clock.join(&d.barrier)
 		a.barrierSeen = d.barrierVer
 	}
 	a.markUnjoined() // the operation below counts on a's slot
@@ -920,8 +928,8 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case KindBlocking, KindPerThread:
 		if id := a.dev.legacy; id != 0 {
 			l := e.agents[id]
-			if ops := l.clock.Get(l.Slot); id != a.legacySeen || ops != a.legacySeenOps {
-				a.clock.join(l.clock)
+			if ops := l.own; id != a.legacySeen || ops != a.legacySeenOps {
+				a.clock.join(&l.clock)
 				a.legacySeen, a.legacySeenOps = id, ops
 			}
 		}
@@ -933,7 +941,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		if waited == nil || !waited.recorded {
 			st.UnrecordedWait = waited == nil || !waited.foreign
 		} else {
-			a.clock.join(waited.snap)
+			a.clock.join(&waited.snap)
 		}
 	case model.OpStreamMemOp:
 		if ev.MemOp.IsWait() {
@@ -948,7 +956,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		// previous launch works as an event this one waits for, and this
 		// launch as its record for the next.
 		if last := e.execs[ev.Exec]; last != nil {
-			a.clock.join(last.snap)
+			a.clock.join(&last.snap)
 		}
 		// The graph's external waits order all of its work after the
 		// events, and its external records (below) see all of it: coarser
@@ -957,13 +965,13 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		graphWork = e.graphEvents.Launched(ev.Exec)
 		for _, g := range graphWork {
 			if w := e.events[g.event]; !g.record && w != nil && w.recorded {
-				a.clock.join(w.snap)
+				a.clock.join(&w.snap)
 			}
 		}
 	}
 	st.Epoch = a.clock.tick(a.Slot)
-	st.Epoch.Agent = a.ID
-	st.Clock = a.clock
+	st.Epoch.Agent, a.own = a.ID, st.Epoch.Clock
+	st.Clock = a.clock.view()
 	switch ev.Op {
 	case model.OpEventRecord:
 		recordOn(e.events, ev.Event, a)
@@ -1000,14 +1008,14 @@ func recordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
 		m[handle] = es
 	}
 	es.recorded, es.agent, es.captureOrigin, es.capture = true, a.ID, 0, 0
-	es.snap.set(a.clock)
+	es.snap.set(&a.clock)
 }
 
 // joinRecordOn joins a's clock into the last record of event handle in m
 // (a record that may or may not be made: a wait then follows both).
 func joinRecordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
 	if es := m[handle]; es != nil && es.recorded {
-		es.snap.join(a.clock)
+		es.snap.join(&a.clock)
 		return
 	}
 	recordOn(m, handle, a)

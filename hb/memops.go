@@ -49,7 +49,7 @@ type memWrite struct {
 	known       bool   // The value written is value.
 	noBarrier   bool
 	epoch       Epoch
-	snap        Clock // The writing stream's clock at the write.
+	snap        vclock // The writing stream's clock at the write.
 }
 
 // end returns the address past the write.
@@ -73,7 +73,7 @@ func waitForOf(ev *model.Event) waitFor {
 type memWait struct {
 	waitFor
 	epoch Epoch
-	meet  Clock // What the wait was ordered after.
+	meet  vclock // What the wait was ordered after.
 }
 
 // memBlock is what the engine knows of the writes to one 8-byte aligned
@@ -84,7 +84,7 @@ type memBlock struct {
 	// dropped is the join of the epochs of the writes dropped from writes
 	// (a clock holding, per slot, the highest count); any of them may
 	// still give a wait its value unless a later write overwrote them all.
-	dropped    Clock
+	dropped    vclock
 	hasDropped bool
 	waits      []memWait // Followed waits, the last maxMemWaits.
 	// graphWritten: a graph's write (captured, or a node added by hand)
@@ -149,7 +149,7 @@ func (e *Engine) memoryWrite(ev *model.Event, a *Agent, ep Epoch, st *Step) {
 	} else {
 		m.writes = append(m.writes, w)
 	}
-	m.writes[len(m.writes)-1].snap.set(a.clock)
+	m.writes[len(m.writes)-1].snap.set(&a.clock)
 }
 
 // graphMemOp notes a stream memory operation of a graph (captured, or a
@@ -215,7 +215,7 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 	// overwritten says whether a write ordered after epoch ep (or after
 	// every dropped write, if over is set) and before the wait gives a
 	// value that does not meet the condition.
-	overwritten := func(from int, ep Epoch, over Clock) bool {
+	overwritten := func(from int, ep Epoch, over *vclock) bool {
 		for i := from; i < len(m.writes); i++ {
 			x := &m.writes[i]
 			if met, known := meets(x, &t); met || !known || x.noBarrier || !a.clock.Covers(x.epoch) {
@@ -225,7 +225,7 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 				continue // met is false only for no overlap: it overwrote nothing of the value
 			}
 			if over != nil {
-				if x.snap.coversAll(over) {
+				if x.snap.coversAll(*over) {
 					return true
 				}
 			} else if x.snap.Covers(ep) {
@@ -236,22 +236,22 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 	}
 	found, noBarrier := false, false
 	meet := &e.scratch
-	add := func(c Clock) {
+	add := func(c *vclock) {
 		if !found {
 			meet.set(c)
 			found = true
 		} else {
-			meet.meet(c)
+			meet.meet(*c)
 		}
 	}
-	if m.hasDropped && !overwritten(0, Epoch{}, m.dropped) {
+	if m.hasDropped && !overwritten(0, Epoch{}, &m.dropped) {
 		// Dropped writes that may still give the value: only when the wait
 		// is ordered after all of them is what they are ordered after
 		// known (no more than the wait is already).
 		if !a.clock.coversAll(m.dropped) {
 			return MemWaitUnknown
 		}
-		add(m.dropped)
+		add(&m.dropped)
 	}
 	for i := range m.writes {
 		w := &m.writes[i]
@@ -259,7 +259,7 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 			continue
 		}
 		noBarrier = noBarrier || w.noBarrier
-		add(w.snap)
+		add(&w.snap)
 	}
 	switch {
 	case !found:
@@ -267,7 +267,7 @@ func (e *Engine) memoryWait(ev *model.Event, a *Agent) MemWait {
 	case noBarrier:
 		return MemWaitNoBarrier
 	}
-	a.clock.join(*meet)
+	a.clock.join(meet)
 	return MemWaitFollowed
 }
 
@@ -279,7 +279,7 @@ func (e *Engine) noteWait(ev *model.Event, ep Epoch) {
 		copy(m.waits, m.waits[1:])
 		m.waits = m.waits[:len(m.waits)-1]
 	}
-	m.waits = append(m.waits, memWait{waitFor: waitForOf(ev), epoch: ep, meet: slices.Clone(e.scratch)})
+	m.waits = append(m.waits, memWait{waitFor: waitForOf(ev), epoch: ep, meet: e.scratch.clone()})
 }
 
 // ForgetMemory drops what the engine knows of the values written in

@@ -31,7 +31,7 @@ func (m *memTrace) apply(ev model.Event) hb.Step {
 	m.seq++
 	ev.Seq, ev.TID = m.seq, 1
 	st := m.e.Apply(&ev)
-	st.Clock = append(hb.Clock(nil), st.Clock...)
+	st.Clock = st.Clock.Clone()
 	return st
 }
 
