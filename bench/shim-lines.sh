@@ -13,8 +13,8 @@
 # addresses (an optimizer's multi-tensor launch), no code thrash; the
 # figures are then per launch.
 #
-# Usage, from the repository root (needs valgrind, gcc and go):
-#   bash bench/shim-lines.sh [SHIM.so ...]   (default: a fresh build of ./intercept)
+# Usage, from the repository root (needs valgrind and gcc):
+#   bash bench/shim-lines.sh [SHIM.so ...]   (default: a fresh build, scripts/build.sh shim)
 #   -> bench/results/shim-lines.txt when RESULTS=1
 set -eu
 work=$(mktemp -d)
@@ -23,7 +23,7 @@ cc=${CC:-gcc}
 $cc -O1 -g -shared -fPIC -o "$work/libfakecupti.so" intercept/testdata/fakecupti.c -lpthread
 $cc -O1 -g -o "$work/fakeapp" intercept/testdata/fakeapp.c -L"$work" -lfakecupti -Wl,-rpath,"$work" -ldl -lpthread
 if [ $# -eq 0 ]; then
-	CGO_ENABLED=1 go build -buildmode=c-shared -o "$work/libstreamcheck.so" ./intercept
+	bash scripts/build.sh shim "$work/libstreamcheck.so" >/dev/null
 	set -- "$work/libstreamcheck.so"
 fi
 iters=2000

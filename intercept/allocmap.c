@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * allocmap.c: the device allocations the shim has seen, to recognize device

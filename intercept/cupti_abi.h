@@ -507,4 +507,39 @@ typedef struct { CUgraphNode hNode; const unsigned char *nodeParams; } p_graph_n
 /* cuGraphExecNodeSetParams */
 typedef struct { CUgraphExec hGraphExec; CUgraphNode hNode; const unsigned char *nodeParams; } p_graph_exec_set_params;
 
+/* Layouts measured with CUDA 13.0's own headers on the GPU machine
+ * (scripts/probe.sh, docs/gpu/cupti-abi-probe.txt): a declaration above
+ * that drifts from them fails the build. */
+#define SC_ABI_AT(type, field, off) _Static_assert(offsetof(type, field) == (off), #type "." #field " at " #off)
+_Static_assert(sizeof(sc_CUpti_CallbackData) == 72, "CUpti_CallbackData is 72 bytes");
+SC_ABI_AT(sc_CUpti_CallbackData, functionName, 8);
+SC_ABI_AT(sc_CUpti_CallbackData, functionParams, 16);
+SC_ABI_AT(sc_CUpti_CallbackData, functionReturnValue, 24);
+SC_ABI_AT(sc_CUpti_CallbackData, symbolName, 32);
+SC_ABI_AT(sc_CUpti_CallbackData, context, 40);
+SC_ABI_AT(sc_CUpti_CallbackData, contextUid, 48);
+SC_ABI_AT(sc_CUpti_CallbackData, correlationData, 56);
+SC_ABI_AT(sc_CUpti_CallbackData, correlationId, 64);
+SC_ABI_AT(p_cuLaunchKernel, hStream, 40);
+SC_ABI_AT(p_cuLaunchKernel, kernelParams, 48);
+SC_ABI_AT(p_cuLaunchKernel, extra, 56);
+SC_ABI_AT(p_cuLaunchKernelEx, config, 0);
+SC_ABI_AT(p_cuLaunchKernelEx, kernelParams, 16);
+SC_ABI_AT(sc_CUlaunchConfig, hStream, 32);
+SC_ABI_AT(p_cuMemAllocAsync, hStream, 16);
+SC_ABI_AT(p_cuMemAllocFromPoolAsync, pool, 16);
+SC_ABI_AT(p_cuMemAllocFromPoolAsync, hStream, 24);
+SC_ABI_AT(p_cuMemcpy2D, hStream, 8);
+SC_ABI_AT(p_cuLaunchCooperativeKernel, hStream, 40);
+SC_ABI_AT(p_cuStreamWaitEvent, Flags, 16);
+SC_ABI_AT(sc_CUDA_MEMCPY2D, srcDevice, 32);
+SC_ABI_AT(sc_CUDA_MEMCPY2D, dstDevice, 88);
+SC_ABI_AT(sc_CUDA_MEMCPY2D, WidthInBytes, 112);
+SC_ABI_AT(sc_CUDA_MEMCPY3D, srcDevice, 48);
+SC_ABI_AT(sc_CUDA_MEMCPY3D, dstDevice, 136);
+SC_ABI_AT(sc_CUDA_MEMCPY3D, WidthInBytes, 176);
+SC_ABI_AT(sc_CUDA_MEMCPY3D, Depth, 192);
+_Static_assert(CU_POINTER_ATTRIBUTE_MEMORY_TYPE == 2 && CU_MEMORYTYPE_HOST == 1, "cuda.h's values");
+#undef SC_ABI_AT
+
 #endif

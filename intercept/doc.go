@@ -1,14 +1,28 @@
-// Command intercept is the recording shim: a shared library that records
-// the CUDA calls of a process into a binary trace (docs/trace-format.md).
+// Package intercept holds the recording shim: a shared library, written in
+// C (the *.c files here), that records the CUDA calls of a process into a
+// binary trace (docs/trace-format.md). The package's Go code is its tests.
 //
 // scripts/build.sh builds it into bin/, next to bin/streamcheck, where
-// streamcheck run looks for it; by hand:
+// streamcheck run looks for it; the shim alone:
 //
-//	go build -buildmode=c-shared -o bin/libstreamcheck.so ./intercept
+//	scripts/build.sh shim [OUT.so]
 //
-// (cgo and a C compiler are needed; no CUDA headers or libraries are needed
-// at build time). The build also writes bin/libstreamcheck.h, which
-// nothing uses.
+// which runs the C compiler ($CC, default cc) on intercept/*.c, with
+// -shared -fPIC -O2, linking libdl and libpthread. No CUDA headers or
+// libraries are needed at build time, and no Go: the library holds no Go
+// runtime, so the traced program gets no runtime threads or signal
+// handlers from it, and a forked child has no runtime to hang. The tests
+// build it with the same script (internal/shimbuild).
+//
+// # Why the C files carry //go:build ignore
+//
+// The C files stay in this package's directory, beside the tests that load
+// them and the paths that name them (docs, bench scripts), but no Go build
+// compiles them: each begins with the build constraint //go:build ignore,
+// which the C compiler reads as a comment. Without it the go command would
+// refuse the package (C files are only allowed in a cgo package), and with
+// cgo it would link the shim into every Go binary or test of the package.
+// A new C file needs the same first line.
 //
 // # Loading
 //
@@ -123,16 +137,15 @@
 //
 // # The per-call path
 //
-// Every recorded call runs sc_callback, handle_driver (decoding), the stack
-// lookup (stacks.c) and sc_emit (encoding, and the append under sc_lock).
-// A call finds this code out of the CPU's caches, since the driver's own
-// code ran since the last call, so it is kept small: the calls a program
-// makes rarely are decoded apart (decode_rare, SC_COLD), and the functions
-// every call runs are marked SC_HOT, which places them side by side.
+// Every recorded call runs sc_callback and handle_driver (callbacks.c), the
+// decoder that its row of the table of driver functions names (apitable.c;
+// the decoders are in decode_*.c by API family: streams and events,
+// allocations and interprocess handles, launches, copies and sets, stream
+// memory operations, graphs), the stack lookup (stacks.c) and sc_emit
+// (encoding, and the append under sc_lock). A call finds this code out of
+// the CPU's caches, since the driver's own code ran since the last call, so
+// it is kept small: the decoders of the calls a program makes rarely are
+// SC_COLD, kept apart, and the functions every call runs are marked SC_HOT,
+// which places them side by side.
 // bench/shim-lines.sh counts the instructions and lines of code a call runs.
-package main
-
-// main is empty: the library's work starts in its C constructor or in
-// InitializeInjection, never in Go. (Without cgo the package builds to an
-// empty program, so `go build ./...` works everywhere.)
-func main() {}
+package intercept

@@ -1,4 +1,4 @@
-package main
+package intercept
 
 // These tests build the shim as CI would, run a fake CUDA program
 // (testdata/fakeapp.c) on a fake CUPTI library (testdata/fakecupti.c) that
@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcheck/streamcheck/internal/shimbuild"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
@@ -43,34 +44,23 @@ var (
 
 // cCompiler returns $CC, or cc, if it is on PATH.
 func cCompiler() (string, error) {
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
+	cc := shimbuild.CC()
 	if _, err := exec.LookPath(cc); err != nil {
 		return "", fmt.Errorf("no C compiler (%s)", cc)
 	}
 	return cc, nil
 }
 
-// build compiles the shim, the fake CUPTI library and the fake app once per
-// test binary.
+// build compiles the shim (as scripts/build.sh does), the fake CUPTI
+// library and the fake app once per test binary.
 func build(t testing.TB) built {
 	t.Helper()
 	buildOnce.Do(func() {
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-			if _, err := os.Stat(gobin); err != nil {
-				artifacts.skip = "no go command"
-				return
-			}
-		}
-		cc, err := cCompiler()
-		if err != nil {
-			artifacts.skip = err.Error()
+		if m := shimbuild.Missing(); m != "" {
+			artifacts.skip = m
 			return
 		}
+		cc := shimbuild.CC()
 		dir, err := os.MkdirTemp("", "streamcheck-intercept-test-")
 		if err != nil {
 			artifacts.err = err
@@ -80,16 +70,21 @@ func build(t testing.TB) built {
 		artifacts.shim = filepath.Join(dir, "libstreamcheck.so")
 		artifacts.fake = filepath.Join(dir, "libfakecupti.so")
 		artifacts.app = filepath.Join(dir, "fakeapp")
+		if err := shimbuild.Build(artifacts.shim); err != nil {
+			artifacts.err = err
+			return
+		}
+		if err := shimbuild.Consult("testdata/*.[ch]"); err != nil { // what the steps below compile
+			artifacts.err = err
+			return
+		}
 		steps := [][]string{
-			{gobin, "build", "-buildmode=c-shared", "-o", artifacts.shim, "."},
 			{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", artifacts.fake, "testdata/fakecupti.c", "-lpthread"},
 			{cc, "-O1", "-g", "-Wall", "-o", artifacts.app, "testdata/fakeapp.c", "-L" + dir, "-lfakecupti",
 				"-Wl,-rpath," + dir, "-ldl", "-lpthread"},
 		}
 		for _, s := range steps {
-			cmd := exec.Command(s[0], s[1:]...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
+			if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
 				artifacts.err = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
 				return
 			}
@@ -755,126 +750,27 @@ func TestCrashKeepsEvents(t *testing.T) {
 	}
 }
 
-// TestMoreEntryPoints covers the driver entry points the basic scenario
-// does not: pitched allocation, 3D copy, 2D memset, cooperative launch,
-// stream callback, peer copy, graph nodes.
+// TestMoreEntryPoints covers driver entry points the basic scenario does
+// not: pitched allocation, cooperative launch, stream callback, memory
+// nodes. 3D, peer and batched copies, 2D sets, graphs made by hand and
+// their nodes, and stream memory operations are TestShimCases'.
 func TestMoreEntryPoints(t *testing.T) {
 	b := build(t)
 	r := runClean(t, b, "more")
 	tr := r.onlyTrace(t)
-	s, d, pd, pinned := uint64(0xc10000), r.log["d"], r.log["pd"], r.log["pinned"]
-	const k1 = "_Z6kernelPfS_4pairiPcd"
-	k1ptrs := []uint64{d, d + 256, pd + 8} // the pair's pointer (word 1 of 16 bytes) weak, last
-	nodeCopy := func(api string) want {
-		return want{op: model.OpMemcpyAsync, api: api, ptr: d + 512, src: pinned, size: 64, kind: model.CopyH2D,
-			flags: model.FlagPinned | model.FlagGraphNode, graph: 0x9500}
-	}
-	nodeSet := func(api string) want { // 3 rows of 100 bytes, pitch 128
-		return want{op: model.OpMemsetAsync, api: api, ptr: pd, size: 128*2 + 100, flags: model.FlagGraphNode, graph: 0x9500}
-	}
+	s, d, pd := uint64(0xc10000), r.log["d"], r.log["pd"]
 	checkEvents(t, tr, []want{
 		{op: model.OpStreamCreate, api: "cudaStreamCreate", stream: s},
 		{op: model.OpMalloc, api: "cuMemAllocPitch", ptr: pd, size: 128 * 10},
 		{op: model.OpMallocAsync, api: "cudaMallocAsync", stream: s, ptr: d, size: 1 << 16},
-		// starts at (z*5 + y)*256 + x; spans 3 slices of 5 rows, 2 rows, 100 bytes
-		{op: model.OpMemcpyAsync, api: "cuMemcpy3DAsync", stream: s, ptr: d + (2*5+1)*256 + 8, src: pinned,
-			size: 256*5*3 + 256*2 + 100, kind: model.CopyH2D, flags: model.FlagPinned},
-		{op: model.OpMemsetAsync, api: "cuMemsetD2D32Async", stream: s, ptr: pd, size: 128*9 + 100},
 		{op: model.OpLaunch, api: "cuLaunchCooperativeKernel", stream: s, kernel: "_Z6kernelPfS_4pairiPcd", ptrs: []uint64{d + 4096}},
 		{op: model.OpHostFunc, api: "cuStreamAddCallback", stream: s},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyPeerAsync", stream: s, ptr: pd, src: d, size: 64, kind: model.CopyD2D},
-		// The synchronous one runs on the default stream and is serialized
-		// with both devices' work: from device 0's memory to device 1's.
-		{op: model.OpMemcpy, api: "cuMemcpyPeer", ptr: pd, src: d, size: 64, kind: model.CopyD2D, flags: model.FlagPeer, peerDst: 1},
 		{op: model.OpMallocAsync, api: "cuGraphAddMemAllocNode", ptr: r.log["gd"], size: 4096, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd2"], size: 8192, flags: model.FlagGraphAlloc},
 		{op: model.OpMallocAsync, api: "cuGraphAddNode", ptr: r.log["gd3"], size: 2048, flags: model.FlagGraphAlloc},
 		// A host node is not recorded; a memory free node changes the
 		// graph's work: what a capture saw of it is forgotten.
 		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9000},
-		// New graphs; a node added; new node parameters, on a graph (which
-		// the call does not name: every graph) and on an executable graph.
-		{op: model.OpGraphForget, api: "cuGraphCreate", graph: 0x9100, flags: model.FlagLifetime},
-		{op: model.OpGraphClone, api: "cuGraphClone", graph: 0x9200, src: 0x9100, flags: model.FlagLifetime},
-		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: "k2", flags: model.FlagGraphNode, graph: 0x9100},
-		{op: model.OpGraphForget, api: "cuGraphKernelNodeSetParams", graph: model.AllGraphs},
-		{op: model.OpGraphForget, api: "cuGraphExecKernelNodeSetParams", exec: 0x9b00},
-		// A capture into that graph, and an update to it.
-		{op: model.OpCaptureBegin, api: "cuStreamBeginCaptureToGraph", stream: s, graph: 0x9100},
-		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9100},
-		{op: model.OpGraphInstantiate, api: "cuGraphExecUpdate", graph: 0x9100, exec: 0x9b00},
-		// Event nodes added to a graph; given new events on it (the shim
-		// knows the first two nodes' graph, the driver the third's, no one
-		// the fourth's: not recorded) and on an executable graph; the
-		// generic calls with an event node's parameters, then a kernel's.
-		{op: model.OpGraphEventRecordNode, api: "cuGraphAddEventRecordNode", graph: 0x9400, event: 0xe9001, node: 0x9401, flags: model.FlagLifetime},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphAddEventWaitNode", graph: 0x9400, event: 0xe9002, node: 0x9402, flags: model.FlagLifetime},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphAddNode", graph: 0x9400, event: 0xe9003, node: 0x9403, flags: model.FlagLifetime},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9002, node: 0x9401},
-		{op: model.OpGraphEventRecordNode, api: "cuGraphEventRecordNodeSetEvent", graph: 0x9400, event: 0xe9001, node: 0x9403},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphEventWaitNodeSetEvent", graph: 0x9700, event: 0xe9001, node: 0x9600},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphExecEventWaitNodeSetEvent", exec: 0x9b00, event: 0xe9003, node: 0x9402},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphNodeSetParams", graph: 0x9400, event: 0xe9001, node: 0x9402},
-		{op: model.OpGraphEventWaitNode, api: "cuGraphExecNodeSetParams", exec: 0x9b00, event: 0xe9001, node: 0x9402},
-		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00}, // a kernel's: no event node changes
-		{op: model.OpGraphForget, api: "cuGraphNodeSetParams", graph: model.AllGraphs},
-		{op: model.OpGraphForget, api: "cuGraphDestroyNode", graph: model.AllGraphs, node: 0x9401},
-		{op: model.OpGraphForget, api: "cuGraphNodeSetEnabled", exec: 0x9b00, node: 0x9402},
-		{op: model.OpGraphForget, api: "cuGraphExecChildGraphNodeSetParams", exec: 0x9b00, node: 0x9402, src: 0x9400},
-		// Kernel, copy and set nodes added by hand, each through its own
-		// call and through cuGraphAddNode (a failed one records nothing).
-		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: k1, ptrs: k1ptrs, weak: 1, flags: model.FlagGraphNode, graph: 0x9500},
-		{op: model.OpLaunch, api: "cuGraphAddKernelNode", kernel: "k2", ptrs: []uint64{d, d + 256}, flags: model.FlagGraphNode, graph: 0x9500},
-		nodeCopy("cuGraphAddMemcpyNode"),
-		nodeSet("cuGraphAddMemsetNode"),
-		{op: model.OpLaunch, api: "cuGraphAddNode", kernel: k1, ptrs: k1ptrs, weak: 1, flags: model.FlagGraphNode, graph: 0x9500},
-		nodeCopy("cuGraphAddNode"),
-		nodeSet("cuGraphAddNode"),
-		{op: model.OpGraphClone, api: "cuGraphAddChildGraphNode", graph: 0x9500, src: 0x9100},
-		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9500, src: 0x9400},
-		// Batched copies: one event a copy; none for a failed call; a
-		// source read during the call is left out.
-		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, src: d + 2048, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: d + 1024, src: pinned, size: 128, kind: model.CopyH2D, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyBatchAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpyWithAttributesAsync", stream: s, ptr: pinned + 64, size: 256, kind: model.CopyD2H, flags: model.FlagPinned},
-		// 3D batches: the span of the wider side (rows of 128 bytes for
-		// 64 copied), a CUDA array as a device side with no address.
-		{op: model.OpMemcpyAsync, api: "cuMemcpy3DBatchAsync", stream: s, ptr: d + 8192, src: pinned, size: 192, kind: model.CopyH2D, flags: model.FlagPinned},
-		{op: model.OpMemcpyAsync, api: "cuMemcpy3DBatchAsync", stream: s, ptr: d + 16384, size: 256, kind: model.CopyD2D},
-		{op: model.OpMemcpyAsync, api: "cuMemcpy3DWithAttributesAsync", stream: s, ptr: d + 8192, src: d + 4096, size: 16, kind: model.CopyD2D},
-		// A capture names the graph it builds; a conditional node added to
-		// it is one event a body; one whose bodies are not given back
-		// makes its graph's work unknown.
-		{op: model.OpCaptureBegin, api: "cuStreamBeginCapture", stream: s, graph: 0x9c00, flags: model.FlagLifetime},
-		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9d00, flags: model.FlagConditional, node: 0x9c01},
-		{op: model.OpGraphClone, api: "cuGraphAddNode", graph: 0x9c00, src: 0x9e00, flags: model.FlagConditional, node: 0x9c01},
-		// A batch memory operation node: one event an operation, nodes of the graph.
-		{op: model.OpStreamMemOp, api: "cuGraphAddBatchMemOpNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWrite32, value: 5},
-		{op: model.OpStreamMemOp, api: "cuGraphAddBatchMemOpNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWait32, value: 5, memFlags: model.MemWaitEQ},
-		{op: model.OpStreamMemOp, api: "cuGraphAddNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWrite32, value: 5},
-		{op: model.OpStreamMemOp, api: "cuGraphAddNode", graph: 0x9c00, flags: model.FlagGraphNode, ptr: d + 4096, memOp: model.MemOpWait32, value: 5, memFlags: model.MemWaitEQ},
-		// Its new operations: the graph's work changes, and the new write
-		// is a graph's (the graph not named).
-		{op: model.OpGraphForget, api: "cuGraphBatchMemOpNodeSetParams", graph: model.AllGraphs},
-		{op: model.OpStreamMemOp, api: "cuGraphBatchMemOpNodeSetParams", graph: model.AllGraphs, flags: model.FlagGraphNode, ptr: d + 4104, memOp: model.MemOpWrite32, value: 5},
-		{op: model.OpGraphForget, api: "cuGraphExecNodeSetParams", exec: 0x9b00},
-		{op: model.OpStreamMemOp, api: "cuGraphExecNodeSetParams", graph: model.AllGraphs, flags: model.FlagGraphNode, ptr: d + 4104, memOp: model.MemOpWrite32, value: 5},
-		{op: model.OpGraphForget, api: "cuGraphAddNode", graph: 0x9f00},
-		{op: model.OpCaptureEnd, api: "cuStreamEndCapture", stream: s, graph: 0x9c00},
-		// Stream memory operations: one event each, one a batch's
-		// operation (the 32-bit wait's value without the union's high
-		// half), one for a failed batch (its operations not read).
-		{op: model.OpStreamMemOp, api: "cuStreamWriteValue32", stream: s, ptr: d + 4096, memOp: model.MemOpWrite32, value: 1, memFlags: model.MemWriteNoBarrier},
-		{op: model.OpStreamMemOp, api: "cuStreamWaitValue64", stream: model.StreamPerThread, ptr: d + 4096, memOp: model.MemOpWait64, value: 1 << 40, memFlags: model.MemWaitEQ | model.MemWaitFlush},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4096, memOp: model.MemOpWait32, value: 7, memFlags: model.MemWaitAND},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4104, memOp: model.MemOpWrite64, value: 1<<40 + 5},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, memOp: model.MemOpBarrier, memFlags: 1},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, memOp: model.MemOpFlush},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, value: 99},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, ptr: d + 4112, memOp: model.MemOpAtomic, value: 3},
-		{op: model.OpStreamMemOp, api: "cuStreamBatchMemOp", stream: s, res: 1},
 	})
 	checkCommon(t, tr, r.log["pid"])
 }
@@ -1521,6 +1417,9 @@ func buildMapBench(t testing.TB) string {
 	cc, err := cCompiler()
 	if err != nil {
 		t.Skip(err)
+	}
+	if err := shimbuild.Consult("testdata/mapbench.c", "*.h", "allocmap.c"); err != nil {
+		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "mapbench")
 	if out, err := exec.Command(cc, "-O2", "-Wall", "-o", bin, "testdata/mapbench.c", "allocmap.c", "-lpthread").CombinedOutput(); err != nil {

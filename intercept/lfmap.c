@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * lfmap.c: a u64 -> u64 open-addressing hash map whose lookups take no lock.

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * loader.c: how the shim starts, finds CUPTI and the driver, and stops.

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * modules.c: the loaded objects of the process, as Module records, so the

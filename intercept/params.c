@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * params.c: device addresses in a kernel launch's parameters.

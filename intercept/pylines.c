@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * pylines.c: the line each Python function on a call's stack is at.

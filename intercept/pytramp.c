@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * pytramp.c: unwinding through CPython's perf trampolines.

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * releases.c: frees and destroys recorded before what reuses their memory or

@@ -234,7 +234,7 @@ typedef struct {
 } sc_driver_fns;
 extern sc_driver_fns sc_drv;
 
-/* ---- callbacks.c ---- */
+/* ---- callbacks.c (the per-call path), apitable.c (the table of driver functions), stats.c ---- */
 /* STREAMCHECK_STATS=1: count and time our own work, print at exit. */
 extern int sc_stats;
 extern int sc_callback_only; /* Record nothing: measure CUPTI's own cost. */

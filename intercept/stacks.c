@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * stacks.c: the host call stack of each recorded call, deduplicated into

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * tables.c: the string table and the set of streams the trace has seen

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build ignore
 
 /*
  * tracefile.c: the per-process trace file (docs/trace-format.md, binary v1).

@@ -356,7 +356,8 @@ func describePython(python string) string {
 
 // doctorCheckShim checks, without loading it, that path is a shared library
 // for this machine that the CUDA driver can inject: loading it here would
-// start a second Go runtime in this process.
+// run its constructor in this process, which starts recording the doctor
+// itself when STREAMCHECK_PRELOAD=1 is set; the self-test loads it instead.
 func doctorCheckShim(path string) error {
 	f, err := elf.Open(path)
 	if err != nil {

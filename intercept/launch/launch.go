@@ -18,7 +18,7 @@ const ShimName = "libstreamcheck.so"
 
 // BuildHint says how to build the shim; errors from FindShim include it.
 const BuildHint = "build it with ./scripts/build.sh in the streamcheck repository, which puts it in bin/ next to " +
-	"bin/streamcheck (or: go build -buildmode=c-shared -o DIR/libstreamcheck.so ./intercept, with DIR the streamcheck " +
+	"bin/streamcheck (or: ./scripts/build.sh shim DIR/libstreamcheck.so, with DIR the streamcheck " +
 	"binary's directory or ../lib/ relative to it, or name it in $STREAMCHECK_SHIM)"
 
 // FindShim returns the path of the shim: $STREAMCHECK_SHIM if set (it must

@@ -5,6 +5,7 @@
  * (filling output parameters), driver exit, runtime exit.
  *
  * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|slots|more|loop|reuse|unload|ipc
+ *        (and "case", built with -DFAKE_CASE: see one_case)
  *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
  *                     as the driver does for CUDA_INJECTION64_PATH
  *   FAKE_LOG=path     write "name value" lines (addresses, handles, pids)
@@ -165,8 +166,8 @@ static int basic(void) {
     if (stdout_closed) { /* the shim has loaded and written: it must not hold fd 1 */
         int saved = errno, open_ = 1;
         char what[256] = "";
-        /* The shim's Go runtime starts on a thread of its own and opens files
-         * for a moment: only a descriptor that stays open counts. */
+        /* Only a descriptor that stays open counts, not one the shim opens
+         * for a moment (on a thread of its own, say). */
         for (int i = 0; i < 20 && open_; i++) {
             open_ = fcntl(1, F_GETFD) != -1;
             if (open_) {
@@ -428,37 +429,6 @@ static int more(void) {
     RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &d, 1 << 16, s));
     logv("d", d);
     logv("pd", pd);
-    char *pinned = calloc(1, 1 << 16);
-    fk_register_pinned(pinned, 1 << 16);
-    logv("pinned", (uintptr_t)pinned);
-    {
-        /* 3D: 4 slices of 3 rows of 100 bytes, pitch 256, 5 rows a slice on
-         * the device side; starting at x=8, y=1, z=2. */
-        CUDA_MEMCPY3D c;
-        memset(&c, 0, sizeof c);
-        c.srcMemoryType = CU_MEMORYTYPE_HOST;
-        c.srcHost = pinned;
-        c.srcPitch = 100;
-        c.srcHeight = 3;
-        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-        c.dstDevice = d;
-        c.dstXInBytes = 8;
-        c.dstY = 1;
-        c.dstZ = 2;
-        c.dstPitch = 256;
-        c.dstHeight = 5;
-        c.WidthInBytes = 100;
-        c.Height = 3;
-        c.Depth = 4;
-        cuMemcpy3DAsync_v2_params a = {&c, s};
-        fk_driver_enter("cuMemcpy3DAsync_v2", &a, NULL);
-        fk_driver_exit("cuMemcpy3DAsync_v2", &a, 0, NULL);
-    }
-    {
-        cuMemsetD2D32Async_params a = {pd, 128, 0, 25, 10, s}; /* 25 words = 100 bytes a row */
-        fk_driver_enter("cuMemsetD2D32Async", &a, NULL);
-        fk_driver_exit("cuMemsetD2D32Async", &a, 0, NULL);
-    }
     {
         float *x = (float *)(uintptr_t)(d + 4096);
         struct pair pr = {0, NULL};
@@ -474,19 +444,6 @@ static int more(void) {
         cuStreamAddCallback_params a = {s, NULL, NULL, 0};
         fk_driver_enter("cuStreamAddCallback", &a, NULL);
         fk_driver_exit("cuStreamAddCallback", &a, 0, NULL);
-    }
-    {
-        cuMemcpyPeerAsync_params a = {pd, (CUcontext)0x1001, d, (CUcontext)0x1000, 64, s};
-        fk_driver_enter("cuMemcpyPeerAsync", &a, NULL);
-        fk_driver_exit("cuMemcpyPeerAsync", &a, 0, NULL);
-    }
-    {
-        /* A synchronous peer copy, to memory of device 1: the shim asks the
-         * driver for both sides' devices. */
-        fk_set_memory_device(pd, 128 * 10, 1);
-        cuMemcpyPeer_params a = {pd, (CUcontext)0x1001, d, (CUcontext)0x1000, 64};
-        fk_driver_enter("cuMemcpyPeer", &a, NULL);
-        fk_driver_exit("cuMemcpyPeer", &a, 0, NULL);
     }
     {
         /* A graph's memory node: the driver fills in dptr. */
@@ -522,356 +479,6 @@ static int more(void) {
         gp.alloc.dptr = 0x123456;
         fk_driver_enter("cuGraphAddNode_v2", &b, NULL);
         fk_driver_exit("cuGraphAddNode_v2", &b, 0, NULL);
-    }
-    {
-        /* A graph built node by node, cloned, changed, captured into, and
-         * an executable graph re-pointed and updated. */
-        CUgraph g, clone, captured;
-        cuGraphCreate_params a = {&g, 0};
-        fk_driver_enter("cuGraphCreate", &a, NULL);
-        g = (CUgraph)0x9100;
-        fk_driver_exit("cuGraphCreate", &a, 0, NULL);
-        cuGraphClone_params b = {&clone, g};
-        fk_driver_enter("cuGraphClone", &b, NULL);
-        clone = (CUgraph)0x9200;
-        fk_driver_exit("cuGraphClone", &b, 0, NULL);
-        CUgraphNode node = (CUgraphNode)0x9300;
-        long long n = 1, zero = 0, nothing = 0;
-        void *kargs[] = {&nothing, &n, &zero}; /* no device addresses */
-        CUDA_KERNEL_NODE_PARAMS kp;
-        memset(&kp, 0, sizeof kp);
-        kp.func = K2;
-        kp.kernelParams = kargs;
-        cuGraphAddKernelNode_v2_params c = {&node, g, NULL, 0, &kp};
-        fk_driver_enter("cuGraphAddKernelNode_v2", &c, NULL);
-        fk_driver_exit("cuGraphAddKernelNode_v2", &c, 0, NULL);
-        cuGraphKernelNodeSetParams_v2_params d = {node, NULL};
-        fk_driver_enter("cuGraphKernelNodeSetParams_v2", &d, NULL);
-        fk_driver_exit("cuGraphKernelNodeSetParams_v2", &d, 0, NULL);
-        cuGraphExecKernelNodeSetParams_v2_params e = {(CUgraphExec)0x9b00, node, NULL};
-        fk_driver_enter("cuGraphExecKernelNodeSetParams_v2", &e, NULL);
-        fk_driver_exit("cuGraphExecKernelNodeSetParams_v2", &e, 0, NULL);
-        cuStreamBeginCaptureToGraph_params f = {s, g, NULL, NULL, 0, 0};
-        fk_driver_enter("cuStreamBeginCaptureToGraph", &f, NULL);
-        fk_driver_exit("cuStreamBeginCaptureToGraph", &f, 0, NULL);
-        cuStreamEndCapture_params h = {s, &captured};
-        fk_driver_enter("cuStreamEndCapture", &h, NULL);
-        captured = g;
-        fk_driver_exit("cuStreamEndCapture", &h, 0, NULL);
-        cuGraphExecUpdate_v2_params u = {(CUgraphExec)0x9b00, g, NULL};
-        fk_driver_enter("cuGraphExecUpdate_v2", &u, NULL);
-        fk_driver_exit("cuGraphExecUpdate_v2", &u, 0, NULL);
-    }
-    {
-        /* Event nodes: added to a graph (directly and through
-         * cuGraphAddNode), then given new events on the graph and on an
-         * executable graph; a failed add changes nothing. */
-        CUgraph g = (CUgraph)0x9400;
-        CUevent e1 = (CUevent)0xe9001, e2 = (CUevent)0xe9002, e3 = (CUevent)0xe9003;
-        CUgraphNode rec, wait, gn;
-        cuGraphAddEventRecordNode_params a = {&rec, g, NULL, 0, e1};
-        fk_driver_enter("cuGraphAddEventRecordNode", &a, NULL);
-        rec = (CUgraphNode)0x9401;
-        fk_driver_exit("cuGraphAddEventRecordNode", &a, 0, NULL);
-        cuGraphAddEventRecordNode_params b = {&wait, g, NULL, 0, e2};
-        fk_driver_enter("cuGraphAddEventWaitNode", &b, NULL);
-        wait = (CUgraphNode)0x9402;
-        fk_driver_exit("cuGraphAddEventWaitNode", &b, 0, NULL);
-        CUgraphNodeParams gp;
-        memset(&gp, 0, sizeof gp);
-        gp.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
-        gp.eventRecord.event = e3;
-        cuGraphAddNode_v2_params c = {&gn, g, NULL, NULL, 0, &gp};
-        fk_driver_enter("cuGraphAddNode_v2", &c, NULL);
-        gn = (CUgraphNode)0x9403;
-        fk_driver_exit("cuGraphAddNode_v2", &c, 0, NULL);
-        cuGraphAddEventRecordNode_params bad = {&rec, g, NULL, 0, e3};
-        fk_driver_enter("cuGraphAddEventRecordNode", &bad, NULL);
-        fk_driver_exit("cuGraphAddEventRecordNode", &bad, 1 /* CUDA_ERROR_INVALID_VALUE */, NULL);
-        /* New events on the graph: nodes the shim saw added, one only the
-         * driver knows (0x9600), one nobody knows (not recorded). */
-        cuGraphEventRecordNodeSetEvent_params d[] = {{rec, e2}, {gn, e1}, {(CUgraphNode)0x9600, e1},
-                                                     {(CUgraphNode)0x9999, e1}};
-        const char *dn[] = {"cuGraphEventRecordNodeSetEvent", "cuGraphEventRecordNodeSetEvent",
-                            "cuGraphEventWaitNodeSetEvent", "cuGraphEventRecordNodeSetEvent"};
-        for (int i = 0; i < 4; i++) {
-            fk_driver_enter(dn[i], &d[i], NULL);
-            fk_driver_exit(dn[i], &d[i], 0, NULL);
-        }
-        cuGraphExecEventRecordNodeSetEvent_params x = {(CUgraphExec)0x9b00, wait, e3};
-        fk_driver_enter("cuGraphExecEventWaitNodeSetEvent", &x, NULL);
-        fk_driver_exit("cuGraphExecEventWaitNodeSetEvent", &x, 0, NULL);
-        /* The generic calls: an event node's parameters, then a kernel's. */
-        memset(&gp, 0, sizeof gp);
-        gp.type = CU_GRAPH_NODE_TYPE_WAIT_EVENT;
-        gp.eventWait.event = e1;
-        cuGraphNodeSetParams_params y = {wait, &gp};
-        fk_driver_enter("cuGraphNodeSetParams", &y, NULL);
-        fk_driver_exit("cuGraphNodeSetParams", &y, 0, NULL);
-        cuGraphExecNodeSetParams_params z = {(CUgraphExec)0x9b00, wait, &gp};
-        fk_driver_enter("cuGraphExecNodeSetParams", &z, NULL);
-        fk_driver_exit("cuGraphExecNodeSetParams", &z, 0, NULL);
-        gp.type = CU_GRAPH_NODE_TYPE_KERNEL;
-        fk_driver_enter("cuGraphExecNodeSetParams", &z, NULL);
-        fk_driver_exit("cuGraphExecNodeSetParams", &z, 0, NULL);
-        fk_driver_enter("cuGraphNodeSetParams", &y, NULL);
-        fk_driver_exit("cuGraphNodeSetParams", &y, 0, NULL);
-        /* A destroyed node's graph is forgotten: its handle's next event
-         * names no graph the shim knows (not recorded). */
-        cuGraphEventRecordNodeSetEvent_params destroy = {rec, NULL};
-        fk_driver_enter("cuGraphDestroyNode", &destroy, NULL);
-        fk_driver_exit("cuGraphDestroyNode", &destroy, 0, NULL);
-        cuGraphNodeSetEnabled_params en = {(CUgraphExec)0x9b00, wait, 0};
-        fk_driver_enter("cuGraphNodeSetEnabled", &en, NULL);
-        fk_driver_exit("cuGraphNodeSetEnabled", &en, 0, NULL);
-        cuGraphExecChildGraphNodeSetParams_params ch = {(CUgraphExec)0x9b00, wait, g};
-        fk_driver_enter("cuGraphExecChildGraphNodeSetParams", &ch, NULL);
-        fk_driver_exit("cuGraphExecChildGraphNodeSetParams", &ch, 0, NULL);
-        fk_driver_enter("cuGraphEventRecordNodeSetEvent", &d[0], NULL);
-        fk_driver_exit("cuGraphEventRecordNodeSetEvent", &d[0], 0, NULL);
-    }
-    {
-        /* Kernel, copy and set nodes added by hand: through the _v2 kernel
-         * call with the kernel in kern (func NULL), the v1 call with a
-         * CUfunction, the copy and set calls, and cuGraphAddNode of each. */
-        CUgraph g = (CUgraph)0x9500;
-        CUgraphNode node;
-        float *a = (float *)(uintptr_t)d, *b = (float *)(uintptr_t)(d + 256);
-        struct pair pr = {3, (void *)(uintptr_t)(pd + 8)};
-        int seven = 7;
-        char *host = pinned;
-        double dv = 3.5;
-        void *args[] = {&a, &b, &pr, &seven, &host, &dv};
-        CUDA_KERNEL_NODE_PARAMS kp;
-        memset(&kp, 0, sizeof kp);
-        kp.kern = K1;
-        kp.kernelParams = args;
-        cuGraphAddKernelNode_v2_params k = {&node, g, NULL, 0, &kp};
-        fk_driver_enter("cuGraphAddKernelNode_v2", &k, NULL);
-        fk_driver_exit("cuGraphAddKernelNode_v2", &k, 0, NULL);
-        void *args2[] = {&b, &seven, &a};
-        CUDA_KERNEL_NODE_PARAMS kp1;
-        memset(&kp1, 0, sizeof kp1);
-        kp1.func = K2;
-        kp1.kernelParams = args2;
-        cuGraphAddKernelNode_v2_params k1 = {&node, g, NULL, 0, &kp1};
-        fk_driver_enter("cuGraphAddKernelNode", &k1, NULL);
-        fk_driver_exit("cuGraphAddKernelNode", &k1, 0, NULL);
-        CUDA_MEMCPY3D c;
-        memset(&c, 0, sizeof c);
-        c.srcMemoryType = CU_MEMORYTYPE_HOST;
-        c.srcHost = pinned;
-        c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-        c.dstDevice = d + 512;
-        c.WidthInBytes = 64;
-        c.Height = 1;
-        c.Depth = 1;
-        cuGraphAddMemcpyNode_params m = {&node, g, NULL, 0, &c, NULL};
-        fk_driver_enter("cuGraphAddMemcpyNode", &m, NULL);
-        fk_driver_exit("cuGraphAddMemcpyNode", &m, 0, NULL);
-        CUDA_MEMSET_NODE_PARAMS sp = {pd, 128, 0, 4, 25, 3, NULL}; /* 3 rows of 100 bytes */
-        cuGraphAddMemcpyNode_params st = {&node, g, NULL, 0, &sp, NULL};
-        fk_driver_enter("cuGraphAddMemsetNode", &st, NULL);
-        fk_driver_exit("cuGraphAddMemsetNode", &st, 0, NULL);
-        /* The generic call: a failed one, then each type. */
-        CUgraphNodeParams gp;
-        memset(&gp, 0, sizeof gp);
-        gp.type = CU_GRAPH_NODE_TYPE_KERNEL;
-        gp.kernel = kp;
-        cuGraphAddNode_v2_params n = {&node, g, NULL, NULL, 0, &gp};
-        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
-        fk_driver_exit("cuGraphAddNode_v2", &n, 1 /* CUDA_ERROR_INVALID_VALUE */, NULL);
-        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
-        fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
-        memset(&gp, 0, sizeof gp);
-        gp.type = CU_GRAPH_NODE_TYPE_MEMCPY;
-        gp.memcpy.copyParams = c;
-        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
-        fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
-        memset(&gp, 0, sizeof gp);
-        gp.type = CU_GRAPH_NODE_TYPE_MEMSET;
-        gp.memset = sp;
-        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
-        fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
-        /* Child graph nodes: copies of other graphs' work. */
-        cuGraphAddChildGraphNode_params ch = {&node, g, NULL, 0, (CUgraph)0x9100};
-        fk_driver_enter("cuGraphAddChildGraphNode", &ch, NULL);
-        fk_driver_exit("cuGraphAddChildGraphNode", &ch, 0, NULL);
-        memset(&gp, 0, sizeof gp);
-        gp.type = CU_GRAPH_NODE_TYPE_GRAPH;
-        gp.graph.graph = (CUgraph)0x9400;
-        fk_driver_enter("cuGraphAddNode_v2", &n, NULL);
-        fk_driver_exit("cuGraphAddNode_v2", &n, 0, NULL);
-    }
-    {
-        /* Batched copies, CUDA 12.8's call (failIdx before the stream) and
-         * CUDA 13's _v2: one event a copy, each classified on its own. */
-        CUdeviceptr dsts[2] = {d + 1024, (CUdeviceptr)(uintptr_t)pinned + 64};
-        CUdeviceptr srcs[2] = {(CUdeviceptr)(uintptr_t)pinned, d + 2048};
-        size_t sizes[2] = {128, 256}, fail = 0;
-        cuMemcpyBatchAsync_params b1 = {dsts, srcs, sizes, 2, NULL, NULL, 0, &fail, s};
-        fk_driver_enter("cuMemcpyBatchAsync", &b1, NULL);
-        fk_driver_exit("cuMemcpyBatchAsync", &b1, 0, NULL);
-        /* A failed call whose count does not fit its arrays: nothing read. */
-        cuMemcpyBatchAsync_params bad = {dsts, srcs, sizes, (size_t)1 << 40, NULL, NULL, 0, &fail, s};
-        fk_driver_enter("cuMemcpyBatchAsync", &bad, NULL);
-        fk_driver_exit("cuMemcpyBatchAsync", &bad, 1 /* CUDA_ERROR_INVALID_VALUE */, NULL);
-        /* The second copy's source is read during the call. */
-        CUmemcpyAttributes attrs[2] = {{.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
-                                       {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL}};
-        size_t idxs[2] = {0, 1};
-        cuMemcpyBatchAsync_v2_params b2 = {dsts, srcs, sizes, 2, attrs, idxs, 2, s};
-        fk_driver_enter("cuMemcpyBatchAsync_v2", &b2, NULL);
-        fk_driver_exit("cuMemcpyBatchAsync_v2", &b2, 0, NULL);
-        /* One copy with attributes, its source read during the call. */
-        cuMemcpyWithAttributesAsync_params one = {(CUdeviceptr)(uintptr_t)pinned + 64, d + 2048, 256, &attrs[1], s};
-        fk_driver_enter("cuMemcpyWithAttributesAsync", &one, NULL);
-        fk_driver_exit("cuMemcpyWithAttributesAsync", &one, 0, NULL);
-    }
-    {
-        /* 3D batch copies: pinned host memory into rows of 128 bytes of
-         * device memory; a CUDA array into packed device memory; a failed
-         * batch (not read); one 3D copy with attributes. */
-        CUDA_MEMCPY3D_BATCH_OP ops[2];
-        memset(ops, 0, sizeof ops);
-        ops[0].src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-        ops[0].src.op.ptr.ptr = (CUdeviceptr)(uintptr_t)pinned;
-        ops[0].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-        ops[0].dst.op.ptr.ptr = d + 8192;
-        ops[0].dst.op.ptr.rowLength = 128;
-        ops[0].extent = (CUextent3D){64, 2, 1};
-        ops[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-        ops[1].src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
-        ops[1].src.op.array.array = (void *)0xa77a;
-        ops[1].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
-        ops[1].dst.op.ptr.ptr = d + 16384;
-        ops[1].extent = (CUextent3D){32, 4, 2};
-        ops[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-        cuMemcpy3DBatchAsync_v2_params b = {2, ops, 0, s};
-        fk_driver_enter("cuMemcpy3DBatchAsync_v2", &b, NULL);
-        fk_driver_exit("cuMemcpy3DBatchAsync_v2", &b, 0, NULL);
-        size_t fail = 0;
-        cuMemcpy3DBatchAsync_params bad = {(size_t)1 << 40, ops, &fail, 0, s};
-        fk_driver_enter("cuMemcpy3DBatchAsync", &bad, NULL);
-        fk_driver_exit("cuMemcpy3DBatchAsync", &bad, 1, NULL);
-        CUDA_MEMCPY3D_BATCH_OP op = ops[0];
-        op.src.op.ptr.ptr = d + 4096;
-        op.dst.op.ptr.rowLength = 0;
-        op.extent = (CUextent3D){16, 1, 1};
-        cuMemcpy3DWithAttributesAsync_params w = {&op, 0, s};
-        fk_driver_enter("cuMemcpy3DWithAttributesAsync", &w, NULL);
-        fk_driver_exit("cuMemcpy3DWithAttributesAsync", &w, 0, NULL);
-    }
-    {
-        /* A capture whose graph the driver names (cuStreamGetCaptureInfo):
-         * a conditional node with an if and an else body is added to the
-         * graph being captured, and one whose bodies the driver did not
-         * give back (its graph's work is unknown). */
-        fk_set_capture_graph(s, (CUgraph)0x9c00);
-        cuStreamBeginCapture_v2_params cb = {s, 0};
-        fk_driver_enter("cuStreamBeginCapture_v2", &cb, NULL);
-        fk_driver_exit("cuStreamBeginCapture_v2", &cb, 0, NULL);
-        CUgraphNodeParams gp;
-        memset(&gp, 0, sizeof gp);
-        gp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-        gp.conditional.type = 0; /* if */
-        gp.conditional.size = 2;
-        CUgraphNode node;
-        cuGraphAddNode_v2_params c = {&node, (CUgraph)0x9c00, NULL, NULL, 0, &gp};
-        fk_driver_enter("cuGraphAddNode_v2", &c, NULL);
-        static CUgraph bodies[2] = {(CUgraph)0x9d00, (CUgraph)0x9e00};
-        gp.conditional.phGraph_out = bodies; /* the driver's array */
-        node = (CUgraphNode)0x9c01;
-        fk_driver_exit("cuGraphAddNode_v2", &c, 0, NULL);
-        /* A batch memory operation node in the graph: a write and a wait,
-         * by its own call and by cuGraphAddNode. */
-        CUstreamBatchMemOpParams mops[2];
-        memset(mops, 0, sizeof mops);
-        mops[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
-        mops[0].writeValue.address = d + 4096;
-        mops[0].writeValue.value = 5;
-        mops[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
-        mops[1].waitValue.address = d + 4096;
-        mops[1].waitValue.value = 5;
-        mops[1].waitValue.flags = 1; /* EQ */
-        struct { CUcontext ctx; unsigned int count; CUstreamBatchMemOpParams *ops; unsigned int flags; } mp = {NULL, 2, mops, 0};
-        cuGraphAddMemAllocNode_params mn = {&node, (CUgraph)0x9c00, NULL, 0, (CUDA_MEM_ALLOC_NODE_PARAMS *)(void *)&mp};
-        fk_driver_enter("cuGraphAddBatchMemOpNode", &mn, NULL);
-        fk_driver_exit("cuGraphAddBatchMemOpNode", &mn, 0, NULL);
-        CUgraphNodeParams bp;
-        memset(&bp, 0, sizeof bp);
-        bp.type = 12; /* CU_GRAPH_NODE_TYPE_BATCH_MEM_OP */
-        memcpy(&bp.reserved1, &mp, sizeof mp);
-        cuGraphAddNode_v2_params bn = {&node, (CUgraph)0x9c00, NULL, NULL, 0, &bp};
-        fk_driver_enter("cuGraphAddNode_v2", &bn, NULL);
-        fk_driver_exit("cuGraphAddNode_v2", &bn, 0, NULL);
-        /* New operations for a batch memory operation node: on the graph
-         * (its graph not named) and on an executable graph. */
-        mp.count = 1;
-        mops[0].writeValue.address = d + 4104;
-        struct { CUgraphNode node; void *params; } sp = {node, &mp};
-        fk_driver_enter("cuGraphBatchMemOpNodeSetParams", &sp, NULL);
-        fk_driver_exit("cuGraphBatchMemOpNodeSetParams", &sp, 0, NULL);
-        /* A host node's new parameters: nothing recorded. */
-        CUgraphNodeParams hp;
-        memset(&hp, 0, sizeof hp);
-        hp.type = CU_GRAPH_NODE_TYPE_HOST;
-        cuGraphExecNodeSetParams_params hx = {(CUgraphExec)0x9b00, node, &hp};
-        fk_driver_enter("cuGraphExecNodeSetParams", &hx, NULL);
-        fk_driver_exit("cuGraphExecNodeSetParams", &hx, 0, NULL);
-        cuGraphExecNodeSetParams_params xp = {(CUgraphExec)0x9b00, node, &bp};
-        memcpy(&bp.reserved1, &mp, sizeof mp);
-        fk_driver_enter("cuGraphExecNodeSetParams", &xp, NULL);
-        fk_driver_exit("cuGraphExecNodeSetParams", &xp, 0, NULL);
-        CUgraphNodeParams lost;
-        memset(&lost, 0, sizeof lost);
-        lost.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-        lost.conditional.size = 1;
-        cuGraphAddNode_v2_params d = {&node, (CUgraph)0x9f00, NULL, NULL, 0, &lost};
-        fk_driver_enter("cuGraphAddNode_v2", &d, NULL);
-        fk_driver_exit("cuGraphAddNode_v2", &d, 0, NULL);
-        fk_set_capture_graph(NULL, NULL);
-        CUgraph g = (CUgraph)0x9c00;
-        cuStreamEndCapture_params e = {s, &g};
-        fk_driver_enter("cuStreamEndCapture", &e, NULL);
-        fk_driver_exit("cuStreamEndCapture", &e, 0, NULL);
-    }
-    {
-        /* Stream memory operations, alone and in batches. */
-        cuStreamWriteValue32_v2_params w = {s, d + 4096, 1, 1 /* no memory barrier */};
-        fk_driver_enter("cuStreamWriteValue32_v2", &w, NULL);
-        fk_driver_exit("cuStreamWriteValue32_v2", &w, 0, NULL);
-        /* _ptsz: stream 0 is the thread's; EQ with the flush flag */
-        cuStreamWaitValue64_v2_params wt = {NULL, d + 4096, 1ull << 40, 1 | (1u << 30)};
-        fk_driver_enter("cuStreamWaitValue64_v2_ptsz", &wt, NULL);
-        fk_driver_exit("cuStreamWaitValue64_v2_ptsz", &wt, 0, NULL);
-        CUstreamBatchMemOpParams ops[6];
-        memset(ops, 0xee, sizeof ops); /* what the union leaves unset is not read */
-        ops[0].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
-        ops[0].waitValue.address = d + 4096;
-        ops[0].waitValue.value = 7;
-        ops[0].waitValue.flags = 2; /* AND */
-        ops[1].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
-        ops[1].writeValue.address = d + 4104;
-        ops[1].writeValue.value64 = (1ull << 40) + 5;
-        ops[1].writeValue.flags = 0;
-        ops[2].memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
-        ops[2].memoryBarrier.flags = 1;
-        ops[3].flushRemoteWrites.operation = CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
-        ops[3].flushRemoteWrites.flags = 0;
-        ops[4].operation = 99; /* a kind this shim does not know */
-        ops[5].operation = 8;  /* CUDA 13.1's atomic reduction: address at 16, operand at 24 */
-        memcpy((char *)&ops[5] + 16, &(CUdeviceptr){d + 4112}, 8);
-        memcpy((char *)&ops[5] + 24, &(unsigned long long){3}, 8);
-        cuStreamBatchMemOp_v2_params b = {s, 6, ops, 0};
-        fk_driver_enter("cuStreamBatchMemOp_v2", &b, NULL);
-        fk_driver_exit("cuStreamBatchMemOp_v2", &b, 0, NULL);
-        cuStreamBatchMemOp_v2_params empty = {s, 0, NULL, 0}; /* succeeded, did nothing: no event */
-        fk_driver_enter("cuStreamBatchMemOp_v2", &empty, NULL);
-        fk_driver_exit("cuStreamBatchMemOp_v2", &empty, 0, NULL);
-        cuStreamBatchMemOp_v2_params bad = {s, 1u << 30, ops, 0}; /* failed: nothing read */
-        fk_driver_enter("cuStreamBatchMemOp_v2", &bad, NULL);
-        fk_driver_exit("cuStreamBatchMemOp_v2", &bad, 1, NULL);
     }
     printf("fakeapp: more done\n");
     return 0;
@@ -1553,6 +1160,27 @@ static int loop(void) {
     return 0;
 }
 
+#ifdef FAKE_CASE
+/* Host memory at a fixed address, for the cases whose traces name host
+ * pointers (the heap's addresses change from build to build). */
+__attribute__((unused)) static char *host_at(uintptr_t addr, size_t n) {
+    void *p = mmap((void *)addr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != (void *)addr) {
+        perror("fakeapp: host_at");
+        exit(97);
+    }
+    return p;
+}
+
+/* One case of TestShimCases (testdata/cases/NAME.txtar): its program.c, the
+ * body of this function, is compiled in with -DFAKE_CASE='"path"' and run
+ * as mode "case". It may use every helper above. */
+static int one_case(void) {
+#include FAKE_CASE
+    return 0;
+}
+#endif
+
 int main(int argc, char **argv) {
     const char *log = getenv("FAKE_LOG");
     if (log && *log) logf_ = fopen(log, "w");
@@ -1590,6 +1218,9 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "reuse") == 0) return reuse();
     if (strcmp(mode, "unload") == 0) return unload();
     if (strcmp(mode, "ipc") == 0) return ipc();
+#ifdef FAKE_CASE
+    if (strcmp(mode, "case") == 0) return one_case();
+#endif
     fprintf(stderr, "fakeapp: unknown mode %s\n", mode);
     return 98;
 }

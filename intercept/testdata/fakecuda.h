@@ -1,9 +1,14 @@
 /*
  * fakecuda.h: what the test's fake CUPTI library (fakecupti.c) and fake
- * application (fakeapp.c) share. The CUPTI types and the driver's "_params"
- * structs are declared here from the public headers' layouts, independently
- * of intercept/cupti_abi.h, so the test checks that the shim reads what CUPTI
- * lays out.
+ * application (fakeapp.c) share. The CUDA handle types and CUPTI's callback
+ * ABI (CUpti_CallbackData, domains, sites, results) are the shim's own
+ * declarations (cupti_abi.h): they are declared once. The driver's "_params"
+ * structs and the descriptors they point to are declared here, whole and
+ * under CUDA's names, from the public headers' layouts: the shim's
+ * cupti_abi.h declares only the parts it reads, some layouts shared by
+ * several functions, so the fake app, which fills the whole structs as a
+ * program and the driver would, checks that the shim reads the offsets
+ * CUPTI lays out.
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H
@@ -11,27 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef void *CUcontext, *CUstream, *CUevent, *CUfunction, *CUmemoryPool, *CUgraph, *CUgraphExec, *CUarray;
+#include "../cupti_abi.h"
 
-/* cupti_callbacks.h */
-typedef enum { CUPTI_API_ENTER = 0, CUPTI_API_EXIT = 1 } CUpti_ApiCallbackSite;
-typedef enum { CUPTI_CB_DOMAIN_DRIVER_API = 1, CUPTI_CB_DOMAIN_RUNTIME_API = 2 } CUpti_CallbackDomain;
-typedef uint32_t CUpti_CallbackId;
-typedef struct {
-    CUpti_ApiCallbackSite callbackSite;
-    const char *functionName;
-    const void *functionParams;
-    void *functionReturnValue;
-    const char *symbolName;
-    CUcontext context;
-    uint32_t contextUid;
-    uint64_t *correlationData;
-    uint32_t correlationId;
-} CUpti_CallbackData;
-typedef void (*CUpti_CallbackFunc)(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+/* CUPTI's names for the types the shim declares with an sc_ prefix. */
+typedef sc_CUpti_CallbackData CUpti_CallbackData;
+typedef sc_CUpti_CallbackFunc CUpti_CallbackFunc;
 
 /* generated_cuda_meta.h: one struct per driver function, members = params. */
 typedef struct { CUstream *phStream; unsigned int Flags; } cuStreamCreate_params;
@@ -206,7 +195,6 @@ typedef struct {
     };
     long long reserved2;
 } CUgraphNodeParams;
-typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct {
     CUgraphNode *phGraphNode;
     CUgraph hGraph;
@@ -240,8 +228,6 @@ typedef struct {
 #define CU_LAUNCH_PARAM_END ((void *)0x00)
 #define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
 #define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
-#define CU_MEMORYTYPE_HOST 1
-#define CU_MEMORYTYPE_DEVICE 2
 
 /* Interprocess sharing: the 64-byte export data and handles, and the
  * calls that make and take them. */

@@ -18,12 +18,8 @@
 
 #include "fakecuda.h"
 
-typedef int CUptiResult;
-typedef void *CUpti_SubscriberHandle;
-#define CUPTI_SUCCESS 0
 #define CUPTI_ERROR_INVALID_PARAMETER 1
 #define CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED 39
-#define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_INVALID_HANDLE 400
 
 /* Callback names by id. Ids start at 1 and have gaps, like CUPTI's. */

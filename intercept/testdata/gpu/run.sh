@@ -2,7 +2,7 @@
 # run.sh: check the shim on a machine with a GPU, CUDA (nvcc) and,
 # optionally, CuPy and PyTorch. Not part of CI.
 #
-#   go build -buildmode=c-shared -o intercept/libstreamcheck.so ./intercept
+#   scripts/build.sh shim intercept/libstreamcheck.so
 #   go build -o scdump ./intercept/testdata/gpu/scdump
 #   intercept/testdata/gpu/run.sh intercept/libstreamcheck.so ./scdump OUTDIR
 #

@@ -1,0 +1,146 @@
+package intercept
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/streamcheck/streamcheck/internal/shimbuild"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+var updateCases = flag.Bool("update", false, "rewrite the want.jsonl sections of testdata/cases/*.txtar")
+
+// TestShimCases runs testdata/cases/*.txtar, one subtest a file, named
+// after it (go test ./intercept -run TestShimCases/cudaMallocAsync). A
+// case holds:
+//
+//	-- program.c --   the body of a C function run by the fake app
+//	                  (testdata/fakeapp.c, mode "case"): calls through
+//	                  its helpers, as a program and the driver make them
+//	-- want.jsonl --  the trace the shim records of it, as JSON Lines
+//	                  (model.JSONLWriter) without the fields that change
+//	                  from run to run: tid, time and stack
+//
+// The case runs with the shim injected and runtime names on; -update
+// rewrites want.jsonl from what the shim recorded.
+func TestShimCases(t *testing.T) {
+	files, err := filepath.Glob("testdata/cases/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) { runCase(t, file) })
+	}
+}
+
+func runCase(t *testing.T, file string) {
+	b := build(t)
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var program, want *txtar.File
+	for i := range ar.Files {
+		switch f := &ar.Files[i]; f.Name {
+		case "program.c":
+			program = f
+		case "want.jsonl":
+			want = f
+		default:
+			t.Fatalf("%s: unknown section %q", file, f.Name)
+		}
+	}
+	if program == nil {
+		t.Fatalf("%s: no program.c", file)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "program.c")
+	if err := os.WriteFile(src, program.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(dir, "fakeapp")
+	cmd := exec.Command(shimbuild.CC(), "-O1", "-g", "-Wall", "-Werror", `-DFAKE_CASE="`+src+`"`, "-o", app,
+		"testdata/fakeapp.c", "-L"+b.dir, "-lfakecupti", "-Wl,-rpath,"+b.dir, "-ldl", "-lpthread")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	caseApp := b
+	caseApp.app = app
+	r := run(t, caseApp, "case", inject)
+	if r.state.ExitCode() != 0 {
+		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
+	}
+	got := caseJSONL(t, r.onlyTrace(t))
+	if *updateCases {
+		if want == nil {
+			ar.Files = append(ar.Files, txtar.File{Name: "want.jsonl"})
+			want = &ar.Files[len(ar.Files)-1]
+		}
+		want.Data = got
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if want == nil {
+		t.Fatalf("%s: no want.jsonl (run with -update to write it)", file)
+	}
+	if w := normalizeJSONL(t, want.Data); !bytes.Equal(got, w) {
+		t.Errorf("recorded:\n%s\nwant:\n%s", got, w)
+	}
+}
+
+// caseJSONL writes tr's events as JSON Lines without their tid, time and
+// stack, one event a line, keys sorted.
+func caseJSONL(t *testing.T, tr trace) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := model.NewJSONLWriter(&buf)
+	for i := range tr.events {
+		if err := w.WriteEvent(&tr.events[i], tr.tab); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return normalizeJSONL(t, buf.Bytes())
+}
+
+// normalizeJSONL drops comments and the fields that change from run to
+// run, and writes each line's keys in order.
+func normalizeJSONL(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		delete(m, "tid")
+		delete(m, "time")
+		delete(m, "stack")
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(b)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}

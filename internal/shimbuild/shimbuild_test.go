@@ -1,0 +1,67 @@
+package shimbuild
+
+import (
+	"debug/elf"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNoGoRuntime builds the shim and checks that it is a C library: it
+// exports InitializeInjection and nothing else, needs only the C runtime's
+// libraries, and holds none of a Go binary's symbols or sections.
+func TestNoGoRuntime(t *testing.T) {
+	if m := Missing(); m != "" {
+		t.Skip(m)
+	}
+	out := filepath.Join(t.TempDir(), "libstreamcheck.so")
+	if err := Build(out); err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_DYN {
+		t.Errorf("ELF type %v, want a shared object", f.Type)
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exported []string
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF {
+			exported = append(exported, s.Name)
+		}
+	}
+	if len(exported) != 1 || exported[0] != "InitializeInjection" {
+		t.Errorf("exports %q, want only InitializeInjection", exported)
+	}
+	all, err := f.Symbols() // the static symbols (-g keeps them)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(all, syms...) {
+		if n := s.Name; strings.HasPrefix(n, "runtime.") || strings.HasPrefix(n, "_cgo_") ||
+			strings.HasPrefix(n, "x_cgo_") || strings.HasPrefix(n, "crosscall") || strings.HasPrefix(n, "go:") {
+			t.Errorf("Go runtime symbol %q", n)
+		}
+	}
+	for _, name := range []string{".gopclntab", ".go.buildinfo", ".gosymtab", ".note.go.buildid"} {
+		if f.Section(name) != nil {
+			t.Errorf("Go section %s", name)
+		}
+	}
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range libs {
+		if !strings.HasPrefix(l, "libc.so") && !strings.HasPrefix(l, "libgcc_s.so") &&
+			!strings.HasPrefix(l, "libdl.so") && !strings.HasPrefix(l, "libpthread.so") {
+			t.Errorf("needs %s", l)
+		}
+	}
+}
