@@ -27,7 +27,10 @@ var updateCases = flag.Bool("update", false, "rewrite the want.jsonl sections of
 //	                  its helpers, as a program and the driver make them
 //	-- want.jsonl --  the trace the shim records of it, as JSON Lines
 //	                  (model.JSONLWriter) without the fields that change
-//	                  from run to run: tid, time and stack
+//	                  from run to run: tid, time, stack and dur
+//
+// Of dur, every case checks that the shim times the synchronous
+// allocations and frees (malloc, free) and no other call.
 //
 // The case runs with the shim injected and runtime names on; -update
 // rewrites want.jsonl from what the shim recorded.
@@ -82,7 +85,9 @@ func runCase(t *testing.T, file string) {
 	if r.state.ExitCode() != 0 {
 		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
 	}
-	got := caseJSONL(t, r.onlyTrace(t))
+	tr := r.onlyTrace(t)
+	checkTimed(t, tr)
+	got := caseJSONL(t, tr)
 	if *updateCases {
 		if want == nil {
 			ar.Files = append(ar.Files, txtar.File{Name: "want.jsonl"})
@@ -99,6 +104,17 @@ func runCase(t *testing.T, file string) {
 	}
 	if w := normalizeJSONL(t, want.Data); !bytes.Equal(got, w) {
 		t.Errorf("recorded:\n%s\nwant:\n%s", got, w)
+	}
+}
+
+// checkTimed checks that the events of synchronous allocations and frees,
+// and only those, say how long their call took.
+func checkTimed(t *testing.T, tr trace) {
+	t.Helper()
+	for _, ev := range tr.events {
+		if timed := ev.Op == model.OpMalloc || ev.Op == model.OpFree; timed != (ev.Dur != 0) {
+			t.Errorf("event %d (%v, %s): dur %d", ev.Seq, ev.Op, tr.tab.String(ev.API), ev.Dur)
+		}
 	}
 }
 
@@ -135,6 +151,7 @@ func normalizeJSONL(t *testing.T, data []byte) []byte {
 		delete(m, "tid")
 		delete(m, "time")
 		delete(m, "stack")
+		delete(m, "dur")
 		b, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
