@@ -16,19 +16,27 @@
 /* A pool handle that is a device's default pool (cuDeviceGetDefaultMemPool)
  * is recorded as pool 0, as a cuMemAllocAsync's pool is: the analyzer
  * tells the default pool by that name, however the program got its handle.
- * The handles are learned from the driver at the calls that set a pool's
- * attributes, choose or trim a pool (rare), and only compared at the
- * allocations from a pool. */
+ * The handles are asked of the driver once a device, at the first call
+ * that sets a pool's attribute, chooses or trims a pool and names a pool
+ * not known to be a default one; the allocations from a pool only compare
+ * (a device's default pool stays the same handle). */
 #define MAX_DEVICES 64
 static _Atomic uint64_t default_pools[MAX_DEVICES]; /* device d's default pool; 0 not known */
-static _Atomic int ndefault;                         /* devices learned: [0, ndefault) */
+static _Atomic int ndefault;                         /* devices asked about: [0, ndefault); a device the
+                                                      * driver did not answer for is asked again */
 
 static void learn_default_pools(void) {
-    int n = 0;
-    if (!sc_drv.cuDeviceGetCount || !sc_drv.cuDeviceGetDefaultMemPool || sc_drv.cuDeviceGetCount(&n) != CUDA_SUCCESS)
-        return;
-    if (n > MAX_DEVICES) n = MAX_DEVICES;
+    static _Atomic int ndevices = -1;
+    int n = atomic_load(&ndevices);
+    if (n < 0) {
+        n = 0;
+        if (!sc_drv.cuDeviceGetCount || !sc_drv.cuDeviceGetDefaultMemPool || sc_drv.cuDeviceGetCount(&n) != CUDA_SUCCESS)
+            n = 0;
+        if (n > MAX_DEVICES) n = MAX_DEVICES;
+        atomic_store(&ndevices, n);
+    }
     for (int d = 0; d < n; d++) {
+        if (atomic_load_explicit(&default_pools[d], memory_order_relaxed)) continue;
         CUmemoryPool h = NULL;
         if (sc_drv.cuDeviceGetDefaultMemPool(&h, d) == CUDA_SUCCESS && h)
             atomic_store_explicit(&default_pools[d], (uint64_t)(uintptr_t)h, memory_order_relaxed);
@@ -53,7 +61,7 @@ static int known_default(uint64_t h, int32_t *dev) {
  * pool, and then *dev is that device. */
 static uint64_t pool_name(CUmemoryPool p, int32_t *dev) {
     uint64_t h = (uint64_t)(uintptr_t)p;
-    if (!h) return 0;
+    if (!h || known_default(h, dev)) return 0;
     learn_default_pools();
     return known_default(h, dev) ? 0 : h;
 }
