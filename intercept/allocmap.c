@@ -187,7 +187,7 @@ out:
 }
 
 /* Under the writers' lock: the live range at base becomes a recent free. */
-SC_HOT static void free_at(uint64_t base) {
+static inline __attribute__((always_inline)) void free_at(uint64_t base) {
     size_t i = upper(base);
     if (i > 0 && los[i - 1] == base && !rs[i - 1].freed) {
         if (ring_len == RECENT_FREES) {
@@ -207,21 +207,24 @@ SC_HOT static void free_at(uint64_t base) {
     }
 }
 
-SC_HOT void sc_alloc_free(uint64_t base, uint64_t end) {
+SC_HOT void sc_alloc_free(uint64_t base) {
     if (base == 0) return;
     write_begin();
-    if (!end) {
-        free_at(base);
-    } else {
-        /* An unmap: every live range that starts in [base, end), the
-         * mappings side by side that one call unmaps. */
-        size_t i = upper(base);
-        if (i > 0 && los[i - 1] == base) i--;
-        while (i < nrs && los[i] < end) {
-            uint64_t lo = los[i];
-            if (!rs[i].freed) free_at(lo);
-            i = upper(lo); /* the free may have shifted the array */
-        }
+    free_at(base);
+    write_end();
+}
+
+/* An unmap: every live range that starts in [lo, hi), the mappings side by
+ * side that one call unmaps. */
+void sc_alloc_free_range(uint64_t lo, uint64_t hi) {
+    if (lo == 0) return;
+    write_begin();
+    size_t i = upper(lo);
+    if (i > 0 && los[i - 1] == lo) i--;
+    while (i < nrs && los[i] < hi) {
+        uint64_t at = los[i];
+        if (!rs[i].freed) free_at(at);
+        i = upper(at); /* the free may have shifted the array */
     }
     write_end();
 }

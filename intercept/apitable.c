@@ -251,8 +251,9 @@ int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, c
         if (pt) base[strlen(base) - 5] = 0;
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
             if (strcmp(base, table[i].name) != 0) continue;
-            sc_drv_calls[cbid] = (sc_drv_info){table[i].decode, table[i].async, table[i].elem, (uint8_t)pt,
-                                               release_kind(table[i].decode), timed(table[i].decode)};
+            uint8_t rel = release_kind(table[i].decode), tm = timed(table[i].decode);
+            sc_drv_calls[cbid] =
+                (sc_drv_info){table[i].decode, table[i].async, table[i].elem, (uint8_t)pt, rel, tm, rel || tm};
             sc_drv_disp[cbid] = strdup(sc_display_name(name, disp, sizeof disp));
             if (enable(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS)
                 ndrv++;

@@ -184,12 +184,18 @@ SC_HOT static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_
     if (n == 2) emit_more(ts, &ev, &more);
     phase_done(SC_PHASE_EMIT, &t);
     if (c.alloc_add >= 0) sc_alloc_add((uint64_t)c.alloc_add, ev.size, ev.ext && ev.ext->family >= FAMILY_HOST);
-    if (c.alloc_free) sc_alloc_free(c.alloc_free, ev.op == OP_VMM_UNMAP ? sc_range_end(ev.ptr, ev.size) : 0);
+    if (c.alloc_free) {
+        if (ev.op != OP_VMM_UNMAP)
+            sc_alloc_free(c.alloc_free);
+        else
+            sc_alloc_free_range(c.alloc_free, sc_range_end(ev.ptr, ev.size));
+    }
     phase_done(SC_PHASE_MAP, &t);
 }
 
 /* At the entry of a free or destroy: what it gives back (releases.c). */
-SC_HOT static void announce_release(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
+SC_HOT static inline __attribute__((always_inline)) void announce_release(sc_tstate *ts, CUpti_CallbackId cbid,
+                                                                       const sc_CUpti_CallbackData *cb) {
     const void *pp = cb->functionParams;
     if (!pp) return;
     uint64_t v = 0;
@@ -208,6 +214,16 @@ SC_HOT static void announce_release(sc_tstate *ts, CUpti_CallbackId cbid, const 
     if (v) sc_release_begin(ts, rel, v, rel == SC_REL_MEMORY ? sc_alloc_end_of(v) : v + 1);
 }
 
+/* At the entry of a timed call (a synchronous allocation or free): a
+ * free's announcement, then the clock, for sc_call_dur at its exit. */
+SC_COLD static void timed_entry(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
+    ts->busy = 1;
+    announce_release(ts, cbid, cb);
+    ts->busy = 0;
+    /* Last, so that the time inside the call leaves our own out. */
+    if (cb->correlationData) *cb->correlationData = (uint64_t)sc_now_ns();
+}
+
 SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {
     (void)userdata;
     if (!atomic_load_explicit(&sc_active, memory_order_relaxed) || !cbdata || cbid >= MAXCB || sc_callback_only ||
@@ -217,19 +233,19 @@ SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callb
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     int driver_exit = driver && cb->callbackSite == CUPTI_API_EXIT;
     /* Driver entries matter only for frees and destroys, and the timed calls. */
-    if (driver && (!sc_drv_calls[cbid].decode ||
-                   (!driver_exit && !(sc_drv_calls[cbid].release | sc_drv_calls[cbid].timed))))
-        return;
+    if (driver && (!sc_drv_calls[cbid].decode || (!driver_exit && !sc_drv_calls[cbid].entry))) return;
     if (!driver && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
     int saved = errno; /* the program must never see ours */
     sc_tstate *ts = sc_tls();
     if (ts && !ts->busy) {
         if (driver && !driver_exit) {
-            ts->busy = 1;
-            announce_release(ts, cbid, cb);
-            ts->busy = 0;
-            /* Last, so that the time inside the call leaves our own out. */
-            if (sc_drv_calls[cbid].timed && cb->correlationData) *cb->correlationData = (uint64_t)sc_now_ns();
+            if (sc_drv_calls[cbid].timed) {
+                timed_entry(ts, cbid, cb);
+            } else {
+                ts->busy = 1;
+                announce_release(ts, cbid, cb);
+                ts->busy = 0;
+            }
         } else if (driver_exit) {
             ts->busy = 1; /* the driver calls we make re-enter this callback */
             if (sc_stats) {

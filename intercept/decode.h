@@ -64,6 +64,7 @@ typedef struct {
     uint8_t async, elem, pt;
     uint8_t release; /* SC_REL_*: a free or destroy, announced at its entry (releases.c) */
     uint8_t timed;   /* a synchronous allocation or free: its entry stamps the clock (sc_call_dur) */
+    uint8_t entry;   /* release or timed: the entry callback has work (one byte to test per callback) */
 } sc_drv_info;
 
 extern sc_drv_info sc_drv_calls[MAXCB];

@@ -208,8 +208,8 @@ static inline uint64_t sc_range_end(uint64_t base, uint64_t size) {
 /* ---- allocmap.c ---- */
 /* host: pinned or registered host memory (a unified-address copy's host side) */
 SC_HIDDEN void sc_alloc_add(uint64_t base, uint64_t size, int host);
-/* end 0: the live range at base; else every live range in [base, end) (an unmap) */
-SC_HIDDEN void sc_alloc_free(uint64_t base, uint64_t end);
+SC_HIDDEN void sc_alloc_free(uint64_t base);
+SC_HIDDEN void sc_alloc_free_range(uint64_t lo, uint64_t hi); /* every live range starting in [lo, hi): an unmap */
 /* live or recently freed: 0 not in the map, SC_ALLOC_DEVICE, or SC_ALLOC_HOST for host memory */
 enum { SC_ALLOC_DEVICE = 1, SC_ALLOC_HOST = 2 };
 SC_HIDDEN int sc_alloc_contains(uint64_t addr);

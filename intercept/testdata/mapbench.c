@@ -84,10 +84,10 @@ static void *race_writer(void *arg) {
         /* Low addresses shift the whole array; high ones make it grow. */
         uint64_t a = base + (uint64_t)(rand_r(&seed) % RSTABLE) * RSTEP + RCHURN_AT;
         sc_alloc_add(a, 4096 + rand_r(&seed) % 8192, 0);
-        if (k % 3) sc_alloc_free(a, 0);
+        if (k % 3) sc_alloc_free(a);
         uint64_t b = top + (uint64_t)(k % 6000) * 0x10000;
         sc_alloc_add(b, 4096, 0);
-        if (k % 2) sc_alloc_free(b, 0);
+        if (k % 2) sc_alloc_free(b);
         race_writes++;
     }
     return NULL;
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NALLOC; i++) {
         uint64_t a = base + (uint64_t)i * 0x100000;
         sc_alloc_add(a, 4096 + (i % 7) * 512, 0);
-        if (i < NFREED) sc_alloc_free(a, 0); /* the first ones fall out of the ring */
+        if (i < NFREED) sc_alloc_free(a); /* the first ones fall out of the ring */
     }
     for (int i = NFREED - NREUSED; i < NFREED; i++) /* freed addresses handed out again, larger */
         sc_alloc_add(base + (uint64_t)i * 0x100000 + 2048, 8192, 0);
