@@ -44,8 +44,14 @@ func (c *Checker) accessOf(ev *model.Event, st *hb.Step, ptr uint64) access {
 // a stream that used it before reads and writes (freed, nUses, useBuf[0])
 // comes first, in the first 64 bytes (TestAllocationLayout checks).
 type allocation struct {
-	freed bool   // In the grave: freed, remembered for later checks.
-	async bool   // Stream-ordered (cudaMallocAsync / from a pool).
+	freed  bool   // In the grave: freed, remembered for later checks.
+	async  bool   // Stream-ordered (cudaMallocAsync / from a pool).
+	family family // The API family that made it, and must free it (family.go).
+	// pool is, for a live stream-ordered allocation, 1 + the index of its
+	// pool in poolChurn.order (pool-release-churn), 0 if not followed. A
+	// byte that fits the padding here: records of 288 bytes fill a size
+	// class of the allocator, and one more word made them 320.
+	pool  uint8
 	nUses uint32 // Length of uses().
 	// The most recent use on each agent (see uses): in useBuf while they
 	// fit, then all in extra. Most allocations are used on one or two
@@ -110,7 +116,7 @@ func (a *allocation) clear(p *bufPool) {
 	p.put(a.inherited)
 	a.freed, a.nUses = false, 0
 	a.extra, a.inherited = nil, nil
-	a.older, a.newer, a.wholeSize = nil, nil, 0
+	a.older, a.newer, a.wholeSize, a.pool = nil, nil, 0, 0
 }
 
 // bufPool keeps the buffers of forgotten allocations' extra and inherited

@@ -56,6 +56,10 @@ type Checker struct {
 	nRecent    int
 	opts       Options
 	memOps     memOps // Stream memory operations (rule_stream_memory_op.go).
+	// The performance lints' state (rule_sync_alloc_in_loop.go,
+	// rule_pool_release_churn.go).
+	syncAllocs syncAllocs
+	poolChurn  poolChurn
 }
 
 // Options adjust an analysis.
@@ -69,6 +73,11 @@ type Options struct {
 	// Stats.LiveBytesAtExit: programs that never free what they keep until
 	// exit (a Python program's model, a library's workspace) are correct.
 	Leaks bool
+	// AllocLoopThreshold is how many times one site must allocate around
+	// GPU work (sync-alloc-in-loop), or one pool grow again after a
+	// synchronization (pool-release-churn), to be reported; 0 means
+	// DefaultAllocLoopThreshold.
+	AllocLoopThreshold int
 }
 
 // New returns a checker for the trace named trace, whose definitions are in
@@ -133,7 +142,7 @@ func (c *Checker) Add(ev *model.Event) {
 	}
 	if st.Skipped {
 		c.stats.Skipped++
-		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync) {
+		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync || ev.Op == model.OpVmmUnmap) {
 			c.rejectedFree(ev)
 		}
 		if !st.Captured && ev.Flags&model.FlagGraphNode == 0 && ev.Failed() {
@@ -170,13 +179,29 @@ func (c *Checker) Add(ev *model.Event) {
 			c.created = map[hb.AgentID]access{}
 		}
 		c.created[st.Agent] = c.accessOf(ev, st, 0)
-	case model.OpMallocAsync, model.OpMalloc:
-		c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync)
+	case model.OpMallocAsync, model.OpMalloc, model.OpVmmMap:
+		a := c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync)
+		switch ev.Op {
+		case model.OpMalloc:
+			c.noteSyncAlloc(ev, st)
+		case model.OpMallocAsync:
+			c.notePoolAlloc(ev, st, a)
+		}
 	case model.OpFreeAsync, model.OpFree, model.OpIpcMemClose:
+		if ev.Op == model.OpFree {
+			c.noteSyncFree(ev, c.allocs.at(ev.Ptr))
+		}
 		c.release(ev, st, ev.Ptr)
+	case model.OpVmmUnmap:
+		c.unmap(ev, st)
 	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport:
 		c.interprocess(ev, st)
+	case model.OpPoolCreate, model.OpPoolSetAttr, model.OpDeviceSetPool:
+		c.notePool(ev)
+	case model.OpStreamSync, model.OpEventSync, model.OpDeviceSync:
+		c.notePoolSync()
 	case model.OpLaunch:
+		c.syncAllocs.noteWork(st)
 		// The strong addresses (pointer slots); the weak ones after them.
 		ptrs := ev.StrongPtrs()
 		if len(ptrs) > maxScannedPtrs {
@@ -200,6 +225,7 @@ func (c *Checker) Add(ev *model.Event) {
 			c.weakUses(ev, st)
 		}
 	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
+		c.syncAllocs.noteWork(st)
 		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
@@ -242,6 +268,7 @@ func (c *Checker) Add(ev *model.Event) {
 		// (live after the launch, for the program to use and free); each
 		// address it uses is a use made there; each allocation from
 		// outside it that it frees is freed there, after the uses.
+		c.syncAllocs.noteWork(st)
 		uses := c.graphs.Launched(ev.Exec)
 		c.launched.add(ev.Seq, uses)
 		for _, u := range uses {
@@ -337,6 +364,8 @@ func (c *Checker) Finish(damage error) *Result {
 		c.unreadMemWrites()
 		c.reportLeaks()
 	}
+	c.reportSyncAllocLoops()
+	c.reportPoolChurn()
 	for i := range c.pending {
 		c.resolveFinding(&c.pending[i])
 	}

@@ -7,7 +7,8 @@
 // finding of it is explained, and the checks that are its alone; its golden
 // files are in testdata/rules/<id>/. The rest of the package is shared by
 // the rules: the event loop (checker.go), the memory state (memory.go,
-// allocation.go, addrindex.go) and what allocations, frees and uses do to it
+// allocation.go, addrindex.go), the allocation families and which API frees
+// each (family.go) and what allocations, frees and uses do to it
 // (lifetime.go), captures and graphs (capture.go, graphs.go), folding
 // occurrences into findings (fold.go) and resolving them for reports
 // (resolve.go, explain.go).

@@ -13,6 +13,8 @@ type explainArgs struct {
 	op, other *Op
 	size      string
 	note      memNote
+	family    family      // The allocation's.
+	perf      *perfDetail // A performance lint's finding.
 }
 
 // captureText is what the explanations of races inside a captured graph
@@ -23,8 +25,8 @@ type captureText struct {
 
 // explain fills a finding's Message, Why and Fix from its resolved
 // operations, as its rule says.
-func (c *Checker) explain(f *Finding, d *ruleDef, note memNote) {
-	x := &explainArgs{op: &f.Ops[0], note: note}
+func (c *Checker) explain(f *Finding, d *ruleDef, p *pendingFinding) {
+	x := &explainArgs{op: &f.Ops[0], note: p.memNote, family: p.family, perf: p.perf}
 	if len(f.Ops) > 1 {
 		x.other = &f.Ops[1]
 	}

@@ -95,7 +95,7 @@ func (c *Checker) reportNoted(origin hb.AgentID, rule *ruleDef, a *allocation, o
 	f := &Finding{Rule: string(rule.id), Severity: rule.severity, Count: 1, Trace: c.trace}
 	p := pendingFinding{f: f, rule: rule, op: op, capture: origin, memNote: note}
 	if a != nil {
-		p.hasAlloc, p.alloc = true, a.alloc
+		p.hasAlloc, p.alloc, p.family = true, a.alloc, a.family
 		p.base, p.size = a.wholeOf() // the rest of a partly reused allocation: name the whole
 		p.countAlloc(id)
 	}
@@ -141,6 +141,9 @@ type pendingFinding struct {
 	alloc, op, other   access
 	capture            hb.AgentID // See reportIn.
 	memNote            memNote    // Why a stream-memory-op finding is not followed.
+	family             family     // The allocation's.
+	// perf is what a performance lint found (rule_sync_alloc_in_loop.go).
+	perf *perfDetail
 	// allocs are the distinct allocations the finding hit (see
 	// Finding.Allocations), lastAlloc the latest of them.
 	allocs    map[allocID]struct{}

@@ -51,12 +51,18 @@ func summarize(res *checker.Result) string {
 }
 
 // goldenOptions reads the analysis options a golden file's comment asks
-// for: a line "leak-check: full" reports leaks (checker.Options.Leaks).
+// for: a line "leak-check: full" reports leaks (checker.Options.Leaks), a
+// line "alloc-loop-threshold: N" sets the performance lints' threshold
+// (checker.Options.AllocLoopThreshold).
 func goldenOptions(comment []byte) checker.Options {
 	var o checker.Options
 	for _, line := range strings.Split(string(comment), "\n") {
-		if strings.TrimSpace(line) == "leak-check: full" {
+		line = strings.TrimSpace(line)
+		if line == "leak-check: full" {
 			o.Leaks = true
+		}
+		if n, ok := strings.CutPrefix(line, "alloc-loop-threshold: "); ok {
+			fmt.Sscan(n, &o.AllocLoopThreshold)
 		}
 	}
 	return o

@@ -14,8 +14,9 @@ import (
 
 // allocate records the allocation of [base, base+size) that ev makes (an
 // allocation call, or a graph launch allocating memory its graph does not
-// free); async says it is stream-ordered.
-func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, async bool) {
+// free), and returns its record (nil for none); async says it is
+// stream-ordered.
+func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, async bool) *allocation {
 	c.stats.Allocations++
 	// A range cannot be live twice; a missed free (for instance by a call
 	// the shim does not see) must not leave a stale entry that hides this one.
@@ -23,7 +24,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 	// are ordered before this allocation: a use of the new memory on another
 	// stream may be ordered after neither.
 	if base == 0 {
-		return // a zero-byte request answered with NULL allocates nothing
+		return nil // a zero-byte request answered with NULL allocates nothing
 	}
 	size = max(size, 1)
 	o := c.allocs.at(base)
@@ -49,14 +50,16 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 			c.graveQ.unlink(o)
 			c.graveLen--
 		}
+		c.leavePool(o)
 		o.clear(&c.bufs)
 		o.inherited = inherited
-		o.base, o.size, o.async, o.alloc = base, size, async, c.accessOf(ev, st, base)
-		return
+		o.base, o.size, o.async, o.family, o.alloc = base, size, async, familyOf(ev), c.accessOf(ev, st, base)
+		return o
 	}
 	a := c.newAllocation()
-	a.base, a.size, a.async, a.alloc = base, size, async, c.accessOf(ev, st, base)
+	a.base, a.size, a.async, a.family, a.alloc = base, size, async, familyOf(ev), c.accessOf(ev, st, base)
 	for _, o := range old {
+		c.leavePool(o)
 		c.allocs.remove(o)
 		if o.freed {
 			a.inherited = c.carried(a.inherited, o)
@@ -68,6 +71,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 	}
 	c.allocs.insert(a)
 	c.trimGrave() // the rests kept above may have grown it
+	return a
 }
 
 // release checks the free of ptr that ev makes (a free call, or a graph
@@ -86,9 +90,12 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		return
 	}
 	if a == nil || a.freed {
-		c.reportBadFree(free)
+		if !c.mismatchedFree(ev, a, free) {
+			c.reportBadFree(free)
+		}
 		return
 	}
+	c.mismatchedFree(ev, a, free) // CUDA accepted it: the memory is released all the same
 	// cudaFree and cuMemFree of memory that is not stream-ordered wait for
 	// all work issued on the free's device before they release it (the
 	// driver skips that only for cuMemAllocAsync memory): its uses there are
@@ -100,6 +107,7 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		c.completeUses(a, ev.Device)
 	}
 	c.checkFree(a, free, st, syncs)
+	c.leavePool(a)
 	a.free = free
 	a.freed = true
 	if c.engine.HasMemoryWrites() {

@@ -120,7 +120,7 @@ func (m *memory) keepRest(o *allocation, base, end uint64) {
 // freed allocation o, with o's uses, next to o in the grave's order.
 func (m *memory) graveRest(o *allocation, lo, size uint64) {
 	r := m.newAllocation()
-	r.freed, r.async, r.base, r.size = true, o.async, lo, size
+	r.freed, r.async, r.family, r.base, r.size = true, o.async, o.family, lo, size
 	r.alloc, r.free = o.alloc, o.free
 	_, r.wholeSize = o.wholeOf()
 	for _, u := range o.uses() {

@@ -27,7 +27,7 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 	if p.hasOther {
 		f.Ops = append(f.Ops, c.resolve(p.rule.otherRole(), &p.other))
 	}
-	c.explain(f, p.rule, p.memNote)
+	c.explain(f, p.rule, p)
 	f.Allocations = len(p.allocs)
 	c.explainAlso(f, p.rule, p.also)
 }

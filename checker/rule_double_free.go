@@ -57,9 +57,6 @@ func (c *Checker) rejectedFree(ev *model.Event) {
 		return
 	}
 	a := c.allocs.at(ev.Ptr)
-	if a != nil && !a.freed {
-		return // The free failed for another reason (a bad stream, say).
-	}
 	if _, graphs := c.graphAllocs[ev.Ptr]; a == nil && graphs && ev.Result == model.ResultCaptureInvalidated {
 		return // A graph's allocation, freed in a capture an illegal call invalidated: CUDA says so.
 	}
@@ -67,5 +64,12 @@ func (c *Checker) rejectedFree(ev *model.Event) {
 	if ev.Op == model.OpFreeAsync {
 		st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
 	}
-	c.reportBadFree(c.accessOf(ev, &st, ev.Ptr))
+	free := c.accessOf(ev, &st, ev.Ptr)
+	if c.mismatchedFree(ev, a, free) {
+		return // Another family's free: that, not a bad address, is the bug.
+	}
+	if a != nil && !a.freed {
+		return // The free failed for another reason (a bad stream, say).
+	}
+	c.reportBadFree(free)
 }

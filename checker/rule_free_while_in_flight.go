@@ -29,8 +29,13 @@ var freeWhileInFlightRule = &ruleDef{
 		if op.Stream == "" {
 			f.Why = fmt.Sprintf("%s does not wait for work that uses the memory: the driver assumes all accesses are complete, but nothing made the host wait for %s.",
 				op.API, other.Where())
-			f.Fix = fmt.Sprintf("Synchronize stream %s (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded after the use at %s) before the %s at %s, or free with cudaFreeAsync on stream %s.",
-				other.Stream, other.Site(), op.API, op.Site(), other.Stream)
+			f.Fix = fmt.Sprintf("Synchronize stream %s (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded after the use at %s) before the %s at %s",
+				other.Stream, other.Site(), op.API, op.Site())
+			if op.Op == model.OpVmmUnmap.String() {
+				f.Fix += "." // a mapping has no stream-ordered unmap
+			} else {
+				f.Fix += fmt.Sprintf(", or free with cudaFreeAsync on stream %s.", other.Stream)
+			}
 		} else {
 			f.Why = fmt.Sprintf("The free is ordered on stream %s only; %s is not ordered before it, so the memory can be reused while that work still runs. %s",
 				op.Stream, other.Where(), c.unorderedWhy(other, op))

@@ -48,9 +48,12 @@ const (
 	RuleFreeBeforeAlloc     RuleID = "free-before-alloc"
 	RuleDoubleFree          RuleID = "double-free"
 	RuleInvalidFree         RuleID = "invalid-free"
+	RuleMismatchedFree      RuleID = "mismatched-free"
 	RuleLeak                RuleID = "leak"
 	RuleWaitUnrecordedEvent RuleID = "wait-unrecorded-event"
 	RuleStreamMemOp         RuleID = "stream-memory-op"
+	RuleSyncAllocInLoop     RuleID = "sync-alloc-in-loop"
+	RulePoolReleaseChurn    RuleID = "pool-release-churn"
 	RuleFreedArgumentWord   RuleID = "freed-argument-word"
 )
 
@@ -135,9 +138,12 @@ var ruleDefs = []*ruleDef{
 	freeBeforeAllocRule,
 	doubleFreeRule,
 	invalidFreeRule,
+	mismatchedFreeRule,
 	leakRule,
 	waitUnrecordedEventRule,
 	streamMemOpRule,
+	syncAllocInLoopRule,
+	poolReleaseChurnRule,
 	freedArgumentWordRule,
 }
 
@@ -217,5 +223,5 @@ func missingOther(f *Finding) (uint64, bool, bool) {
 var (
 	useOps = []model.Op{model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync,
 		model.OpStreamMemOp, model.OpGraphLaunch}
-	freeOps = []model.Op{model.OpFreeAsync, model.OpFree, model.OpIpcMemClose, model.OpGraphLaunch}
+	freeOps = []model.Op{model.OpFreeAsync, model.OpFree, model.OpIpcMemClose, model.OpVmmUnmap, model.OpGraphLaunch}
 )

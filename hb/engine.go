@@ -725,7 +725,8 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 			e.graphEvents.Update(ev.Graph, ev.Exec, func(items []graphEvent) []graphEvent { return setEvent(items, item) })
 		}
 		return
-	case model.OpMalloc, model.OpFree, model.OpPoolCreate, model.OpPtrImport, model.OpIpcMemOpen, model.OpIpcMemClose:
+	case model.OpMalloc, model.OpFree, model.OpPoolCreate, model.OpPtrImport, model.OpIpcMemOpen, model.OpIpcMemClose,
+		model.OpVmmMap, model.OpVmmUnmap:
 		// An imported pointer or opened mapping is live from the call on
 		// (its allocation in the other process is ordered by means the
 		// trace cannot see), as cudaMalloc memory is.

@@ -68,4 +68,16 @@ enum {
 #define FLAG_GRAPH_NODE (1u << 8)   /* launch, copy or set added to a graph as a node, not issued to a stream */
 #define FLAG_CONDITIONAL (1u << 9)  /* graph clone: a conditional node's body graph (src) in graph */
 
+/* model.Family: the family field (31) of a malloc, or of a free, the family its API frees. */
+enum {
+    FAMILY_DEVICE = 0, /* device */
+    FAMILY_PITCHED = 1, /* pitched */
+    FAMILY_MANAGED = 2, /* managed */
+    FAMILY_HOST = 3, /* host */
+    FAMILY_REGISTERED = 4, /* registered, a free: unregister */
+};
+
+/* model.PoolAttr: the attr field (34) of a pool_set_attr, CUDA's CUmemPool_attribute. */
+#define POOL_ATTR_RELEASE_THRESHOLD 4
+
 #endif

@@ -555,27 +555,18 @@ func TestJSONLFamilies(t *testing.T) {
 	if ev := events[12]; ev.Pool == 0 || ev.Device != 1 {
 		t.Errorf("device_set_pool: pool %#x device %d", ev.Pool, ev.Device)
 	}
-	var b strings.Builder
-	w := NewJSONLWriter(&b)
-	for i := range events {
-		if err := w.WriteEvent(&events[i], tables); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	again, _, err := readJSONL(t, b.String())
+	written := encodeJSONL(t, tables, events)
+	again, _, err := readJSONL(t, written)
 	if err != nil {
-		t.Fatalf("%v\n%s", err, b.String())
+		t.Fatalf("%v\n%s", err, written)
 	}
 	for i := range events {
 		a, e := again[i], events[i]
 		if a.Family != e.Family || a.Pitch != e.Pitch || a.Height != e.Height || a.Dur != e.Dur || a.Attr != e.Attr || a.Value != e.Value || (a.Pool == 0) != (e.Pool == 0) {
-			t.Errorf("line %d written as\n%s", i+1, strings.Split(b.String(), "\n")[i])
+			t.Errorf("line %d written as\n%s", i+1, strings.Split(written, "\n")[i])
 		}
 	}
-	if !strings.Contains(b.String(), `{"op":"pool_set_attr","pool":"default","attr":"release_threshold","value":"0xffffffffffffffff"}`) {
-		t.Errorf("the default pool's attribute is written otherwise:\n%s", b.String())
+	if !strings.Contains(written, `{"op":"pool_set_attr","pool":"default","attr":"release_threshold","value":"0xffffffffffffffff"}`) {
+		t.Errorf("the default pool's attribute is written otherwise:\n%s", written)
 	}
 }

@@ -184,16 +184,17 @@ func (p *programOutcome) notes() []string {
 // records only return addresses and the module map); source paths under
 // sourceRoot are shown relative to it.
 func analyzeAll(ins []input, sourceRoot string) *analysis {
-	return analyzeInputs(ins, sourceRoot, "summary", nil)
+	return analyzeInputs(ins, sourceRoot, "summary", 0, nil)
 }
 
-// analyzeInputs is analyzeAll with a --leak-check mode, advancing prog (if
-// not nil) as the inputs are read.
-func analyzeInputs(ins []input, sourceRoot, leakCheck string, prog *progress) *analysis {
+// analyzeInputs is analyzeAll with a --leak-check mode and an
+// --alloc-loop-threshold (0: the default), advancing prog (if not nil) as
+// the inputs are read.
+func analyzeInputs(ins []input, sourceRoot, leakCheck string, loopThreshold int, prog *progress) *analysis {
 	a := &analysis{leakCheck: leakCheck}
 	sym := symbolize.New() // Shared: the processes of a tree share most files.
 	sym.RelativeTo = sourceRoot
-	opts := checker.Options{Symbolize: sym.Stack, Leaks: leakCheck == "full"}
+	opts := checker.Options{Symbolize: sym.Stack, Leaks: leakCheck == "full", AllocLoopThreshold: loopThreshold}
 	if prog != nil {
 		prog.start(ins)
 		defer prog.finish()
@@ -317,9 +318,9 @@ func plural[N int | uint64](n N, word string) string {
 type totals struct {
 	errors, warnings, notes, traces, damaged int
 	events, allocations                      uint64
-	streams, threads                  int
-	suppressed, baselined             int
-	live, liveBytes                   uint64 // Stream-ordered memory live at exit.
+	streams, threads                         int
+	suppressed, baselined                    int
+	live, liveBytes                          uint64 // Stream-ordered memory live at exit.
 }
 
 func (a *analysis) totals() totals {

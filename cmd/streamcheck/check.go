@@ -50,7 +50,7 @@ func (c *cli) cmdCheck(args []string) int {
 			}
 		}
 	}
-	a := analyzeInputs(ins, o.root, o.leakCheck, newProgress(c.stderr))
+	a := analyzeInputs(ins, o.root, o.leakCheck, o.allocLoopThreshold, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		if isBrokenPipe(err) {
 			return exitBrokenPipe

@@ -55,7 +55,7 @@ func (c *cli) cmdDemo(args []string) int {
 	in := input{name: path.Base(demoTrace), open: func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}}
-	a := analyzeInputs([]input{in}, o.root, o.leakCheck, nil)
+	a := analyzeInputs([]input{in}, o.root, o.leakCheck, o.allocLoopThreshold, nil)
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		return c.usageErrorf("%v", err)
 	}

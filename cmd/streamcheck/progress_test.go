@@ -62,7 +62,7 @@ func TestProgressBar(t *testing.T) {
 		t.Fatal("no progress on a terminal")
 	}
 	p.delay = 0 // Show it at once: the trace is read in milliseconds.
-	a := analyzeInputs([]input{fileInput("big.jsonl", trace)}, t.TempDir(), "summary", p)
+	a := analyzeInputs([]input{fileInput("big.jsonl", trace)}, t.TempDir(), "summary", 0, p)
 	term.Close()
 	out := <-got
 	if len(a.results) != 1 || a.results[0].Stats.Events != 8001 {

@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/streamcheck/streamcheck/baseline"
+	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/suppress"
 )
 
@@ -34,6 +35,8 @@ type reportOptions struct {
 	base                                  baseline.Set
 	// leakCheck is --leak-check: full, summary or none (see leakCheckFlag).
 	leakCheck string
+	// allocLoopThreshold is --alloc-loop-threshold (checker.Options.AllocLoopThreshold).
+	allocLoopThreshold int
 }
 
 // leakCheckFlag documents --leak-check. As in compute-sanitizer, memory
@@ -59,6 +62,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
 	fs.StringVar(&o.baseline, "baseline", "", "do not report findings recorded in the baseline `FILE`: only new findings fail")
 	fs.StringVar(&o.writeBaseline, "write-baseline", "", "record every finding (less suppressed ones) in the baseline `FILE` and accept them for this run")
 	fs.StringVar(&o.leakCheck, "leak-check", "summary", leakCheckFlag)
+	fs.IntVar(&o.allocLoopThreshold, "alloc-loop-threshold", checker.DefaultAllocLoopThreshold,
+		"report a site that allocates synchronously around GPU work (sync-alloc-in-loop), or a pool that grows again after synchronizations (pool-release-churn), from `N` times on")
 }
 
 // check validates the flags and resolves the source root.
@@ -72,6 +77,9 @@ func (o *reportOptions) check() error {
 	case "full", "summary", "none":
 	default:
 		return fmt.Errorf("unknown --leak-check %q (want full, summary or none)", o.leakCheck)
+	}
+	if o.allocLoopThreshold < 1 {
+		return fmt.Errorf("--alloc-loop-threshold %d: want 1 or more", o.allocLoopThreshold)
 	}
 	if o.printLimit < 0 {
 		return fmt.Errorf("--print-limit %d: want 0 (all) or more", o.printLimit)

@@ -104,7 +104,7 @@ func (c *cli) cmdRun(args []string) int {
 		// A CI step that uploads the report finds one, saying why it
 		// holds no findings, rather than none.
 		if o.output != "" || o.writeBaseline != "" {
-			a := analyzeInputs(nil, o.root, o.leakCheck, nil)
+			a := analyzeInputs(nil, o.root, o.leakCheck, o.allocLoopThreshold, nil)
 			a.program = outcome
 			if err := c.writeReport(a, &o, c.stderr); err != nil {
 				fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
@@ -128,7 +128,7 @@ func (c *cli) cmdRun(args []string) int {
 		}
 		ins[i] = recordedInput(shown(display), filepath.Join(dir, name))
 	}
-	a := analyzeInputs(ins, o.root, o.leakCheck, newProgress(c.stderr))
+	a := analyzeInputs(ins, o.root, o.leakCheck, o.allocLoopThreshold, newProgress(c.stderr))
 	a.program = outcome
 	if err := c.writeReport(a, &o, c.stderr); err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)

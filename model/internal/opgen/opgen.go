@@ -69,6 +69,15 @@ enum {
 	for _, f := range flags {
 		fmt.Fprintf(&b, "%-*s /* %s */\n", width, flagDefine(f), f.Doc)
 	}
+	b.WriteString("\n/* model.Family: the family field (31) of a malloc, or of a free, the family its API frees. */\nenum {\n")
+	for f := model.Family(0); f.Valid(); f++ {
+		name := f.String()
+		if f.Frees() && f.FreeName() != name {
+			name += ", a free: " + f.FreeName()
+		}
+		fmt.Fprintf(&b, "    FAMILY_%s = %d, /* %s */\n", strings.ToUpper(f.String()), f, name)
+	}
+	fmt.Fprintf(&b, "};\n\n/* model.PoolAttr: the attr field (34) of a pool_set_attr, CUDA's CUmemPool_attribute. */\n#define POOL_ATTR_RELEASE_THRESHOLD %d\n", model.PoolAttrReleaseThreshold)
 	b.WriteString("\n#endif\n")
 	return b.Bytes()
 }

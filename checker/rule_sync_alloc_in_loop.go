@@ -1,0 +1,181 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// syncAllocInLoopRule: sync-alloc-in-loop. Allocations are counted by
+// noteSyncAlloc and their frees by noteSyncFree below; the finding is made
+// at the end of the trace (reportSyncAllocLoops).
+var syncAllocInLoopRule = &ruleDef{
+	id:       RuleSyncAllocInLoop,
+	severity: SeverityWarning,
+	doc: Documentation{
+		Title: "one call site allocates with cudaMalloc (or pinned host memory) again and again, with GPU work between the calls",
+		Text: "one call site allocates with `cudaMalloc`, `cudaMallocPitch` or a pinned-host allocator (`cudaMallocHost`, `cudaHostAlloc`) at least `--alloc-loop-threshold` times (16 by default), " +
+			"with GPU work launched between its calls: reported once per site, with the count, the sizes and the host time spent inside those calls and their frees (a performance warning: the program is correct)",
+		Why: "cudaMalloc and cudaFree synchronize the device: every kernel and copy already in flight has to complete before they return, and pinned host allocation is a costly operating-system call. " +
+			"Inside a loop that launches work this is a device-wide stall on every pass: the program is still correct, just quietly paying.",
+		Fix: "Allocate with cudaMallocAsync and free with cudaFreeAsync on the stream the surrounding work runs on (the pool keeps the memory between passes), or allocate once outside the loop and reuse the buffer.",
+		Ops: []model.Op{model.OpMalloc},
+	},
+	role: "allocation",
+	explain: func(c *Checker, f *Finding, x *explainArgs) {
+		op, p := x.op, x.perf
+		mem := x.family.describe("")
+		f.Message = fmt.Sprintf("%s at %s allocated %s %d times, with GPU work launched between the calls (%s)", op.API, op.Site(), mem, p.count, p.sizes())
+		frees := ""
+		if p.frees > 0 {
+			frees = fmt.Sprintf(" and the %d frees of that memory", p.frees)
+		}
+		if p.dur > 0 {
+			f.Message += fmt.Sprintf("; the host spent %s inside those calls%s", time.Duration(p.dur), frees)
+		} else {
+			f.Message += "; the trace does not record the time spent inside the calls"
+		}
+		f.Why = "Each of these calls synchronizes with the device (cudaMalloc and cudaFree wait for the work in flight; pinned host allocation is a costly operating-system call), " +
+			"so every pass of the loop stalls the GPU work around it. The program is correct, just slower than it needs to be."
+		if x.family == famHost {
+			f.Fix = fmt.Sprintf("Allocate the pinned buffer once, outside the loop, and reuse it in every pass, instead of calling %s at %s each time.", op.API, op.Site())
+			return
+		}
+		on := "on the stream the surrounding work runs on"
+		if p.stream != hb.HostAgent {
+			on = "on stream " + c.StreamName(c.engine.Agent(p.stream)) + " (where the work between the calls runs)"
+		}
+		f.Fix = fmt.Sprintf("Instead of %s at %s, allocate with cudaMallocAsync and free with cudaFreeAsync %s, or allocate once outside the loop and reuse the buffer.", op.API, op.Site(), on)
+	},
+}
+
+// DefaultAllocLoopThreshold is how many times one site must allocate (or a
+// pool grow again) before a performance lint reports it, unless
+// Options.AllocLoopThreshold says otherwise.
+const DefaultAllocLoopThreshold = 16
+
+// perfDetail is what a performance lint's finding reports besides its
+// operation: how often, the sizes, the host time, the stream the work ran
+// on, the pool and the other allocation sites.
+type perfDetail struct {
+	count, frees     int
+	minSize, maxSize uint64
+	dur              uint64
+	stream           hb.AgentID // HostAgent: none known
+	pool             string
+	sites            []access // pool-release-churn: the allocation sites, at most maxPerfSites
+	lastWork         uint64   // sync-alloc-in-loop: the GPU work issued up to the site's last counted call
+}
+
+// sizes says the sizes allocated: "4096 bytes each", "1024 to 8192 bytes".
+func (p *perfDetail) sizes() string {
+	if p.minSize == p.maxSize {
+		return fmt.Sprintf("%d bytes each", p.minSize)
+	}
+	return fmt.Sprintf("%d to %d bytes", p.minSize, p.maxSize)
+}
+
+func (p *perfDetail) addSize(size uint64) {
+	if p.count == 0 || size < p.minSize {
+		p.minSize = size
+	}
+	p.maxSize = max(p.maxSize, size)
+}
+
+// syncAllocs is what the lint keeps: by allocation site, its calls.
+type syncAllocs struct {
+	sites map[siteKey]*syncSite
+	order []*syncSite
+	// work counts the GPU work issued so far, and lastAgent is the stream
+	// of the latest.
+	work      uint64
+	lastAgent hb.AgentID
+}
+
+type syncSite struct {
+	first  access
+	family family
+	perfDetail
+}
+
+// threshold returns the count a performance lint reports from.
+func (o *Options) threshold() int {
+	if o.AllocLoopThreshold > 0 {
+		return o.AllocLoopThreshold
+	}
+	return DefaultAllocLoopThreshold
+}
+
+// noteWork counts GPU work issued on the stream of st.
+func (s *syncAllocs) noteWork(st *hb.Step) {
+	s.work++
+	s.lastAgent = st.Agent
+}
+
+// syncFamily reports whether the lint counts allocations of f: the ones
+// cudaMalloc and cudaFree synchronize for, and pinned host memory.
+func syncFamily(f family) bool { return f == famDevice || f == famPitched || f == famHost }
+
+// noteSyncAlloc counts a synchronous allocation. A call counts as a pass
+// when GPU work was issued since the site's previous call.
+func (c *Checker) noteSyncAlloc(ev *model.Event, st *hb.Step) {
+	f := familyOf(ev)
+	if ev.Ptr == 0 || !syncFamily(f) {
+		return
+	}
+	s := &c.syncAllocs
+	a := c.accessOf(ev, st, ev.Ptr)
+	key := c.siteOf(&a)
+	site := s.sites[key]
+	if site == nil {
+		if s.sites == nil {
+			s.sites = map[siteKey]*syncSite{}
+		}
+		site = &syncSite{first: a, family: f}
+		site.stream = hb.HostAgent
+		s.sites[key] = site
+		s.order = append(s.order, site)
+	} else if s.work == site.lastWork {
+		return // no GPU work since the site's last call: not a loop around work
+	}
+	site.addSize(ev.Size)
+	site.count++
+	site.dur += ev.Dur
+	site.lastWork = s.work
+	if s.work > 0 {
+		site.stream = s.lastAgent
+	}
+}
+
+// noteSyncFree adds the time of a free of the allocation a to its site's.
+func (c *Checker) noteSyncFree(ev *model.Event, a *allocation) {
+	if a == nil || a.freed || !syncFamily(a.family) || len(c.syncAllocs.sites) == 0 {
+		return
+	}
+	if site := c.syncAllocs.sites[c.siteOf(&a.alloc)]; site != nil {
+		site.frees++
+		site.dur += ev.Dur
+	}
+}
+
+// reportSyncAllocLoops reports each site that allocated in a loop around
+// GPU work at least the threshold's times.
+func (c *Checker) reportSyncAllocLoops() {
+	for _, site := range c.syncAllocs.order {
+		if site.count >= c.opts.threshold() {
+			c.reportPerf(syncAllocInLoopRule, site.first, site.family, &site.perfDetail)
+		}
+	}
+}
+
+// reportPerf reports a performance lint's finding about the operation op.
+func (c *Checker) reportPerf(rule *ruleDef, op access, f family, d *perfDetail) {
+	n := len(c.pending)
+	c.report(rule, nil, op, nil)
+	if len(c.pending) > n { // not folded into an earlier finding at the same operation
+		p := &c.pending[n]
+		p.perf, p.family = d, f
+	}
+}
