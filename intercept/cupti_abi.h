@@ -204,7 +204,7 @@ typedef struct { const sc_CUmemLocation *location; int type; CUmemoryPool pool; 
  * release threshold, the reserved and used memory counters) a cuuint64_t. */
 #define SC_MEMPOOL_ATTR_REUSE_FIRST 1
 #define SC_MEMPOOL_ATTR_REUSE_LAST 3
-#define SC_MEMPOOL_ATTR_RELEASE_THRESHOLD 4
+#define SC_MEMPOOL_ATTR_RELEASE_THRESHOLD 4 /* ops.h's POOL_ATTR_RELEASE_THRESHOLD, the model's */
 #define SC_MEMPOOL_ATTR_USED_MEM_HIGH 8
 /* cuMemFreeAsync */
 typedef struct { CUdeviceptr dptr; CUstream hStream; } p_cuMemFreeAsync;

@@ -68,6 +68,8 @@ static uint64_t pool_name(CUmemoryPool p, int32_t *dev) {
 
 /* ---- stream-ordered allocations ---- */
 
+_Static_assert(SC_MEMPOOL_ATTR_RELEASE_THRESHOLD == POOL_ATTR_RELEASE_THRESHOLD, "the model's number of the release threshold");
+
 SC_HOT int sc_dec_malloc_async(sc_call *c, sc_event *ev) {
     const p_cuMemAllocAsync *p = c->pp;
     ev->op = OP_MALLOC_ASYNC;

@@ -56,11 +56,6 @@ enum {
 #define SC_MAX_STRING 65536    /* longer strings (kernel names) are cut */
 #define SC_PAYLOAD_MAX (320 + SC_MAX_PTRS * 10) /* every field at its longest fits */
 
-/* model.Family: an OP_MALLOC's allocation family, the family an OP_FREE's API releases. */
-enum { FAMILY_DEVICE = 0, FAMILY_PITCHED, FAMILY_MANAGED, FAMILY_HOST, FAMILY_REGISTERED };
-/* model.PoolAttr: CUmemPool_attribute */
-#define SC_POOL_ATTR_RELEASE_THRESHOLD 4
-
 /* The fields of an event record after field 29 (dur, family, pitch,
  * height, attr): only synchronous allocations and frees and the pool
  * attribute calls have them, so they live apart from sc_event, which the
@@ -69,7 +64,7 @@ enum { FAMILY_DEVICE = 0, FAMILY_PITCHED, FAMILY_MANAGED, FAMILY_HOST, FAMILY_RE
 typedef struct {
     uint64_t dur;           /* host ns inside the call (entry to exit), 0 not timed */
     uint64_t pitch, height; /* FAMILY_PITCHED: the row pitch returned and the rows */
-    uint32_t family;        /* FAMILY_* */
+    uint32_t family;        /* FAMILY_* (ops.h) */
     uint32_t attr;          /* OP_POOL_SET_ATTR: CUmemPool_attribute (value in sc_event.value) */
 } sc_ext;
 
