@@ -15,15 +15,16 @@
 
 /* A pool handle that is a device's default pool (cuDeviceGetDefaultMemPool)
  * is recorded as pool 0, as a cuMemAllocAsync's pool is: the analyzer
- * tells the default pool by that name, however the program got its handle.
- * The handles are asked of the driver once a device, at the first call
- * that sets a pool's attribute, chooses or trims a pool and names a pool
- * not known to be a default one; the allocations from a pool only compare
- * (a device's default pool stays the same handle). */
+ * tells the default pool by that name, however the program got its handle
+ * (CuPy allocates from the handle cudaDeviceGetMemPool gives). The handles
+ * are asked of the driver once a device, at the first allocation from a
+ * pool or call that sets a pool's attribute, chooses or trims a pool; a
+ * device's default pool stays the same handle. */
 #define MAX_DEVICES 64
 static _Atomic uint64_t default_pools[MAX_DEVICES]; /* device d's default pool; 0 not known */
-static _Atomic int ndefault;                         /* devices asked about: [0, ndefault); a device the
-                                                      * driver did not answer for is asked again */
+/* Devices asked about: [0, ndefault), -1 before the first call that names a
+ * pool; a device the driver did not answer for is asked again. */
+static _Atomic int ndefault = -1;
 
 static void learn_default_pools(void) {
     static _Atomic int ndevices = -1;
@@ -80,8 +81,9 @@ SC_HOT int sc_dec_malloc_async(sc_call *c, sc_event *ev) {
 }
 
 /* From the event's device's default pool: pool 0, as cuMemAllocAsync's. */
-SC_COLD static void default_pool_of(sc_event *ev) {
+SC_HOT __attribute__((noinline)) static void default_pool_of(sc_event *ev) {
     int32_t d = -1;
+    if (atomic_load_explicit(&ndefault, memory_order_relaxed) < 0) learn_default_pools();
     if (known_default(ev->pool, &d) && d == ev->device) ev->pool = 0;
 }
 
@@ -90,7 +92,7 @@ SC_HOT int sc_dec_malloc_pool(sc_call *c, sc_event *ev) {
     ev->op = OP_MALLOC_ASYNC;
     ev->size = p->bytesize;
     ev->pool = (uint64_t)(uintptr_t)p->pool;
-    if (atomic_load_explicit(&ndefault, memory_order_relaxed)) default_pool_of(ev);
+    if (atomic_load_explicit(&ndefault, memory_order_relaxed)) default_pool_of(ev); /* none: no device has one */
     ev->stream = norm_stream(p->hStream, c->pt);
     if (c->ok && p->dptr) c->alloc_add = (int64_t)(ev->ptr = *p->dptr);
     return 1;
