@@ -472,9 +472,10 @@ static int basic(void) {
         fk_driver_exit("cuMemFree_v2", &a, 0, NULL);
         fk_runtime_exit("cudaFree_v3020", 0);
     }
-    fprintf(stderr, "enabled: cuMemAlloc=%d cudaGetDevice=%d cuLaunchKernel=%d cudaMallocAsync=%d\n",
+    fprintf(stderr, "enabled: cuMemAlloc=%d cudaGetDevice=%d cuLaunchKernel=%d cudaMallocAsync=%d cuMemAllocHost=%d "
+                    "cuMemAllocHost_v2=%d\n",
             fk_enabled(1, "cuMemAlloc"), fk_enabled(2, "cudaGetDevice_v3020"), fk_enabled(1, "cuLaunchKernel"),
-            fk_enabled(2, "cudaMallocAsync_v11020"));
+            fk_enabled(2, "cudaMallocAsync_v11020"), fk_enabled(1, "cuMemAllocHost"), fk_enabled(1, "cuMemAllocHost_v2"));
     printf("fakeapp: basic done, errno %s\n", e1 == 4242 ? "kept" : "CHANGED");
     return 7;
 }
