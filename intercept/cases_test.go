@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/internal/shimbuild"
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -28,12 +30,16 @@ var updateCases = flag.Bool("update", false, "rewrite the want.jsonl sections of
 //	-- want.jsonl --  the trace the shim records of it, as JSON Lines
 //	                  (model.JSONLWriter) without the fields that change
 //	                  from run to run: tid, time, stack and dur
+//	-- findings --    optional: the rules of the findings the checker
+//	                  makes of the recorded trace (its stacks included),
+//	                  one a line, in order
 //
 // Of dur, every case checks that the shim times the synchronous
 // allocations and frees (malloc, free) and no other call.
 //
 // The case runs with the shim injected and runtime names on; -update
-// rewrites want.jsonl from what the shim recorded.
+// rewrites want.jsonl (and findings, where the case has them) from what the
+// shim recorded.
 func TestShimCases(t *testing.T) {
 	files, err := filepath.Glob("testdata/cases/*.txtar")
 	if err != nil {
@@ -54,13 +60,15 @@ func runCase(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var program, want *txtar.File
+	var program, want, findings *txtar.File
 	for i := range ar.Files {
 		switch f := &ar.Files[i]; f.Name {
 		case "program.c":
 			program = f
 		case "want.jsonl":
 			want = f
+		case "findings":
+			findings = f
 		default:
 			t.Fatalf("%s: unknown section %q", file, f.Name)
 		}
@@ -88,7 +96,14 @@ func runCase(t *testing.T, file string) {
 	tr := r.onlyTrace(t)
 	checkTimed(t, tr)
 	got := caseJSONL(t, tr)
+	var rules []byte
+	if findings != nil {
+		rules = caseFindings(t, tr.path)
+	}
 	if *updateCases {
+		if findings != nil {
+			findings.Data = rules
+		}
 		if want == nil {
 			ar.Files = append(ar.Files, txtar.File{Name: "want.jsonl"})
 			want = &ar.Files[len(ar.Files)-1]
@@ -105,6 +120,29 @@ func runCase(t *testing.T, file string) {
 	if w := normalizeJSONL(t, want.Data); !bytes.Equal(got, w) {
 		t.Errorf("recorded:\n%s\nwant:\n%s", got, w)
 	}
+	if findings != nil && !bytes.Equal(rules, findings.Data) {
+		t.Errorf("findings of the recorded trace:\n%s\nwant:\n%s", rules, findings.Data)
+	}
+}
+
+// caseFindings returns the rules of the checker's findings of the trace at
+// path, one a line.
+func caseFindings(t *testing.T, path string) []byte {
+	t.Helper()
+	r, c, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := checker.Check(path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "%s %s\n", f.Severity, f.Rule)
+	}
+	return b.Bytes()
 }
 
 // checkTimed checks that the events of synchronous allocations and frees,
