@@ -34,6 +34,7 @@
 typedef struct {
     uint64_t hi;
     uint32_t freed; /* 0 live, else the generation of the free (see ring) */
+    uint32_t kind;  /* SC_ALLOC_DEVICE, or SC_ALLOC_HOST: pinned or registered host memory */
 } range;
 
 /* The arrays as readers find them: their capacity bounds every index a
@@ -141,12 +142,12 @@ static int grow(void) {
     return 1;
 }
 
-SC_HOT static int insert_at(size_t i, uint64_t lo, uint64_t hi) {
+SC_HOT static int insert_at(size_t i, uint64_t lo, uint64_t hi, uint32_t kind) {
     if (nrs == caprs && !grow()) return 0;
     memmove(&los[i + 1], &los[i], (nrs - i) * sizeof *los);
     memmove(&rs[i + 1], &rs[i], (nrs - i) * sizeof *rs);
     los[i] = lo;
-    rs[i] = (range){hi, 0};
+    rs[i] = (range){hi, 0, kind};
     nrs++;
     return 1;
 }
@@ -164,28 +165,29 @@ SC_HOT static void remove_range(uint64_t lo, uint64_t hi, int freed_only) {
     }
 }
 
-SC_HOT void sc_alloc_add(uint64_t base, uint64_t size) {
+SC_HOT void sc_alloc_add(uint64_t base, uint64_t size, int host) {
     if (base == 0) return;
     uint64_t hi = sc_range_end(base, size);
+    uint32_t kind = host ? SC_ALLOC_HOST : SC_ALLOC_DEVICE;
     write_begin();
     /* Pools hand out the same range again and again: flip it in place. */
     size_t i = upper(base);
     if (i > 0 && los[i - 1] == base && rs[i - 1].hi == hi) {
         rs[i - 1].freed = 0;
+        rs[i - 1].kind = kind;
         goto out;
     }
     /* Whatever overlapped is stale now: the allocator handed the bytes out again. */
     remove_range(base, hi, 0);
-    if (!insert_at(upper(base), base, hi)) goto out;
+    if (!insert_at(upper(base), base, hi, kind)) goto out;
     if (base < atomic_load(&minlo)) atomic_store(&minlo, base);
     if (hi > atomic_load(&maxhi)) atomic_store(&maxhi, hi);
 out:
     write_end();
 }
 
-SC_HOT void sc_alloc_free(uint64_t base) {
-    if (base == 0) return;
-    write_begin();
+/* Under the writers' lock: the live range at base becomes a recent free. */
+static inline __attribute__((always_inline)) void free_at(uint64_t base) {
     size_t i = upper(base);
     if (i > 0 && los[i - 1] == base && !rs[i - 1].freed) {
         if (ring_len == RECENT_FREES) {
@@ -202,6 +204,27 @@ SC_HOT void sc_alloc_free(uint64_t base) {
         ring[ring_next].gen = free_gen;
         ring_next = (ring_next + 1) % RECENT_FREES;
         ring_len++;
+    }
+}
+
+SC_HOT void sc_alloc_free(uint64_t base) {
+    if (base == 0) return;
+    write_begin();
+    free_at(base);
+    write_end();
+}
+
+/* An unmap: every live range that starts in [lo, hi), the mappings side by
+ * side that one call unmaps. */
+void sc_alloc_free_range(uint64_t lo, uint64_t hi) {
+    if (lo == 0) return;
+    write_begin();
+    size_t i = upper(lo);
+    if (i > 0 && los[i - 1] == lo) i--;
+    while (i < nrs && los[i] < hi) {
+        uint64_t at = los[i];
+        if (!rs[i].freed) free_at(at);
+        i = upper(at); /* the free may have shifted the array */
     }
     write_end();
 }
@@ -221,7 +244,7 @@ SC_HOT static uint64_t holding(uint64_t addr) {
         len -= half;
     }
     size_t j = (size_t)(b - a->los) + (*b <= addr);
-    return j > 0 && addr < a->rs[j - 1].hi;
+    return j > 0 && addr < a->rs[j - 1].hi ? a->rs[j - 1].kind : 0;
 }
 
 SC_HOT void sc_alloc_bounds(uint64_t *lo, uint64_t *hi) {

@@ -37,11 +37,23 @@ static const sc_api_row table[] = {
     {"cuEventQuery", sc_dec_event_query, 0, 0},
     {"cuMemAllocAsync", sc_dec_malloc_async, 1, 0},
     {"cuMemAllocFromPoolAsync", sc_dec_malloc_pool, 1, 0},
-    {"cuMemAlloc_v2", sc_dec_malloc, 0, 0},
-    {"cuMemAllocManaged", sc_dec_malloc, 0, 0},
+    {"cuMemAlloc_v2", sc_dec_malloc, 0, FAMILY_DEVICE}, /* elem: the allocation family */
+    {"cuMemAllocManaged", sc_dec_malloc, 0, FAMILY_MANAGED},
     {"cuMemAllocPitch_v2", sc_dec_malloc_pitch, 0, 0},
+    {"cuMemAllocHost_v2", sc_dec_malloc_host, 0, 0}, /* v1 had a 32-bit size */
+    {"cuMemHostAlloc", sc_dec_malloc_host, 0, 0},
+    {"cuMemHostRegister", sc_dec_host_register, 0, 0}, /* v1 and _v2 take the same parameters */
+    {"cuMemHostRegister_v2", sc_dec_host_register, 0, 0},
     {"cuMemFreeAsync", sc_dec_free_async, 1, 0},
     {"cuMemFree_v2", sc_dec_free, 0, 0},
+    {"cuMemFreeHost", sc_dec_free_host, 0, FAMILY_HOST}, /* elem: the family the API frees */
+    {"cuMemHostUnregister", sc_dec_free_host, 0, FAMILY_REGISTERED},
+    {"cuMemMap", sc_dec_vmm_map, 0, 0},
+    {"cuMemUnmap", sc_dec_vmm_unmap, 0, 0},
+    {"cuMemPoolSetAttribute", sc_dec_pool_set_attr, 0, 0},
+    {"cuDeviceSetMemPool", sc_dec_device_set_pool, 0, 0},
+    {"cuMemSetMemPool", sc_dec_mem_set_pool, 0, 0},
+    {"cuMemPoolTrimTo", sc_dec_pool_trim, 0, 0},
     {"cuLaunchKernel", sc_dec_launch, 1, 0},
     {"cuLaunchCooperativeKernel", sc_dec_launch_coop, 1, 0},
     {"cuLaunchKernelEx", sc_dec_launch_ex, 1, 0},
@@ -170,16 +182,28 @@ static const char *rt_exact[] = {
     "cudaStreamQuery", "cudaStreamBeginCapture", "cudaStreamBeginCaptureToGraph", "cudaStreamEndCapture",
     "cudaMemPoolExportToShareableHandle", "cudaMemPoolImportFromShareableHandle", "cudaMemPoolExportPointer",
     "cudaMemPoolImportPointer", "cudaIpcGetEventHandle", "cudaIpcOpenEventHandle", "cudaIpcGetMemHandle",
-    "cudaIpcOpenMemHandle", "cudaIpcCloseMemHandle",
+    "cudaIpcOpenMemHandle", "cudaIpcCloseMemHandle", "cudaMallocHost", "cudaHostAlloc", "cudaFreeHost",
+    "cudaHostRegister", "cudaHostUnregister", "cudaMemPoolSetAttribute", "cudaDeviceSetMemPool", "cudaMemSetMemPool",
+    "cudaMemPoolTrimTo",
 };
 static const char *rt_prefix[] = {"cudaMemcpy", "cudaMemset", "cudaEvent"};
 
 /* The frees and destroys, announced at their entry (releases.c). */
 static uint8_t release_kind(sc_decoder d) {
-    if (d == sc_dec_free || d == sc_dec_free_async || d == sc_dec_ipc_mem_close) return SC_REL_MEMORY;
+    if (d == sc_dec_free || d == sc_dec_free_async || d == sc_dec_ipc_mem_close || d == sc_dec_free_host)
+        return SC_REL_MEMORY;
+    if (d == sc_dec_vmm_unmap) return SC_REL_UNMAP;
     if (d == sc_dec_stream_destroy) return SC_REL_STREAM;
     if (d == sc_dec_event_destroy) return SC_REL_EVENT;
     return 0;
+}
+
+/* The synchronous allocations and frees, whose time inside the call is
+ * recorded (model.Event.Dur): their entry callback reads the clock. No
+ * other call pays for it. */
+static uint8_t timed(sc_decoder d) {
+    return d == sc_dec_malloc || d == sc_dec_malloc_pitch || d == sc_dec_malloc_host || d == sc_dec_host_register ||
+           d == sc_dec_free || d == sc_dec_free_host;
 }
 
 sc_drv_info sc_drv_calls[MAXCB];
@@ -227,8 +251,9 @@ int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, c
         if (pt) base[strlen(base) - 5] = 0;
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
             if (strcmp(base, table[i].name) != 0) continue;
-            sc_drv_calls[cbid] = (sc_drv_info){table[i].decode, table[i].async, table[i].elem, (uint8_t)pt,
-                                               release_kind(table[i].decode)};
+            uint8_t rel = release_kind(table[i].decode), tm = timed(table[i].decode);
+            sc_drv_calls[cbid] =
+                (sc_drv_info){table[i].decode, table[i].async, table[i].elem, (uint8_t)pt, rel, tm, rel || tm};
             sc_drv_disp[cbid] = strdup(sc_display_name(name, disp, sizeof disp));
             if (enable(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS)
                 ndrv++;

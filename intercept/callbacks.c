@@ -147,10 +147,10 @@ SC_HOT static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_
     sc_call c = {ts, cb, pp, ev.result == CUDA_SUCCESS, in.async, in.elem, in.pt, -1, 0, &more};
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
+    ev.device = device_of(ts, cb->context); /* a decoder may name another (cuDeviceSetMemPool's) */
     int n = in.decode(&c, &ev);
     if (!n || !ev.op) return;
 
-    ev.device = device_of(ts, cb->context);
     if (ev.flags & FLAG_PEER) {
         /* cuMemcpyPeer is serialized with all work of the current device and
          * of both sides' devices: the analyzer needs to know which. */
@@ -183,23 +183,45 @@ SC_HOT static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_
     sc_emit(ts, &ev);
     if (n == 2) emit_more(ts, &ev, &more);
     phase_done(SC_PHASE_EMIT, &t);
-    if (c.alloc_add >= 0) sc_alloc_add((uint64_t)c.alloc_add, ev.size);
-    if (c.alloc_free) sc_alloc_free(c.alloc_free);
+    if (c.alloc_add >= 0) sc_alloc_add((uint64_t)c.alloc_add, ev.size, ev.ext && ev.ext->family >= FAMILY_HOST);
+    if (c.alloc_free) {
+        if (ev.op != OP_VMM_UNMAP)
+            sc_alloc_free(c.alloc_free);
+        else
+            sc_alloc_free_range(c.alloc_free, sc_range_end(ev.ptr, ev.size));
+    }
     phase_done(SC_PHASE_MAP, &t);
 }
 
 /* At the entry of a free or destroy: what it gives back (releases.c). */
-SC_HOT static void announce_release(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
+SC_HOT static inline __attribute__((always_inline)) void announce_release(sc_tstate *ts, CUpti_CallbackId cbid,
+                                                                       const sc_CUpti_CallbackData *cb) {
     const void *pp = cb->functionParams;
     if (!pp) return;
     uint64_t v = 0;
     uint8_t rel = sc_drv_calls[cbid].release;
-    switch (rel) { /* the first parameter of cuMemFree, cuMemFreeAsync, cuIpcCloseMemHandle, cuStreamDestroy, cuEventDestroy */
+    switch (rel) { /* the first parameter of cuMemFree, cuMemFreeAsync, cuMemFreeHost, cuMemHostUnregister,
+                    * cuIpcCloseMemHandle, cuStreamDestroy, cuEventDestroy */
     case SC_REL_MEMORY: v = ((const p_cuMemFree *)pp)->dptr; break;
+    case SC_REL_UNMAP: { /* cuMemUnmap: the range it names, which may hold several mappings */
+        const p_cuMemUnmap *u = pp;
+        if (u->ptr) sc_release_begin(ts, SC_REL_MEMORY, u->ptr, sc_range_end(u->ptr, u->size));
+        return;
+    }
     case SC_REL_STREAM: v = (uint64_t)(uintptr_t)((const p_stream_first *)pp)->hStream; break;
     case SC_REL_EVENT: v = (uint64_t)(uintptr_t)((const p_event_first *)pp)->hEvent; break;
     }
     if (v) sc_release_begin(ts, rel, v, rel == SC_REL_MEMORY ? sc_alloc_end_of(v) : v + 1);
+}
+
+/* At the entry of a timed call (a synchronous allocation or free): a
+ * free's announcement, then the clock, for sc_call_dur at its exit. */
+SC_COLD static void timed_entry(sc_tstate *ts, CUpti_CallbackId cbid, const sc_CUpti_CallbackData *cb) {
+    ts->busy = 1;
+    announce_release(ts, cbid, cb);
+    ts->busy = 0;
+    /* Last, so that the time inside the call leaves our own out. */
+    if (cb->correlationData) *cb->correlationData = (uint64_t)sc_now_ns();
 }
 
 SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {
@@ -210,16 +232,20 @@ SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callb
     const sc_CUpti_CallbackData *cb = cbdata;
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     int driver_exit = driver && cb->callbackSite == CUPTI_API_EXIT;
-    /* Driver entries matter only for frees and destroys. */
-    if (driver && (!sc_drv_calls[cbid].decode || (!driver_exit && !sc_drv_calls[cbid].release))) return;
+    /* Driver entries matter only for frees and destroys, and the timed calls. */
+    if (driver && (!sc_drv_calls[cbid].decode || (!driver_exit && !sc_drv_calls[cbid].entry))) return;
     if (!driver && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
     int saved = errno; /* the program must never see ours */
     sc_tstate *ts = sc_tls();
     if (ts && !ts->busy) {
         if (driver && !driver_exit) {
-            ts->busy = 1;
-            announce_release(ts, cbid, cb);
-            ts->busy = 0;
+            if (sc_drv_calls[cbid].timed) {
+                timed_entry(ts, cbid, cb);
+            } else {
+                ts->busy = 1;
+                announce_release(ts, cbid, cb);
+                ts->busy = 0;
+            }
         } else if (driver_exit) {
             ts->busy = 1; /* the driver calls we make re-enter this callback */
             if (sc_stats) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/internal/shimbuild"
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -27,10 +29,17 @@ var updateCases = flag.Bool("update", false, "rewrite the want.jsonl sections of
 //	                  its helpers, as a program and the driver make them
 //	-- want.jsonl --  the trace the shim records of it, as JSON Lines
 //	                  (model.JSONLWriter) without the fields that change
-//	                  from run to run: tid, time and stack
+//	                  from run to run: tid, time, stack and dur
+//	-- findings --    optional: the rules of the findings the checker
+//	                  makes of the recorded trace (its stacks included),
+//	                  one a line, in order
+//
+// Of dur, every case checks that the shim times the synchronous
+// allocations and frees (malloc, free) and no other call.
 //
 // The case runs with the shim injected and runtime names on; -update
-// rewrites want.jsonl from what the shim recorded.
+// rewrites want.jsonl (and findings, where the case has them) from what the
+// shim recorded.
 func TestShimCases(t *testing.T) {
 	files, err := filepath.Glob("testdata/cases/*.txtar")
 	if err != nil {
@@ -51,13 +60,15 @@ func runCase(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var program, want *txtar.File
+	var program, want, findings *txtar.File
 	for i := range ar.Files {
 		switch f := &ar.Files[i]; f.Name {
 		case "program.c":
 			program = f
 		case "want.jsonl":
 			want = f
+		case "findings":
+			findings = f
 		default:
 			t.Fatalf("%s: unknown section %q", file, f.Name)
 		}
@@ -82,8 +93,17 @@ func runCase(t *testing.T, file string) {
 	if r.state.ExitCode() != 0 {
 		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
 	}
-	got := caseJSONL(t, r.onlyTrace(t))
+	tr := r.onlyTrace(t)
+	checkTimed(t, tr)
+	got := caseJSONL(t, tr)
+	var rules []byte
+	if findings != nil {
+		rules = caseFindings(t, tr.path)
+	}
 	if *updateCases {
+		if findings != nil {
+			findings.Data = rules
+		}
 		if want == nil {
 			ar.Files = append(ar.Files, txtar.File{Name: "want.jsonl"})
 			want = &ar.Files[len(ar.Files)-1]
@@ -99,6 +119,40 @@ func runCase(t *testing.T, file string) {
 	}
 	if w := normalizeJSONL(t, want.Data); !bytes.Equal(got, w) {
 		t.Errorf("recorded:\n%s\nwant:\n%s", got, w)
+	}
+	if findings != nil && !bytes.Equal(rules, findings.Data) {
+		t.Errorf("findings of the recorded trace:\n%s\nwant:\n%s", rules, findings.Data)
+	}
+}
+
+// caseFindings returns the rules of the checker's findings of the trace at
+// path, one a line.
+func caseFindings(t *testing.T, path string) []byte {
+	t.Helper()
+	r, c, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := checker.Check(path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "%s %s\n", f.Severity, f.Rule)
+	}
+	return b.Bytes()
+}
+
+// checkTimed checks that the events of synchronous allocations and frees,
+// and only those, say how long their call took.
+func checkTimed(t *testing.T, tr trace) {
+	t.Helper()
+	for _, ev := range tr.events {
+		if timed := ev.Op == model.OpMalloc || ev.Op == model.OpFree; timed != (ev.Dur != 0) {
+			t.Errorf("event %d (%v, %s): dur %d", ev.Seq, ev.Op, tr.tab.String(ev.API), ev.Dur)
+		}
 	}
 }
 
@@ -135,6 +189,7 @@ func normalizeJSONL(t *testing.T, data []byte) []byte {
 		delete(m, "tid")
 		delete(m, "time")
 		delete(m, "stack")
+		delete(m, "dur")
 		b, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)

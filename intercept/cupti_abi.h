@@ -181,6 +181,31 @@ typedef struct { CUdeviceptr *dptr; size_t bytesize; CUmemoryPool pool; CUstream
 typedef struct { CUdeviceptr *dptr; size_t bytesize; } p_cuMemAlloc;
 /* cuMemAllocPitch_v2 */
 typedef struct { CUdeviceptr *dptr; size_t *pPitch; size_t WidthInBytes; size_t Height; unsigned int ElementSizeBytes; } p_cuMemAllocPitch;
+/* cuMemAllocHost_v2 (pp, bytesize), cuMemHostAlloc (one more unsigned Flags after) */
+typedef struct { void **pp; size_t bytesize; } p_cuMemAllocHost;
+/* cuMemHostRegister(_v2) (p, bytesize, Flags) */
+typedef struct { void *p; size_t bytesize; unsigned int Flags; } p_cuMemHostRegister;
+/* cuMemFreeHost, cuMemHostUnregister: the host address, read as p_cuMemFree's dptr at entry (releases.c) */
+typedef struct { void *p; } p_cuMemFreeHost;
+/* Virtual memory management: cuMemMap(ptr, size, offset, handle, flags),
+ * cuMemUnmap(ptr, size). A CUmemGenericAllocationHandle is an unsigned long long. */
+typedef struct { CUdeviceptr ptr; size_t size; size_t offset; unsigned long long handle; unsigned long long flags; } p_cuMemMap;
+typedef struct { CUdeviceptr ptr; size_t size; } p_cuMemUnmap;
+/* Pool attributes: cuMemPoolSetAttribute(pool, attr, value), cuDeviceSetMemPool(dev, pool),
+ * cuMemPoolTrimTo(pool, minBytesToKeep), and CUDA 13's cuMemSetMemPool(location, type, pool). */
+typedef struct { CUmemoryPool pool; int attr; void *value; } p_cuMemPoolSetAttribute;
+typedef struct { CUdevice dev; CUmemoryPool pool; } p_cuDeviceSetMemPool;
+typedef struct { CUmemoryPool pool; size_t minBytesToKeep; } p_cuMemPoolTrimTo;
+typedef struct { int type; int id; } sc_CUmemLocation; /* CUmemLocation */
+typedef struct { const sc_CUmemLocation *location; int type; CUmemoryPool pool; } p_cuMemSetMemPool;
+#define SC_MEM_LOCATION_TYPE_DEVICE 1   /* CU_MEM_LOCATION_TYPE_DEVICE */
+#define SC_MEM_ALLOCATION_TYPE_PINNED 1 /* CU_MEM_ALLOCATION_TYPE_PINNED: the pool cuMemAllocAsync takes from */
+/* CUmemPool_attribute: 1-3 (the reuse policies) take an int, 4-8 (the
+ * release threshold, the reserved and used memory counters) a cuuint64_t. */
+#define SC_MEMPOOL_ATTR_REUSE_FIRST 1
+#define SC_MEMPOOL_ATTR_REUSE_LAST 3
+#define SC_MEMPOOL_ATTR_RELEASE_THRESHOLD 4 /* ops.h's POOL_ATTR_RELEASE_THRESHOLD, the model's */
+#define SC_MEMPOOL_ATTR_USED_MEM_HIGH 8
 /* cuMemFreeAsync */
 typedef struct { CUdeviceptr dptr; CUstream hStream; } p_cuMemFreeAsync;
 /* cuMemFree_v2 */
@@ -530,6 +555,14 @@ SC_ABI_AT(p_cuMemAllocAsync, hStream, 16);
 SC_ABI_AT(p_cuMemAllocFromPoolAsync, pool, 16);
 SC_ABI_AT(p_cuMemAllocFromPoolAsync, hStream, 24);
 SC_ABI_AT(p_cuMemcpy2D, hStream, 8);
+/* generated_cuda_meta.h's layouts of the allocation families' and pool
+ * attributes' parameters (natural alignment: the CUDA 13.0 headers'). */
+SC_ABI_AT(p_cuMemAllocPitch, ElementSizeBytes, 32);
+SC_ABI_AT(p_cuMemHostRegister, Flags, 16);
+SC_ABI_AT(p_cuMemMap, handle, 24);
+SC_ABI_AT(p_cuMemPoolSetAttribute, value, 16);
+SC_ABI_AT(p_cuDeviceSetMemPool, pool, 8);
+SC_ABI_AT(p_cuMemSetMemPool, pool, 16);
 SC_ABI_AT(p_cuLaunchCooperativeKernel, hStream, 40);
 SC_ABI_AT(p_cuStreamWaitEvent, Flags, 16);
 SC_ABI_AT(sc_CUDA_MEMCPY2D, srcDevice, 32);

@@ -63,6 +63,8 @@ typedef struct {
     sc_decoder decode; /* NULL: not recorded */
     uint8_t async, elem, pt;
     uint8_t release; /* SC_REL_*: a free or destroy, announced at its entry (releases.c) */
+    uint8_t timed;   /* a synchronous allocation or free: its entry stamps the clock (sc_call_dur) */
+    uint8_t entry;   /* release or timed: the entry callback has work (one byte to test per callback) */
 } sc_drv_info;
 
 extern sc_drv_info sc_drv_calls[MAXCB];
@@ -99,6 +101,26 @@ static inline int set_op(const sc_call *c, sc_event *ev) {
     ev->op = c->async ? OP_MEMSET_ASYNC : OP_MEMSET;
     if (!c->async) ev->stream = c->pt ? 2 : 0;
     return 1;
+}
+
+/* The thread's sc_ext, cleared, as ev's fields 30 on: for the calls that
+ * have them (synchronous allocations and frees, pool attributes). */
+static inline sc_ext *sc_ext_begin(sc_call *c, sc_event *ev) {
+    sc_ext *x = &c->ts->ext;
+    memset(x, 0, sizeof *x);
+    ev->ext = x;
+    return x;
+}
+
+/* The host time inside a timed call (sc_drv_info.timed): its entry
+ * callback left the clock in CUPTI's correlation data, shared by the
+ * call's entry and exit callbacks. 0 when the entry was not seen. */
+static inline uint64_t sc_call_dur(const sc_call *c) {
+    uint64_t *t0 = c->cb->correlationData;
+    if (!t0 || !*t0) return 0;
+    int64_t d = sc_now_ns() - (int64_t)*t0;
+    *t0 = 0;
+    return d > 0 ? (uint64_t)d : 1; /* 0 would say "not recorded" */
 }
 
 /* For the decoders of calls that may bring more than one event. */
@@ -140,10 +162,19 @@ SC_HIDDEN int sc_dec_ctx_sync(sc_call *c, sc_event *ev); /* cuCtxSynchronize: no
 /* decode_allocs.c: allocations, frees, pools and interprocess handles */
 SC_HIDDEN int sc_dec_malloc_async(sc_call *c, sc_event *ev);
 SC_HIDDEN int sc_dec_malloc_pool(sc_call *c, sc_event *ev);
-SC_HIDDEN int sc_dec_malloc(sc_call *c, sc_event *ev);
-SC_HIDDEN int sc_dec_malloc_pitch(sc_call *c, sc_event *ev);
+SC_HIDDEN int sc_dec_malloc(sc_call *c, sc_event *ev);         /* cuMemAlloc_v2, cuMemAllocManaged; elem: FAMILY_* */
+SC_HIDDEN int sc_dec_malloc_pitch(sc_call *c, sc_event *ev);   /* cuMemAllocPitch_v2 */
+SC_HIDDEN int sc_dec_malloc_host(sc_call *c, sc_event *ev);    /* cuMemAllocHost_v2, cuMemHostAlloc */
+SC_HIDDEN int sc_dec_host_register(sc_call *c, sc_event *ev);  /* cuMemHostRegister(_v2) */
 SC_HIDDEN int sc_dec_free_async(sc_call *c, sc_event *ev);
-SC_HIDDEN int sc_dec_free(sc_call *c, sc_event *ev);
+SC_HIDDEN int sc_dec_free(sc_call *c, sc_event *ev);            /* cuMemFree_v2 */
+SC_HIDDEN int sc_dec_free_host(sc_call *c, sc_event *ev);       /* cuMemFreeHost, cuMemHostUnregister; elem: FAMILY_* */
+SC_HIDDEN int sc_dec_vmm_map(sc_call *c, sc_event *ev);         /* cuMemMap */
+SC_HIDDEN int sc_dec_vmm_unmap(sc_call *c, sc_event *ev);       /* cuMemUnmap */
+SC_HIDDEN int sc_dec_pool_set_attr(sc_call *c, sc_event *ev);   /* cuMemPoolSetAttribute */
+SC_HIDDEN int sc_dec_device_set_pool(sc_call *c, sc_event *ev); /* cuDeviceSetMemPool */
+SC_HIDDEN int sc_dec_mem_set_pool(sc_call *c, sc_event *ev);    /* cuMemSetMemPool (CUDA 13): a device's */
+SC_HIDDEN int sc_dec_pool_trim(sc_call *c, sc_event *ev);       /* cuMemPoolTrimTo */
 SC_HIDDEN int sc_dec_pool_create(sc_call *c, sc_event *ev);
 SC_HIDDEN int sc_dec_pool_export(sc_call *c, sc_event *ev);
 SC_HIDDEN int sc_dec_pool_import(sc_call *c, sc_event *ev);

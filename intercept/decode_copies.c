@@ -21,7 +21,12 @@ static uint32_t host_flags(const void *p) {
 
 /* Side of a unified-address pointer: 1 device, 0 host (flags set), -1 unknown. */
 static int classify(uint64_t p, uint32_t *flags) {
-    if (sc_alloc_contains(p)) return 1;
+    switch (sc_alloc_contains(p)) {
+    case SC_ALLOC_DEVICE: return 1;
+    case SC_ALLOC_HOST: /* recorded pinned or registered host memory */
+        *flags |= FLAG_PINNED;
+        return 0;
+    }
     unsigned int mt = 0;
     if (!sc_drv.cuPointerGetAttribute) return -1;
     if (sc_drv.cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS) {

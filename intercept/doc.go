@@ -40,7 +40,11 @@
 // It subscribes to CUPTI callbacks (libcupti is loaded at run time) and
 // records, at the exit of each driver call, the stream-ordered operations
 // the analyzer needs: stream and event lifetimes, records, waits and
-// synchronizations, allocations and frees (stream-ordered and not), kernel
+// synchronizations, allocations and frees (stream-ordered, and each
+// synchronous family: device, pitched, managed, pinned and registered host
+// memory, with the family and the time spent inside the call), virtual
+// memory mappings (cuMemMap, cuMemUnmap), pool attributes, the device's
+// current pool and pool trims (a device's default pool as pool 0), kernel
 // launches with the device addresses found in their parameters, copies,
 // memsets (batched copies one event a copy), host functions, graph
 // capture (with the graph each capture builds, from cuStreamGetCaptureInfo,
@@ -71,6 +75,12 @@
 // frees or destroys the new owner. Kernel parameter layouts, cached per
 // function handle, are dropped when modules are unloaded or contexts
 // destroyed, since a handle may then name another kernel.
+//
+// The synchronous allocations and frees are timed: their entry callback
+// leaves the clock in CUPTI's correlation data, which the exit callback
+// reads (sc_call_dur). No other call's entry does more than before, and
+// their fields past field 29 (sc_ext) are written only for the events that
+// have them.
 //
 // # Environment
 //

@@ -434,7 +434,7 @@ func testBasic(t *testing.T, h how) {
 	if exitDesc(r.state) != "exit 7" || r.stdout != "fakeapp: basic done, errno kept\n" {
 		t.Errorf("fakeapp: %s, stdout %q", exitDesc(r.state), r.stdout)
 	}
-	if !strings.Contains(r.stderr, "enabled: cuMemAlloc=0 cudaGetDevice=0 cuLaunchKernel=1 cudaMallocAsync=1") {
+	if !strings.Contains(r.stderr, "enabled: cuMemAlloc=0 cudaGetDevice=0 cuLaunchKernel=1 cudaMallocAsync=1 cuMemAllocHost=0 cuMemAllocHost_v2=1") {
 		t.Errorf("callbacks enabled wrongly: stderr %q", r.stderr)
 	}
 	if strings.Contains(r.stderr, "streamcheck:") {

@@ -217,6 +217,8 @@ static int load_driver(char *why, size_t whylen) {
             h, "cuStreamGetCaptureInfo_v3");
     sc_drv.cuStreamGetCaptureInfo_v2 = (CUresult(*)(CUstream, int *, uint64_t *, CUgraph *, const void **, size_t *))dlsym(
         h, "cuStreamGetCaptureInfo_v2");
+    sc_drv.cuDeviceGetCount = (CUresult(*)(int *))dlsym(h, "cuDeviceGetCount");
+    sc_drv.cuDeviceGetDefaultMemPool = (CUresult(*)(CUmemoryPool *, CUdevice))dlsym(h, "cuDeviceGetDefaultMemPool");
     return 1;
 }
 

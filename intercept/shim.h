@@ -21,7 +21,9 @@
 
 #include "cupti_abi.h"
 
-#define SC_VERSION "streamcheck-intercept 0.1.0 (trace format 1)"
+/* 0.2: records pool attributes (pool_set_attr), allocation families and the
+ * time inside synchronous allocations and frees (model.Process.RecordsPoolAttributes). */
+#define SC_VERSION "streamcheck-intercept 0.2.0 (trace format 1)"
 #define SC_EXPORT __attribute__((visibility("default")))
 #define SC_HIDDEN __attribute__((visibility("hidden")))
 /* The per-call path: GCC puts these functions side by side (.text.hot), so
@@ -54,6 +56,18 @@ enum {
 #define SC_MAX_STRING 65536    /* longer strings (kernel names) are cut */
 #define SC_PAYLOAD_MAX (320 + SC_MAX_PTRS * 10) /* every field at its longest fits */
 
+/* The fields of an event record after field 29 (dur, family, pitch,
+ * height, attr): only synchronous allocations and frees and the pool
+ * attribute calls have them, so they live apart from sc_event, which the
+ * per-call path clears for every call. A decoder that sets them points
+ * ev->ext at its thread's (sc_tstate.ext, filled by sc_ext_begin). */
+typedef struct {
+    uint64_t dur;           /* host ns inside the call (entry to exit), 0 not timed */
+    uint64_t pitch, height; /* FAMILY_PITCHED: the row pitch returned and the rows */
+    uint32_t family;        /* FAMILY_* (ops.h) */
+    uint32_t attr;          /* OP_POOL_SET_ATTR: CUmemPool_attribute (value in sc_event.value) */
+} sc_ext;
+
 /* One event as the handlers fill it; the trace writer adds seq and time. */
 typedef struct {
     uint32_t op;
@@ -61,6 +75,7 @@ typedef struct {
     uint32_t api;   /* string id */
     uint32_t stack; /* stack id */
     int32_t result;
+    uint32_t nweak; /* OP_LAUNCH: how many of the last ptrs are weak matches (params.c) */
     uint64_t stream, event, ptr, size, src;
     uint32_t kind, flags;
     uint64_t pool;
@@ -73,8 +88,7 @@ typedef struct {
     uint64_t node;              /* the graph node an OP_GRAPH_EVENT_*_NODE sets, an OP_GRAPH_FORGET destroys or changes */
     uint64_t value;             /* OP_STREAM_MEMOP: the value waited for or written */
     uint32_t memop, mem_flags;  /* OP_STREAM_MEMOP: CUDA's CUstreamBatchMemOpType and the operation's flags */
-    uint32_t nweak;             /* OP_LAUNCH: how many of the last ptrs are weak matches (params.c) */
-    uint32_t unused;            /* keeps the size a multiple of 16 (event_clear) */
+    const sc_ext *ext;          /* fields 30 on, or NULL: none (most events) */
 } sc_event;
 
 /* A launch's parameter words being looked up in the allocation map: they
@@ -104,6 +118,7 @@ typedef struct {
     sc_stackcache *stackcache; /* stacks.c */
     struct sc_pylines *pylines; /* pylines.c */
     uint32_t release_slot;     /* releases.c: 1 + this thread's slot, 0 none yet */
+    sc_ext ext;                /* the current event's fields 30 on, when it has them (sc_event.ext) */
     uint64_t ptrs[SC_MAX_PTRS];
     uint64_t sort_tmp[SC_MAX_PTRS]; /* scratch for sorting ptrs */
     uint8_t payload[SC_PAYLOAD_MAX];
@@ -186,9 +201,13 @@ static inline uint64_t sc_range_end(uint64_t base, uint64_t size) {
 }
 
 /* ---- allocmap.c ---- */
-SC_HIDDEN void sc_alloc_add(uint64_t base, uint64_t size);
+/* host: pinned or registered host memory (a unified-address copy's host side) */
+SC_HIDDEN void sc_alloc_add(uint64_t base, uint64_t size, int host);
 SC_HIDDEN void sc_alloc_free(uint64_t base);
-SC_HIDDEN int sc_alloc_contains(uint64_t addr); /* live or recently freed */
+SC_HIDDEN void sc_alloc_free_range(uint64_t lo, uint64_t hi); /* every live range starting in [lo, hi): an unmap */
+/* live or recently freed: 0 not in the map, SC_ALLOC_DEVICE, or SC_ALLOC_HOST for host memory */
+enum { SC_ALLOC_DEVICE = 1, SC_ALLOC_HOST = 2 };
+SC_HIDDEN int sc_alloc_contains(uint64_t addr);
 SC_HIDDEN uint64_t sc_alloc_end_of(uint64_t base); /* the end of the live range starting at base, else base + 1 */
 SC_HIDDEN void sc_alloc_bounds(uint64_t *lo, uint64_t *hi); /* [lo, hi) holds every range */
 /* hit[i] = w[i] is in a live range, or in a recently freed one unless live_only[i]. */
@@ -199,6 +218,9 @@ SC_HIDDEN void sc_alloc_atfork_child(void);
 
 /* ---- releases.c: a free or destroy recorded before what reuses its memory or handle ---- */
 enum { SC_REL_MEMORY = 1, SC_REL_STREAM, SC_REL_EVENT };
+/* In the table only (sc_drv_info.release): cuMemUnmap, announced as
+ * SC_REL_MEMORY of the range its parameters name. */
+#define SC_REL_UNMAP 4
 SC_HIDDEN void sc_release_begin(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi); /* at the call's entry */
 SC_HIDDEN void sc_release_end(sc_tstate *ts);    /* at its exit, once its event is in the trace */
 SC_HIDDEN void sc_release_forget(sc_tstate *ts); /* thread exit */
@@ -231,6 +253,8 @@ typedef struct {
     CUresult (*cuStreamGetCaptureInfo_v3)(CUstream, int *, uint64_t *, CUgraph *, const void **, const void **,
                                           size_t *);
     CUresult (*cuStreamGetCaptureInfo_v2)(CUstream, int *, uint64_t *, CUgraph *, const void **, size_t *);
+    CUresult (*cuDeviceGetCount)(int *);
+    CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice); /* CUDA 11.2 and later */
 } sc_driver_fns;
 extern sc_driver_fns sc_drv;
 

@@ -427,7 +427,19 @@ int sc_trace_writable_locked(void) {
 
 /* ---- events ---- */
 
-/* Fields 6..29 (api .. ptrs, then the optional ones). */
+/* The optional fields from 21 on, opt[0..nopt), then fields 30..34 of x
+ * (sc_ext): each written only with those after it that are set. */
+SC_COLD static size_t encode_ext(uint8_t *p, const uint64_t *opt, size_t nopt, const sc_ext *x) {
+    uint64_t g[] = {x->dur, x->family, x->pitch, x->height, x->attr};
+    size_t ng = sizeof g / sizeof g[0];
+    while (ng > 0 && g[ng - 1] == 0) ng--;
+    if (ng == 0)
+        while (nopt > 0 && opt[nopt - 1] == 0) nopt--;
+    size_t n = put_uvarints(p, opt, nopt);
+    return n + put_uvarints(p + n, g, ng);
+}
+
+/* Fields 6..34 (api .. ptrs, then the optional ones). */
 SC_HOT static size_t encode_tail(uint8_t *p, const sc_event *e) {
     uint64_t f[] = {e->api, e->stack, sc_zigzag(e->result), e->stream, e->event, e->ptr, e->size, e->src, e->kind,
                     e->flags, e->pool, e->kernel, sc_zigzag(e->prio), e->nptrs,
@@ -435,9 +447,10 @@ SC_HOT static size_t encode_tail(uint8_t *p, const sc_event *e) {
                     e->graph, e->exec, (uint32_t)e->peer_src, (uint32_t)e->peer_dst, e->node, e->memop, e->mem_flags,
                     e->value, e->nweak};
     size_t nf = sizeof f / sizeof f[0];
-    while (nf > 14 && f[nf - 1] == 0) nf--;
     size_t n = put_uvarints(p, f, 14);
     n += put_uvarints(p + n, e->ptrs, e->nptrs);
+    if (__builtin_expect(e->ext != NULL, 0)) return n + encode_ext(p + n, f + 14, nf - 14, e->ext);
+    while (nf > 14 && f[nf - 1] == 0) nf--;
     return n + put_uvarints(p + n, f + 14, nf - 14);
 }
 

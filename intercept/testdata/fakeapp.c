@@ -91,6 +91,82 @@ static CUresult d_launch(const char *name, CUfunction f, const char *sym, CUstre
     return 0;
 }
 
+/* ---- the allocation families, as the driver sees them ----
+ * Each calls the driver function (its parameters as CUDA 13 lays them
+ * out), fills what the driver returns when r is 0, and returns r: a case
+ * says which calls CUDA rejects. Unused outside the cases. */
+
+#define FAMILY_FN __attribute__((unused)) static
+
+/* A driver call whose parameters the case fills, returning r. */
+FAMILY_FN CUresult d_call(const char *name, void *params, CUresult r) {
+    fk_driver_enter(name, params, NULL);
+    fk_driver_exit(name, params, r, NULL);
+    return r;
+}
+
+/* A driver call that returns device memory of n bytes in *dp. */
+static CUresult device_alloc(const char *name, void *params, CUdeviceptr *dp, size_t n, CUresult r) {
+    fk_driver_enter(name, params, NULL);
+    if (r == 0) *dp = fk_device_alloc(n);
+    fk_driver_exit(name, params, r, NULL);
+    return r;
+}
+FAMILY_FN CUresult d_malloc(CUdeviceptr *dp, size_t n, CUresult r) {
+    cuMemAlloc_v2_params p = {dp, n};
+    return device_alloc("cuMemAlloc_v2", &p, dp, n, r);
+}
+FAMILY_FN CUresult d_malloc_managed(CUdeviceptr *dp, size_t n, unsigned flags, CUresult r) {
+    cuMemAllocManaged_params p = {dp, n, flags};
+    return device_alloc("cuMemAllocManaged", &p, dp, n, r);
+}
+/* Rows of width bytes padded to a pitch of 512. */
+FAMILY_FN CUresult d_malloc_pitch(CUdeviceptr *dp, size_t *pitch, size_t width, size_t height, CUresult r) {
+    cuMemAllocPitch_v2_params p = {dp, pitch, width, height, 4};
+    *pitch = (width + 511) / 512 * 512;
+    return device_alloc("cuMemAllocPitch_v2", &p, dp, *pitch * height, r);
+}
+FAMILY_FN CUresult d_free(CUdeviceptr d, CUresult r) {
+    cuMemFree_v2_params p = {d};
+    return d_call("cuMemFree_v2", &p, r);
+}
+
+/* Fake pinned host memory: addresses no other memory uses, never touched. */
+static uint64_t host_next = 0x7e1000000000ull;
+static CUresult pinned_alloc(const char *name, void *params, void **pp, size_t n, CUresult r) {
+    fk_driver_enter(name, params, NULL);
+    if (r == 0) {
+        *pp = (void *)(uintptr_t)host_next;
+        host_next += (n + 4095) / 4096 * 4096;
+        fk_register_pinned(*pp, n);
+    }
+    fk_driver_exit(name, params, r, NULL);
+    return r;
+}
+FAMILY_FN CUresult d_malloc_host(void **pp, size_t n, CUresult r) {
+    cuMemAllocHost_v2_params p = {pp, n};
+    return pinned_alloc("cuMemAllocHost_v2", &p, pp, n, r);
+}
+FAMILY_FN CUresult d_host_alloc(void **pp, size_t n, unsigned flags, CUresult r) {
+    cuMemHostAlloc_params p = {pp, n, flags};
+    return pinned_alloc("cuMemHostAlloc", &p, pp, n, r);
+}
+FAMILY_FN CUresult d_free_host(void *ptr, CUresult r) {
+    cuMemFreeHost_params p = {ptr};
+    return d_call("cuMemFreeHost", &p, r);
+}
+FAMILY_FN CUresult d_host_register(void *ptr, size_t n, unsigned flags, CUresult r) {
+    cuMemHostRegister_v2_params p = {ptr, n, flags};
+    fk_driver_enter("cuMemHostRegister_v2", &p, NULL);
+    if (r == 0) fk_register_pinned(ptr, n);
+    fk_driver_exit("cuMemHostRegister_v2", &p, r, NULL);
+    return r;
+}
+FAMILY_FN CUresult d_host_unregister(void *ptr, CUresult r) {
+    cuMemHostUnregister_params p = {ptr};
+    return d_call("cuMemHostUnregister", &p, r);
+}
+
 /* ---- fake runtime functions ---- */
 
 #define RT(name, call)                  \
@@ -396,9 +472,10 @@ static int basic(void) {
         fk_driver_exit("cuMemFree_v2", &a, 0, NULL);
         fk_runtime_exit("cudaFree_v3020", 0);
     }
-    fprintf(stderr, "enabled: cuMemAlloc=%d cudaGetDevice=%d cuLaunchKernel=%d cudaMallocAsync=%d\n",
+    fprintf(stderr, "enabled: cuMemAlloc=%d cudaGetDevice=%d cuLaunchKernel=%d cudaMallocAsync=%d cuMemAllocHost=%d "
+                    "cuMemAllocHost_v2=%d\n",
             fk_enabled(1, "cuMemAlloc"), fk_enabled(2, "cudaGetDevice_v3020"), fk_enabled(1, "cuLaunchKernel"),
-            fk_enabled(2, "cudaMallocAsync_v11020"));
+            fk_enabled(2, "cudaMallocAsync_v11020"), fk_enabled(1, "cuMemAllocHost"), fk_enabled(1, "cuMemAllocHost_v2"));
     printf("fakeapp: basic done, errno %s\n", e1 == 4242 ? "kept" : "CHANGED");
     return 7;
 }

@@ -110,8 +110,58 @@ typedef struct { CUgraphExec hGraphExec; } cuGraphExecDestroy_params;
 typedef struct { CUgraph hGraph; } cuGraphDestroy_params;
 typedef struct { CUmemoryPool *pool; const void *poolProps; } cuMemPoolCreate_params;
 
-/* Graph memory nodes, laid out as cuda.h declares them. */
+/* The allocation families: pinned, registered and managed memory, pitched
+ * allocations (cuMemAllocPitch_v2_params above), virtual memory mappings. */
+typedef struct { void **pp; size_t bytesize; } cuMemAllocHost_v2_params;
+typedef struct { void **pp; size_t bytesize; unsigned int Flags; } cuMemHostAlloc_params;
+typedef struct { void *p; } cuMemFreeHost_params;
+typedef struct { void *p; size_t bytesize; unsigned int Flags; } cuMemHostRegister_v2_params;
+typedef struct { void *p; } cuMemHostUnregister_params;
+typedef struct { CUdeviceptr *dptr; size_t bytesize; unsigned int flags; } cuMemAllocManaged_params;
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef uint64_t cuuint64_t;
+typedef struct { CUdeviceptr *ptr; size_t size; size_t alignment; CUdeviceptr addr; unsigned long long flags; } cuMemAddressReserve_params;
+typedef struct { CUdeviceptr ptr; size_t size; } cuMemAddressFree_params;
+typedef struct { CUmemGenericAllocationHandle *handle; size_t size; const void *prop; unsigned long long flags; } cuMemCreate_params;
+typedef struct { CUmemGenericAllocationHandle handle; } cuMemRelease_params;
 typedef struct {
+    CUdeviceptr ptr;
+    size_t size;
+    size_t offset;
+    CUmemGenericAllocationHandle handle;
+    unsigned long long flags;
+} cuMemMap_params;
+typedef struct { CUdeviceptr ptr; size_t size; } cuMemUnmap_params;
+typedef struct { CUdeviceptr ptr; size_t size; const void *desc; size_t count; } cuMemSetAccess_params;
+#define CU_MEMHOSTALLOC_PORTABLE 0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
+#define CU_MEMHOSTREGISTER_DEVICEMAP 0x02
+#define CU_MEM_ATTACH_GLOBAL 0x1
+
+/* Pools' attributes and the device's current pool. */
+typedef enum {
+    CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1,
+    CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+    CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+    CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+    CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+    CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+    CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+} CUmemPool_attribute;
+typedef struct { CUmemoryPool pool; CUmemPool_attribute attr; void *value; } cuMemPoolSetAttribute_params;
+typedef struct { CUdevice dev; CUmemoryPool pool; } cuDeviceSetMemPool_params;
+typedef struct { CUmemoryPool *pool; CUdevice dev; } cuDeviceGetMemPool_params;
+typedef struct { CUmemoryPool *pool_out; CUdevice dev; } cuDeviceGetDefaultMemPool_params;
+typedef struct { CUmemoryPool pool; size_t minBytesToKeep; } cuMemPoolTrimTo_params;
+struct CUmemLocation_st; /* CUmemLocation, declared below */
+typedef struct { struct CUmemLocation_st *location; int type; CUmemoryPool pool; } cuMemSetMemPool_params;
+#define CU_MEM_LOCATION_TYPE_DEVICE 1
+#define CU_MEM_LOCATION_TYPE_HOST 2
+#define CU_MEM_ALLOCATION_TYPE_PINNED 1
+
+/* Graph memory nodes, laid out as cuda.h declares them. */
+typedef struct CUmemLocation_st {
     int type, id;
 } CUmemLocation;
 typedef struct {
@@ -262,6 +312,10 @@ void fk_register_pinned(const void *p, size_t n);
 void fk_set_stream_flags(CUstream s, unsigned int flags, int prio);
 void fk_set_device(int dev);
 void fk_set_memory_device(CUdeviceptr p, size_t n, int dev); /* also the range cuPointerGetAttribute's RANGE_SIZE gives */
+/* The driver functions the shim calls itself: 2 devices, each with its
+ * default pool (0xde0000 + 0x100 * device). */
+CUresult cuDeviceGetCount(int *count);
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev);
 /* The graph cuStreamGetCaptureInfo says a capture on s builds (NULL: s is
  * not capturing). */
 void fk_set_capture_graph(CUstream s, CUgraph g);

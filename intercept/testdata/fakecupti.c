@@ -124,6 +124,26 @@ static const char *driver_names[] = {
     [107] = "cuIpcGetMemHandle",
     [108] = "cuIpcOpenMemHandle_v2",
     [109] = "cuIpcCloseMemHandle",
+    [110] = "cuMemAllocHost_v2",
+    [111] = "cuMemHostAlloc",
+    [112] = "cuMemFreeHost",
+    [113] = "cuMemHostRegister_v2",
+    [114] = "cuMemHostUnregister",
+    [115] = "cuMemAllocManaged",
+    [116] = "cuMemAddressReserve",
+    [117] = "cuMemCreate",
+    [118] = "cuMemMap",
+    [119] = "cuMemSetAccess",
+    [120] = "cuMemUnmap",
+    [121] = "cuMemRelease",
+    [122] = "cuMemAddressFree",
+    [123] = "cuMemPoolSetAttribute",
+    [124] = "cuDeviceGetDefaultMemPool",
+    [125] = "cuDeviceGetMemPool",
+    [126] = "cuDeviceSetMemPool",
+    [127] = "cuMemPoolTrimTo",
+    [128] = "cuMemSetMemPool",
+    [129] = "cuMemAllocHost", /* v1 layout (a 32-bit size): must not be enabled */
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",
@@ -168,6 +188,17 @@ static const char *runtime_names[] = {
     [40] = "cudaIpcGetMemHandle_v4010",
     [41] = "cudaIpcOpenMemHandle_v4010",
     [42] = "cudaIpcCloseMemHandle_v4010",
+    [43] = "cudaMallocHost_v3020",
+    [44] = "cudaHostAlloc_v3020",
+    [45] = "cudaFreeHost_v3020",
+    [46] = "cudaHostRegister_v4000",
+    [47] = "cudaHostUnregister_v4000",
+    [48] = "cudaMallocManaged_v6000",
+    [49] = "cudaMallocPitch_v3020",
+    [50] = "cudaMemPoolSetAttribute_v11020",
+    [51] = "cudaDeviceGetDefaultMemPool_v11020",
+    [52] = "cudaDeviceSetMemPool_v11020",
+    [53] = "cudaMemPoolTrimTo_v11020",
 };
 #define NDRV (sizeof driver_names / sizeof driver_names[0])
 #define NRT (sizeof runtime_names / sizeof runtime_names[0])
@@ -388,6 +419,17 @@ CUresult cuKernelGetParamInfo(void *kernel, size_t i, size_t *off, size_t *size)
 CUresult cuFuncGetParamInfo(void *func, size_t i, size_t *off, size_t *size) { return param_info(func, 1, i, off, size); }
 
 void fk_set_device(int dev) { cur_device = dev; }
+
+CUresult cuDeviceGetCount(int *count) {
+    *count = 2;
+    return 0;
+}
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev) {
+    if (dev < 0 || dev >= 2) return CUDA_ERROR_INVALID_VALUE;
+    *pool = (CUmemoryPool)(uintptr_t)(0xde0000 + 0x100 * dev);
+    return 0;
+}
 CUresult cuCtxGetDevice(CUdevice *d) {
     *d = cur_device;
     return 0;

@@ -83,10 +83,10 @@ static void *race_writer(void *arg) {
     for (long k = 0; !atomic_load(&race_stop); k++) {
         /* Low addresses shift the whole array; high ones make it grow. */
         uint64_t a = base + (uint64_t)(rand_r(&seed) % RSTABLE) * RSTEP + RCHURN_AT;
-        sc_alloc_add(a, 4096 + rand_r(&seed) % 8192);
+        sc_alloc_add(a, 4096 + rand_r(&seed) % 8192, 0);
         if (k % 3) sc_alloc_free(a);
         uint64_t b = top + (uint64_t)(k % 6000) * 0x10000;
-        sc_alloc_add(b, 4096);
+        sc_alloc_add(b, 4096, 0);
         if (k % 2) sc_alloc_free(b);
         race_writes++;
     }
@@ -94,7 +94,7 @@ static void *race_writer(void *arg) {
 }
 
 static int race(uint64_t base) {
-    for (int i = 0; i < RSTABLE; i++) sc_alloc_add(base + (uint64_t)i * RSTEP, 8192);
+    for (int i = 0; i < RSTABLE; i++) sc_alloc_add(base + (uint64_t)i * RSTEP, 8192, 0);
     enum { N = 64 };
     uint64_t w[N];
     uint8_t want[N], live_only[N], hit[N];
@@ -130,11 +130,11 @@ int main(int argc, char **argv) {
     const uint64_t base = 0x302000000ull;
     for (int i = 0; i < NALLOC; i++) {
         uint64_t a = base + (uint64_t)i * 0x100000;
-        sc_alloc_add(a, 4096 + (i % 7) * 512);
+        sc_alloc_add(a, 4096 + (i % 7) * 512, 0);
         if (i < NFREED) sc_alloc_free(a); /* the first ones fall out of the ring */
     }
     for (int i = NFREED - NREUSED; i < NFREED; i++) /* freed addresses handed out again, larger */
-        sc_alloc_add(base + (uint64_t)i * 0x100000 + 2048, 8192);
+        sc_alloc_add(base + (uint64_t)i * 0x100000 + 2048, 8192, 0);
     static uint64_t w[NW];
     static uint8_t live_only[NW], hit[NW];
     srand(1);
