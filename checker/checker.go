@@ -26,6 +26,10 @@ type Checker struct {
 	firstUse      []firstUse
 	programStacks map[model.StackID]bool
 	streamSites   map[hb.AgentID]streamSite // Computed at the first report.
+	// frameScratch holds a stack being resolved, resolvedStacks the
+	// frames of each stack resolved (resolve.go).
+	frameScratch   []Frame
+	resolvedStacks map[stackAPI]resolvedStack
 	// graphAllocs are the ranges a graph allocates, base -> end (a
 	// captured cudaMallocAsync, or a memory node: FlagGraphAlloc), which the
 	// program may free itself after each launch (graph memory is not

@@ -3,6 +3,7 @@ package checker
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -57,16 +58,24 @@ func isCUDAEntryPoint(fn string) bool {
 // userFrames returns the frames that are the program's own, and how many
 // were folded away. When every frame is the runtime's, all are kept.
 func userFrames(frames []Frame) ([]Frame, int) {
-	var user []Frame
+	// A finding keeps its frames until the report is written: allocate
+	// exactly what is kept, never frames itself (it may be scratch).
+	n := 0
+	for _, f := range frames {
+		if !runtimeFrame(f) {
+			n++
+		}
+	}
+	if n == 0 {
+		return slices.Clone(frames), 0
+	}
+	user := make([]Frame, 0, n)
 	for _, f := range frames {
 		if !runtimeFrame(f) {
 			user = append(user, f)
 		}
 	}
-	if len(user) == 0 {
-		return frames, 0
-	}
-	return user, len(frames) - len(user)
+	return user, len(frames) - n
 }
 
 // dropLaunchStub drops the innermost frames of a launch that are the

@@ -56,28 +56,7 @@ func (c *Checker) resolve(role string, a *access) Op {
 			o.StreamCreatedAt, o.StreamFirstUsedAt = site.created, site.firstUsed
 		}
 	}
-	if c.opts.Symbolize != nil && a.stack != 0 {
-		c.opts.Symbolize(c.tables, a.stack)
-	}
-	for _, f := range c.tables.Stack(a.stack) {
-		fr := Frame{Func: c.tables.String(f.Func), File: c.tables.String(f.File), Line: int(f.Line), PC: f.PC}
-		if f.Module != 0 {
-			m := c.tables.Module(f.Module)
-			fr.Module = c.tables.String(m.Path)
-			if f.PC >= m.Base {
-				fr.PC = f.PC - m.Base
-			}
-		}
-		o.Stack = append(o.Stack, fr)
-	}
-	// The shim records driver calls; the runtime function the program
-	// called (cudaMallocAsync for cuMemAllocAsync) is in the stack.
-	if isDriverAPI(o.API) {
-		if rt := runtimeAPI(o.Stack); rt != "" {
-			o.API = rt
-		}
-	}
-	o.Stack, o.FoldedFrames = userFrames(o.Stack)
+	o.Stack, o.FoldedFrames, o.API = c.frames(a.stack, o.API)
 	o.Stack, o.FoldedFrames = dropLaunchStub(o.Stack, o.Kernel, o.FoldedFrames)
 	if a.op == model.OpGraphLaunch && role != "" {
 		if n, ok := c.graphNodeOf(a, role); ok {
@@ -134,4 +113,60 @@ func (c *Checker) StreamName(a *hb.Agent) string {
 		c.streamRank = append(c.streamRank, n)
 	}
 	return fmt.Sprintf("s%d", c.streamRank[a.ID])
+}
+
+// resolvedStack is what frames makes of one stack for one recorded API.
+type resolvedStack struct {
+	frames []Frame // The program's own frames, shared by every Op of the stack.
+	folded int
+	api    string
+}
+
+// frames returns the program's own frames of a stack, how many were folded
+// away, and the API to report for a call recorded as api: the runtime
+// function the program called when the shim recorded the driver call it
+// made (cudaMallocAsync for cuMemAllocAsync), found in the stack. Reports
+// never change frames, so Ops of one stack share them: findings of a loop
+// or of one allocation site hold one copy.
+func (c *Checker) frames(stack model.StackID, api string) ([]Frame, int, string) {
+	key := stackAPI{stack, api}
+	if r, ok := c.resolvedStacks[key]; ok {
+		return r.frames, r.folded, r.api
+	}
+	if c.opts.Symbolize != nil && stack != 0 {
+		c.opts.Symbolize(c.tables, stack)
+	}
+	// The whole stack goes into scratch space: what is kept is userFrames'
+	// copy of the program's own frames.
+	full := c.frameScratch[:0]
+	for _, f := range c.tables.Stack(stack) {
+		fr := Frame{Func: c.tables.String(f.Func), File: c.tables.String(f.File), Line: int(f.Line), PC: f.PC}
+		if f.Module != 0 {
+			m := c.tables.Module(f.Module)
+			fr.Module = c.tables.String(m.Path)
+			if f.PC >= m.Base {
+				fr.PC = f.PC - m.Base
+			}
+		}
+		full = append(full, fr)
+	}
+	c.frameScratch = full
+	r := resolvedStack{api: api}
+	if isDriverAPI(api) {
+		if rt := runtimeAPI(full); rt != "" {
+			r.api = rt
+		}
+	}
+	r.frames, r.folded = userFrames(full)
+	if c.resolvedStacks == nil {
+		c.resolvedStacks = map[stackAPI]resolvedStack{}
+	}
+	c.resolvedStacks[key] = r
+	return r.frames, r.folded, r.api
+}
+
+// stackAPI keys resolvedStacks.
+type stackAPI struct {
+	stack model.StackID
+	api   string
 }
