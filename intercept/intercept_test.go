@@ -743,8 +743,6 @@ func TestInterprocess(t *testing.T) {
 		{op: model.OpLaunch, api: "cuLaunchKernel", stream: s, kernel: "k2", ptrs: []uint64{p, q + 4096}},
 		{op: model.OpIpcEventExport, api: "cudaIpcGetEventHandle", event: 0xe20000, value: ipcKey(event)},
 		{op: model.OpIpcEventOpen, api: "cudaIpcOpenEventHandle", event: 0xe30000, value: ipcKey(event)},
-		{op: model.OpStreamWait, api: "cuStreamWaitEvent", stream: s, event: 0xe30000},
-		{op: model.OpFreeAsync, api: "cudaFreeAsync", stream: s, ptr: q},
 		{op: model.OpMalloc, api: "cudaMalloc", ptr: m, size: 4096},
 		{op: model.OpIpcMemExport, api: "cudaIpcGetMemHandle", ptr: m, value: ipcKey(mem)},
 		{op: model.OpIpcMemOpen, api: "cudaIpcOpenMemHandle", ptr: mq, size: 2048, value: ipcKey(mem)},

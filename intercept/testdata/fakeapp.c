@@ -341,12 +341,6 @@ static int ipc(void) {
     IPC_CALL("cudaIpcGetEventHandle_v4010", "cuIpcGetEventHandle", &ge, 0, memset(eh.reserved, 0x5a, 64));
     cuIpcOpenEventHandle_params oe = {&eo, eh};
     IPC_CALL("cudaIpcOpenEventHandle_v4010", "cuIpcOpenEventHandle", &oe, 0, eo = (CUevent)0xe30000);
-    {
-        cuStreamWaitEvent_params w = {s, eo, 0};
-        fk_driver_enter("cuStreamWaitEvent", &w, NULL);
-        fk_driver_exit("cuStreamWaitEvent", &w, 0, NULL);
-    }
-    RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", q, s));
     /* Legacy IPC of cudaMalloc memory. */
     malloc_at(fk_device_alloc(4096), &m);
     logv("m", m);
