@@ -527,26 +527,6 @@ func TestReleaseBeforeReuse(t *testing.T) {
 	}
 }
 
-// TestLayoutsForgottenOnUnload launches a kernel handle, unloads its module
-// and launches the same handle, now a kernel of the same name with one
-// more pointer parameter: the shim must read the new layout, not the one it
-// cached (which could also read past the program's argument array).
-func TestLayoutsForgottenOnUnload(t *testing.T) {
-	r := runClean(t, build(t), "unload")
-	tr := r.onlyTrace(t)
-	var launches [][]uint64
-	for _, ev := range tr.events {
-		if ev.Op == model.OpLaunch {
-			launches = append(launches, ev.Ptrs)
-		}
-	}
-	p1, p2 := r.log["p1"], r.log["p2"]
-	want := [][]uint64{{p1}, {p1, p2}}
-	if fmt.Sprint(launches) != fmt.Sprint(want) {
-		t.Errorf("launch pointers %x, want %x", launches, want)
-	}
-}
-
 func TestThreads(t *testing.T) {
 	b := build(t)
 	r := run(t, b, "threads", inject)

@@ -4,7 +4,7 @@
  * driver do as seen through CUPTI: runtime enter, driver enter, the work
  * (filling output parameters), driver exit, runtime exit.
  *
- * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|slots|loop|reuse|unload|ipc
+ * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|slots|loop|reuse|ipc
  *        (and "case", built with -DFAKE_CASE: see one_case)
  *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
  *                     as the driver does for CUDA_INJECTION64_PATH
@@ -430,34 +430,6 @@ static int reuse(void) {
     event_create_at(reuse_e, &e);
     pthread_join(t, NULL);
     printf("fakeapp: reuse done\n");
-    return 0;
-}
-
-/* ---- unload: a kernel handle that names another kernel after its module
- * was unloaded (extern "C" kernels keep their name across signatures) ---- */
-
-static CUfunction K6 = (CUfunction)0x4b6000;
-
-static int unload(void) {
-    CUstream s;
-    CUdeviceptr p1, p2;
-    RT("cudaStreamCreate_v3020", d_stream_create("cuStreamCreate", &s, 0, (CUstream)0x720000));
-    RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &p1, 256, s));
-    RT("cudaMallocAsync_v11020", d_malloc_async("cuMemAllocAsync", &p2, 256, s));
-    logv("p1", p1);
-    logv("p2", p2);
-    float *a = (float *)(uintptr_t)p1, *b = (float *)(uintptr_t)p2;
-    static const size_t one[] = {8}, two[] = {8, 8};
-    fk_register_kernel(K6, 0, 1, one);
-    void *args1[] = {&a};
-    d_launch("cuLaunchKernel", K6, "kern", s, args1);
-    cuModuleUnload_params u = {(void *)0x6d0000};
-    fk_driver_enter("cuModuleUnload", &u, NULL);
-    fk_register_kernel(K6, 0, 2, two); /* the next module's kern(float *, float *) */
-    fk_driver_exit("cuModuleUnload", &u, 0, NULL);
-    void *args2[] = {&a, &b};
-    d_launch("cuLaunchKernel", K6, "kern", s, args2);
-    printf("fakeapp: unload done\n");
     return 0;
 }
 
@@ -1004,7 +976,6 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "aggregate") == 0) return aggregate();
     if (strcmp(mode, "slots") == 0) return slots();
     if (strcmp(mode, "reuse") == 0) return reuse();
-    if (strcmp(mode, "unload") == 0) return unload();
     if (strcmp(mode, "ipc") == 0) return ipc();
 #ifdef FAKE_CASE
     if (strcmp(mode, "case") == 0) return one_case();
