@@ -1,10 +1,6 @@
 package hb
 
-import (
-	"slices"
-
-	"github.com/streamcheck/streamcheck/model"
-)
+import "github.com/streamcheck/streamcheck/model"
 
 // StreamKind says how a stream takes part in default-stream synchronization.
 type StreamKind uint8
@@ -181,12 +177,16 @@ type capture struct {
 	clocks []vclock            // Each stream's clock in the capture, by slot.
 }
 
-// Step is what the engine learned from one event.
+// Step is what the engine learned from one event. Its fields are laid out
+// to leave no padding: the analyzer's hot path copies and clears it per
+// event, and its size shows in the time per event.
 type Step struct {
 	// Agent the operation ran on: a stream for stream operations (including
 	// synchronous copies and sets, which run on the default stream), the host
 	// for host-side calls.
 	Agent AgentID
+	// njoins and joins are the view of Engine.joins that Joins returns.
+	njoins uint32
 	// Epoch of the operation, for operations that others can be ordered
 	// after; zero for pure bookkeeping (create, destroy, queries...). A
 	// non-zero Epoch is always on Agent.
@@ -199,13 +199,26 @@ type Step struct {
 	// operations captured into a graph instead of running.
 	Skipped  bool
 	Captured bool
+	// UnrecordedWait is set for a wait or event synchronize on an event with
+	// no record before it: it orders nothing.
+	UnrecordedWait bool
+	// MemLateWrite is set on a write of a value that may have met a wait
+	// the engine followed before it (to other writes) first: the wait was
+	// taken as ordered after more than it may have been, which can hide
+	// races after it.
+	MemLateWrite bool
+	// MemWait is, for a stream memory operation that waits for a value,
+	// whether the engine ordered it after recorded writes of the value.
+	MemWait MemWait
 	// CaptureOrigin is, for a captured operation (and a capture's begin and
 	// end), the stream whose cudaStreamBeginCapture started the capture: it
 	// tells the captures of one program apart.
 	CaptureOrigin AgentID
-	// UnrecordedWait is set for a wait or event synchronize on an event with
-	// no record before it: it orders nothing.
-	UnrecordedWait bool
+	// EndedCapture and EndedOrigin are set on a capture's begin that ended
+	// another capture its stream was in (CUDA refuses such a begin; a
+	// trace may still say it succeeded): that capture's number and origin.
+	EndedOrigin  AgentID
+	EndedCapture uint64
 	// Capture numbers the capture a captured operation (and a capture's
 	// begin and end) belongs to, from 1, unlike CaptureOrigin never the
 	// same for two captures. For a captured stream operation, Local is its
@@ -215,19 +228,7 @@ type Step struct {
 	Capture    uint64
 	Local      Epoch
 	LocalClock Clock
-	// MemWait is, for a stream memory operation that waits for a value,
-	// whether the engine ordered it after recorded writes of the value.
-	MemWait MemWait
-	// MemLateWrite is set on a write of a value that may have met a wait
-	// the engine followed before it (to other writes) first: the wait was
-	// taken as ordered after more than it may have been, which can hide
-	// races after it.
-	MemLateWrite bool
-	// EndedCapture and EndedOrigin are set on a capture's begin that ended
-	// another capture its stream was in (CUDA refuses such a begin; a
-	// trace may still say it succeeded): that capture's number and origin.
-	EndedCapture uint64
-	EndedOrigin  AgentID
+	joins      *[]Join
 }
 
 // Engine advances the happens-before relation one event at a time. Its
@@ -300,6 +301,9 @@ type Engine struct {
 	// hostVer counts changes of the host clock, so that work issued to a
 	// stream joins it only when it changed since the stream last did.
 	hostVer uint64
+	// joins are the joins made for the current event (Step.Joins): emptied
+	// at each event, their storage kept.
+	joins []Join
 }
 
 // New returns an engine with only the host agent.
@@ -314,6 +318,7 @@ func New() *Engine {
 		graphEvents: GraphWork[graphEvent]{Body: bodyEvent},
 		hostVer:     1, // Agents start at 0: their first operation joins.
 		spare:       make([]vclock, 0, 4),
+		joins:       make([]Join, 0, 16), // a device synchronization of many streams grows it
 		slotHolder:  []AgentID{HostAgent},
 		nslots:      1, // Slot 0 is the host's.
 		host:        vclock{lin: uint32(HostAgent) + 1},
@@ -554,6 +559,48 @@ func (e *Engine) Apply(ev *model.Event) Step {
 	return st
 }
 
+// advanceFunc applies one event of an op family that is not issued to a
+// stream (see advances).
+type advanceFunc func(e *Engine, ev *model.Event, st *Step)
+
+// advances holds, by op, the function that applies an event of an op not
+// issued to a stream, each in the file of its family: streams and events
+// (streams.go), synchronization (syncs.go), allocations and mappings
+// (allocs.go), synchronous copies and sets (copies.go), graphs
+// (graphs.go). An op with none orders nothing (advanceNothing). Indexed
+// by the op's byte, it needs no bounds check.
+var advances = [256]advanceFunc{
+	model.OpStreamCreate:  (*Engine).advanceStreamCreate,
+	model.OpStreamDestroy: (*Engine).advanceStreamDestroy,
+	model.OpEventCreate:   (*Engine).advanceEventCreate,
+	model.OpEventDestroy:  (*Engine).advanceEventDestroy,
+	model.OpIpcEventOpen:  (*Engine).advanceIpcEventOpen,
+
+	model.OpStreamSync:  (*Engine).advanceStreamSync,
+	model.OpStreamQuery: (*Engine).advanceStreamSync,
+	model.OpEventSync:   (*Engine).advanceEventSync,
+	model.OpEventQuery:  (*Engine).advanceEventSync,
+	model.OpDeviceSync:  (*Engine).advanceDeviceSync,
+
+	model.OpMalloc:      (*Engine).advanceAlloc,
+	model.OpFree:        (*Engine).advanceAlloc,
+	model.OpPoolCreate:  (*Engine).advanceAlloc,
+	model.OpPtrImport:   (*Engine).advanceAlloc,
+	model.OpIpcMemOpen:  (*Engine).advanceAlloc,
+	model.OpIpcMemClose: (*Engine).advanceAlloc,
+	model.OpVmmMap:      (*Engine).advanceAlloc,
+	model.OpVmmUnmap:    (*Engine).advanceAlloc,
+
+	model.OpMemcpy: (*Engine).advanceCopy,
+	model.OpMemset: (*Engine).advanceCopy,
+
+	model.OpGraphInstantiate:     (*Engine).advanceGraphChange,
+	model.OpGraphForget:          (*Engine).advanceGraphChange,
+	model.OpGraphClone:           (*Engine).advanceGraphClone,
+	model.OpGraphEventRecordNode: (*Engine).advanceGraphEventNode,
+	model.OpGraphEventWaitNode:   (*Engine).advanceGraphEventNode,
+}
+
 // ApplyTo is Apply writing into *st, which saves copying the Step on the
 // analyzer's hot path.
 func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
@@ -564,262 +611,47 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		e.prune()
 	}
 	e.applied++
-	if ev.Failed() {
-		*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
-		if ev.Op == model.OpCaptureEnd {
-			st.CaptureOrigin, st.Capture = e.failedCaptureEnd(ev)
-			e.graphEvents.Apply(ev, st, nil)
-		}
-		return
+	if len(e.joins) != 0 {
+		e.joins = e.joins[:0]
 	}
-	if ev.Flags&model.FlagGraphAlloc != 0 && ev.Op == model.OpMallocAsync {
+	switch {
+	case ev.Failed():
+		e.failed(ev, st)
+	case ev.Flags&model.FlagGraphAlloc != 0 && ev.Op == model.OpMallocAsync:
 		// A graph's memory node: allocated at each launch of the graph,
 		// which is not analyzed, like captured work.
 		*st = Step{Agent: HostAgent, Clock: e.host.view(), Captured: true, Skipped: true}
-		return
-	}
-	if ev.Flags&model.FlagGraphNode != 0 && (ev.Op == model.OpLaunch || ev.Op == model.OpMemcpyAsync ||
-		ev.Op == model.OpMemsetAsync || ev.Op == model.OpStreamMemOp) {
-		// A node added to a graph by hand: it runs at each launch of the
-		// graph, which the checker follows; adding it orders nothing. A
-		// memory operation's values are not followed in graphs, as a
-		// captured one's.
-		*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
-		if ev.Op == model.OpStreamMemOp {
-			e.graphMemOp(ev)
-		}
-		return
-	}
-	if ev.Op.OnStream() { // Most events: tested first, none of the cases below.
+	case ev.Flags&model.FlagGraphNode != 0 && (ev.Op == model.OpLaunch || ev.Op == model.OpMemcpyAsync ||
+		ev.Op == model.OpMemsetAsync || ev.Op == model.OpStreamMemOp):
+		e.graphNode(ev, st)
+	case ev.Op.OnStream(): // Most events: tested first, none of the ops in advances.
 		e.issue(ev, st)
-		return
-	}
-	switch ev.Op {
-	case model.OpStreamCreate:
-		if k := keyOf(ev.Stream, ev.Device, ev.TID); k.handle == model.StreamLegacy || k.handle == model.StreamPerThread {
-			// A create naming a default stream (the JSON Lines form allows
-			// it) refers to that fixed stream: nothing to create.
-			a := e.Stream(ev.Stream, ev.Device, ev.TID)
-			*st = Step{Agent: a.ID, Clock: a.clock.view()}
-			return
-		}
-		kind := KindBlocking
-		if ev.Flags&model.FlagNonBlocking != 0 {
-			kind = KindNonBlocking
-		}
-		a := e.newAgent(keyOf(ev.Stream, ev.Device, ev.TID), kind, ev.Device, ev.TID, ev.Flags&model.FlagImplicit != 0)
-		// A new stream starts after what the host knows: work issued to it
-		// later joins the host clock anyway, so nothing else to do.
-		*st = Step{Agent: a.ID, Clock: a.clock.view()}
-		return
-	case model.OpStreamDestroy:
-		a := e.Stream(ev.Stream, ev.Device, ev.TID)
-		*st = Step{Agent: a.ID, Clock: a.clock.view()}
-		if a.Kind == KindBlocking || a.Kind == KindNonBlocking {
-			st.Clock = st.Clock.Clone() // the clock is dropped below
-			e.register(keyOf(ev.Stream, ev.Device, ev.TID), 0)
-			e.destroy(a) // a created stream's handle names a new agent from now on
-		}
-		a.destroyed = true
-		return
-	case model.OpEventCreate:
-		e.events[ev.Event] = &eventState{}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpEventDestroy:
-		delete(e.events, ev.Event)
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpIpcEventOpen:
-		e.events[ev.Event] = &eventState{foreign: true}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpStreamSync, model.OpStreamQuery:
-		a := e.Stream(ev.Stream, ev.Device, ev.TID)
-		if ev.Op == model.OpStreamSync || ev.Result == model.ResultSuccess {
-			e.hostJoin(&a.clock)
-		}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpEventSync, model.OpEventQuery:
-		es := e.events[ev.Event]
-		if es == nil || !es.recorded {
-			// cudaEventSynchronize on an event never recorded returns at once.
-			*st = Step{Agent: HostAgent, Clock: e.host.view(), UnrecordedWait: ev.Op == model.OpEventSync && (es == nil || !es.foreign)}
-			return
-		}
-		if ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess {
-			e.hostJoin(&es.snap)
-		}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpDeviceSync:
-		if d := e.devices[ev.Device]; d != nil {
-			for _, id := range d.agents {
-				// The host holds a stream's own count only by having
-				// joined its clock at that count, and the clock changes
-				// only with the count: nothing new to join then.
-				if a := e.agents[id]; e.host.Get(a.Slot) < a.count() && a.joinTo(&e.host) {
-					e.hostVer++
-				}
-			}
-			// It waits for the peer copies to or from the device too, even
-			// one issued on another device (measured on two H200s:
-			// scripts/probe/peer_copy_order.cu).
-			if d.barrierVer != 0 {
-				e.hostJoin(&d.barrier)
-			}
-		}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpGraphInstantiate, model.OpGraphForget:
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		e.graphEvents.Apply(ev, st, nil)
-		if ev.Flags&model.FlagLifetime != 0 {
-			// A new or destroyed object: a handle used again must not
-			// inherit its launches or its external events. A change in
-			// place (new node parameters) keeps both: the event nodes
-			// are still there, and launches stay in order.
-			if ev.Op == model.OpGraphForget {
-				e.graphEvents.Forget(ev.Graph, ev.Exec)
-			}
-			if ev.Exec != 0 {
-				delete(e.execs, ev.Exec)
-			}
-		}
-		if ev.Op == model.OpGraphForget && ev.Node != 0 {
-			if ev.Exec != 0 {
-				// A node of an executable graph changed (enabled or
-				// disabled, a child graph replaced): whether its records
-				// are still made is unknown, and so is whether the new
-				// child graph's (Src) are.
-				e.graphEvents.Update(0, ev.Exec, func(items []graphEvent) []graphEvent { return staleNode(items, ev.Node) })
-				if ev.Src != 0 {
-					e.graphEvents.CopyToExec(ev.Src, ev.Exec, copiedEvent)
-				}
-			} else {
-				// A node destroyed (cudaGraphDestroyNode): its event
-				// record or wait goes from its graph, a conditional node's
-				// bodies too; executable graphs keep theirs.
-				if !e.graphEvents.DestroyNode(ev.Node) { // a conditional node's bodies go; it has no record
-					e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) },
-						func(items []graphEvent) bool { return names(items, ev.Node) })
-				}
-			}
-		}
-		return
-	case model.OpGraphClone:
-		// A clone, or a child graph node (see copiedEvent), or a
-		// conditional node's body (see bodyEvent).
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		if ev.Flags&model.FlagConditional != 0 {
-			e.graphEvents.AddBody(ev.Graph, ev.Src, ev.Node)
-			return
-		}
-		replace := ev.Flags&model.FlagLifetime != 0
-		if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, copiedEvent) && replace {
-			e.graphEvents.Forget(ev.Graph, 0)
-		}
-		return
-	case model.OpGraphEventRecordNode, model.OpGraphEventWaitNode:
-		// An event node added to a graph by hand, or given another event:
-		// its launches record or wait for the event, as for a captured
-		// external one.
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		item := graphEvent{event: ev.Event, node: ev.Node, record: ev.Op == model.OpGraphEventRecordNode}
-		if ev.Flags&model.FlagLifetime != 0 {
-			e.graphEvents.Put(ev.Graph, ev.Exec, item)
+	default:
+		if f := advances[ev.Op]; f != nil {
+			f(e, ev, st)
 		} else {
-			e.graphEvents.Update(ev.Graph, ev.Exec, func(items []graphEvent) []graphEvent { return setEvent(items, item) })
+			e.advanceNothing(ev, st)
 		}
-		return
-	case model.OpMalloc, model.OpFree, model.OpPoolCreate, model.OpPtrImport, model.OpIpcMemOpen, model.OpIpcMemClose,
-		model.OpVmmMap, model.OpVmmUnmap:
-		// An imported pointer or opened mapping is live from the call on
-		// (its allocation in the other process is ordered by means the
-		// trace cannot see), as cudaMalloc memory is.
-		ep := e.host.tick(HostAgent)
-		ep.Agent = HostAgent
-		e.hostVer++
-		*st = Step{Agent: HostAgent, Epoch: ep, Clock: e.host.view()}
-		return
-	case model.OpMemcpy, model.OpMemset:
-		if ev.Flags&model.FlagPeer != 0 && ev.Op == model.OpMemcpy {
-			e.peerCopy(ev, st)
-			return
-		}
-		// A pageable host-to-device copy synchronizes its stream before it
-		// starts: the host is ordered after the work issued there before the
-		// copy, though not after the copy itself.
-		presync := ev.Op == model.OpMemcpy && ev.Kind == model.CopyH2D && ev.Flags&model.FlagPageable != 0
-		if presync {
-			e.scratch.set(&e.Stream(ev.Stream, ev.Device, ev.TID).clock)
-		}
-		e.issue(ev, st)
-		switch {
-		case hostWaitsFor(ev):
-			e.hostJoin(st.Clock.c)
-		case presync && !st.Skipped:
-			e.hostJoin(&e.scratch)
-		}
-		return
 	}
+	if n := len(e.joins); n != 0 {
+		st.joins, st.njoins = &e.joins, uint32(n)
+	}
+}
+
+// failed applies a call that failed: it took no effect, but a failed
+// capture end may still end its capture (see failedCaptureEnd).
+func (e *Engine) failed(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
+	if ev.Op == model.OpCaptureEnd {
+		st.CaptureOrigin, st.Capture = e.failedCaptureEnd(ev)
+		e.graphEvents.Apply(ev, st, nil)
+	}
+}
+
+// advanceNothing applies a host-side call that orders nothing (pool
+// attributes, exports...).
+func (e *Engine) advanceNothing(_ *model.Event, st *Step) {
 	*st = Step{Agent: HostAgent, Clock: e.host.view()}
-	return
-}
-
-// peerCopy applies a synchronous peer copy (cudaMemcpyPeer), asynchronous
-// with respect to the host. The runtime API says it is "serialized with
-// respect to all pending and future asynchronous work in to the current
-// device, srcDevice, and dstDevice"; measured on two H200s (CUDA 13.0,
-// scripts/probe/peer_copy_order.cu), it waits for the legacy and blocking
-// streams of the source and destination devices, not for their
-// non-blocking streams: the legacy stream's rule, on every device of the
-// copy. So it is issued to the current device's default stream after
-// joining those streams of the three devices, and becomes their barrier:
-// each of them is ordered after it from its next operation on. A device
-// synchronization of any of the devices waits for it (measured too).
-func (e *Engine) peerCopy(ev *model.Event, st *Step) {
-	a := e.Stream(ev.Stream, ev.Device, ev.TID)
-	if a.capturing {
-		e.issue(ev, st) // captured: it runs at the graph's launches
-		return
-	}
-	devs := []int32{ev.Device, ev.PeerSrc, ev.PeerDst}
-	slices.Sort(devs)
-	devs = slices.Compact(devs)
-	for _, d := range devs {
-		for _, id := range e.device(d).agents {
-			if b := e.agents[id]; b != a && b.Kind != KindNonBlocking {
-				// Joined before a joins the host clock in issue: a residue
-				// is exact once that is done (see Agent.joinTo).
-				b.joinTo(&a.clock)
-			}
-		}
-	}
-	e.issue(ev, st)
-	for _, d := range devs {
-		dv := e.device(d)
-		dv.barrier.join(st.Clock.c)
-		dv.barrierVer++
-	}
-	a.barrierSeen = a.dev.barrierVer // a's own clock holds the barrier
-}
-
-// hostWaitsFor reports whether a synchronous cudaMemcpy or cudaMemset
-// returns only after it completed, per the runtime's "API synchronization
-// behavior": a memset does when it sets pinned host memory.
-func hostWaitsFor(ev *model.Event) bool {
-	if ev.Op == model.OpMemset {
-		return ev.Flags&model.FlagPinned != 0
-	}
-	switch ev.Kind {
-	case model.CopyD2H, model.CopyH2H:
-		return true
-	case model.CopyH2D:
-		return ev.Flags&model.FlagPinned != 0
-	}
-	return false
 }
 
 // issue applies an operation issued by the host to a stream.
@@ -903,6 +735,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	if d := a.dev; a.barrierSeen != d.barrierVer && a.Kind != KindNonBlocking {
 		a.clock.join(&d.barrier)
 		a.barrierSeen = d.barrierVer
+		e.joinClock(JoinBarrier, a.ID)
 	}
 	a.markUnjoined() // the operation below counts on a's slot
 	switch a.Kind {
@@ -922,6 +755,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			// the cube of the stream count.
 			if !b.pruned && a.clock.Get(b.Slot) < b.count() {
 				b.joinTo(&a.clock)
+				e.join(JoinLegacy, a.ID, b)
 			}
 		}
 		a.dev.unjoined = a.dev.unjoined[:0]
@@ -931,6 +765,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			if ops := l.own; id != a.legacySeen || ops != a.legacySeenOps {
 				a.clock.join(&l.clock)
 				a.legacySeen, a.legacySeenOps = id, ops
+				e.join(JoinLegacy, a.ID, l)
 			}
 		}
 	}
@@ -942,10 +777,13 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			st.UnrecordedWait = waited == nil || !waited.foreign
 		} else {
 			a.clock.join(&waited.snap)
+			e.joinRecord(JoinEventWait, a.ID, waited)
 		}
 	case model.OpStreamMemOp:
 		if ev.MemOp.IsWait() {
-			st.MemWait = e.memoryWait(ev, a)
+			if st.MemWait = e.memoryWait(ev, a); st.MemWait == MemWaitFollowed {
+				e.joinClock(JoinValueWait, a.ID)
+			}
 		}
 	case model.OpGraphLaunch:
 		if ev.Exec == 0 {
@@ -957,6 +795,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		// launch as its record for the next.
 		if last := e.execs[ev.Exec]; last != nil {
 			a.clock.join(&last.snap)
+			e.joinRecord(JoinGraphLaunch, a.ID, last)
 		}
 		// The graph's external waits order all of its work after the
 		// events, and its external records (below) see all of it: coarser
@@ -966,6 +805,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		for _, g := range graphWork {
 			if w := e.events[g.event]; !g.record && w != nil && w.recorded {
 				a.clock.join(&w.snap)
+				e.joinRecord(JoinGraphEventWait, a.ID, w)
 			}
 		}
 	}

@@ -94,6 +94,88 @@ func setEvent(items []graphEvent, item graphEvent) []graphEvent {
 	return append(items, item)
 }
 
+// The advance functions of graphs, which the host changes without
+// ordering anything: their launches (Engine.issue) run the work.
+
+// advanceGraphChange applies an instantiation or update of an executable
+// graph (OpGraphInstantiate), and a graph whose work is no longer known
+// (OpGraphForget).
+func (e *Engine) advanceGraphChange(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view()}
+	e.graphEvents.Apply(ev, st, nil)
+	if ev.Flags&model.FlagLifetime != 0 {
+		// A new or destroyed object: a handle used again must not
+		// inherit its launches or its external events. A change in
+		// place (new node parameters) keeps both: the event nodes
+		// are still there, and launches stay in order.
+		if ev.Op == model.OpGraphForget {
+			e.graphEvents.Forget(ev.Graph, ev.Exec)
+		}
+		if ev.Exec != 0 {
+			delete(e.execs, ev.Exec)
+		}
+	}
+	if ev.Op == model.OpGraphForget && ev.Node != 0 {
+		if ev.Exec != 0 {
+			// A node of an executable graph changed (enabled or
+			// disabled, a child graph replaced): whether its records
+			// are still made is unknown, and so is whether the new
+			// child graph's (Src) are.
+			e.graphEvents.Update(0, ev.Exec, func(items []graphEvent) []graphEvent { return staleNode(items, ev.Node) })
+			if ev.Src != 0 {
+				e.graphEvents.CopyToExec(ev.Src, ev.Exec, copiedEvent)
+			}
+		} else {
+			// A node destroyed (cudaGraphDestroyNode): its event
+			// record or wait goes from its graph, a conditional node's
+			// bodies too; executable graphs keep theirs.
+			if !e.graphEvents.DestroyNode(ev.Node) { // a conditional node's bodies go; it has no record
+				e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) },
+					func(items []graphEvent) bool { return names(items, ev.Node) })
+			}
+		}
+	}
+}
+
+// advanceGraphClone applies a graph copied into another: a clone, a child
+// graph node (see copiedEvent), or a conditional node's body (see
+// bodyEvent).
+func (e *Engine) advanceGraphClone(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view()}
+	if ev.Flags&model.FlagConditional != 0 {
+		e.graphEvents.AddBody(ev.Graph, ev.Src, ev.Node)
+		return
+	}
+	replace := ev.Flags&model.FlagLifetime != 0
+	if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, copiedEvent) && replace {
+		e.graphEvents.Forget(ev.Graph, 0)
+	}
+}
+
+// advanceGraphEventNode applies an event node added to a graph by hand,
+// or given another event: its launches record or wait for the event, as
+// for a captured external one.
+func (e *Engine) advanceGraphEventNode(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view()}
+	item := graphEvent{event: ev.Event, node: ev.Node, record: ev.Op == model.OpGraphEventRecordNode}
+	if ev.Flags&model.FlagLifetime != 0 {
+		e.graphEvents.Put(ev.Graph, ev.Exec, item)
+	} else {
+		e.graphEvents.Update(ev.Graph, ev.Exec, func(items []graphEvent) []graphEvent { return setEvent(items, item) })
+	}
+}
+
+// graphNode applies a node added to a graph by hand: it runs at each
+// launch of the graph, which the checker follows; adding it orders
+// nothing. A memory operation's values are not followed in graphs, as a
+// captured one's.
+func (e *Engine) graphNode(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
+	if ev.Op == model.OpStreamMemOp {
+		e.graphMemOp(ev)
+	}
+}
+
 // GraphWork follows, for one kind of item T, what the work captured into
 // each graph holds, as the trace says: a capture collects items until its
 // end gives them to the graph it made (OpCaptureEnd's Graph), an
