@@ -654,76 +654,28 @@ func (e *Engine) advanceNothing(_ *model.Event, st *Step) {
 	*st = Step{Agent: HostAgent, Clock: e.host.view()}
 }
 
-// issue applies an operation issued by the host to a stream.
+// issue applies an operation issued by the host to a stream: a capture's
+// begin and end, an operation captured into a graph (issueCaptured), or
+// one that runs, ordered after what the host knows, the device's peer
+// copies and, by its stream's kind, the legacy stream, and then after what
+// its op joins: an event wait (syncs.go), a wait for a value (memops.go),
+// a graph launch's previous launch and external event waits (graphs.go).
 func (e *Engine) issue(ev *model.Event, st *Step) {
 	a := e.Stream(ev.Stream, ev.Device, ev.TID)
 	var waited *eventState // The event a wait names, looked up once.
 	switch ev.Op {
 	case model.OpCaptureBegin:
-		// CUDA refuses to begin a capture on a stream in one (a failed call
-		// is skipped before this); a trace that says it did ends the first.
-		endedOrigin := a.captureOrigin
-		ended := e.endCapture(a)
-		a.capturing, a.captureOrigin = true, a.ID
-		e.captureSeq++
-		e.captures[a.ID] = &capture{id: e.captureSeq, slots: map[AgentID]AgentID{a.ID: 0}, clocks: make([]vclock, 1)}
-		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: a.ID, Capture: e.captureSeq}
-		if ended != 0 {
-			st.EndedCapture, st.EndedOrigin = ended, endedOrigin
-		}
-		e.graphEvents.Apply(ev, st, nil)
+		e.captureBegin(ev, a, st)
 		return
 	case model.OpCaptureEnd:
-		origin := a.captureOrigin
-		id := e.endCapture(a)
-		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: origin, Capture: id}
-		e.graphEvents.Apply(ev, st, nil)
+		e.captureEnd(ev, a, st)
 		return
 	case model.OpStreamWait:
-		// Cross-stream capture: waiting on an event recorded in a capturing
-		// stream makes this stream part of the same capture.
 		waited = e.events[ev.Event]
-		// Only the capture that made the record, if it is still open: not
-		// a later one its origin began or joined.
-		if w := waited; !a.capturing && w != nil && w.captureOrigin != 0 {
-			if cp := e.captures[w.captureOrigin]; cp != nil && cp.id == w.capture {
-				a.capturing, a.captureOrigin = true, w.captureOrigin
-			}
-		}
+		e.joinCaptureOf(a, waited)
 	}
 	if a.capturing {
-		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
-		cp := e.captures[a.captureOrigin] // never nil: see endCapture
-		s, ok := cp.slots[a.ID]
-		if !ok {
-			s = AgentID(len(cp.clocks))
-			cp.slots[a.ID] = s
-			cp.clocks = append(cp.clocks, vclock{})
-		}
-		clock := &cp.clocks[s]
-		// A wait with the external flag becomes an event wait node of the
-		// graph, not an edge from the record (see graphEvents).
-		if ev.Op == model.OpStreamWait && waited != nil && waited.capture == cp.id && ev.Flags&model.FlagExternal == 0 {
-			clock.join(&waited.capSnap)
-		}
-		st.Capture, st.Local = cp.id, clock.tick(s)
-		st.Local.Agent, st.LocalClock = a.ID, clock.view()
-		if ev.Op == model.OpEventRecord {
-			es := e.events[ev.Event]
-			if es == nil {
-				es = &eventState{}
-				e.events[ev.Event] = es
-			}
-			es.captureOrigin, es.capture = a.captureOrigin, cp.id
-			es.capSnap.set(clock)
-		}
-		if ev.Flags&model.FlagExternal != 0 && (ev.Op == model.OpEventRecord || ev.Op == model.OpStreamWait) {
-			e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
-		}
-		if ev.Op == model.OpStreamMemOp {
-			e.graphMemOp(ev)
-		}
-		e.graphEvents.Apply(ev, st, nil) // a child graph's external records and waits join the capture
+		e.issueCaptured(ev, a, waited, st)
 		return
 	}
 	// Work issued by the host follows everything the host knows completed,
@@ -773,41 +725,13 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	var graphWork []graphEvent // A graph launch's external event records and waits.
 	switch ev.Op {
 	case model.OpStreamWait:
-		if waited == nil || !waited.recorded {
-			st.UnrecordedWait = waited == nil || !waited.foreign
-		} else {
-			a.clock.join(&waited.snap)
-			e.joinRecord(JoinEventWait, a.ID, waited)
-		}
+		e.eventWait(a, waited, st)
 	case model.OpStreamMemOp:
 		if ev.MemOp.IsWait() {
-			if st.MemWait = e.memoryWait(ev, a); st.MemWait == MemWaitFollowed {
-				e.joinClock(JoinValueWait, a.ID)
-			}
+			e.valueWait(ev, a, st)
 		}
 	case model.OpGraphLaunch:
-		if ev.Exec == 0 {
-			break
-		}
-		// "Each launch is ordered behind both any previous work in stream
-		// and any previous launches of graphExec" (CUDA runtime API): the
-		// previous launch works as an event this one waits for, and this
-		// launch as its record for the next.
-		if last := e.execs[ev.Exec]; last != nil {
-			a.clock.join(&last.snap)
-			e.joinRecord(JoinGraphLaunch, a.ID, last)
-		}
-		// The graph's external waits order all of its work after the
-		// events, and its external records (below) see all of it: coarser
-		// than the nodes' own places in the graph, which can only hide a
-		// race, never make one up.
-		graphWork = e.graphEvents.Launched(ev.Exec)
-		for _, g := range graphWork {
-			if w := e.events[g.event]; !g.record && w != nil && w.recorded {
-				a.clock.join(&w.snap)
-				e.joinRecord(JoinGraphEventWait, a.ID, w)
-			}
-		}
+		graphWork = e.launchJoins(ev, a)
 	}
 	st.Epoch = a.clock.tick(a.Slot)
 	st.Epoch.Agent, a.own = a.ID, st.Epoch.Clock
@@ -816,26 +740,9 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpEventRecord:
 		recordOn(e.events, ev.Event, a)
 	case model.OpStreamMemOp:
-		switch {
-		case ev.MemOp.Changes():
-			e.memoryWrite(ev, a, st.Epoch, st)
-		case st.MemWait == MemWaitFollowed:
-			e.noteWait(ev, st.Epoch)
-		case ev.MemOp == model.MemOpUnknown:
-			e.unknownMemOps = true
-		}
+		e.memOpIssued(ev, a, st)
 	case model.OpGraphLaunch:
-		if ev.Exec != 0 {
-			recordOn(e.execs, ev.Exec, a)
-		}
-		for _, g := range graphWork {
-			switch {
-			case g.record && g.stale:
-				joinRecordOn(e.events, g.event, a)
-			case g.record:
-				recordOn(e.events, g.event, a)
-			}
-		}
+		e.launched(ev, a, graphWork)
 	}
 }
 

@@ -71,3 +71,14 @@ func (e *Engine) advanceDeviceSync(ev *model.Event, st *Step) {
 	}
 	*st = Step{Agent: HostAgent, Clock: e.host.view()}
 }
+
+// eventWait orders stream a after the most recent record of the event
+// it waits for (waited), if there is one.
+func (e *Engine) eventWait(a *Agent, waited *eventState, st *Step) {
+	if waited == nil || !waited.recorded {
+		st.UnrecordedWait = waited == nil || !waited.foreign
+		return
+	}
+	a.clock.join(&waited.snap)
+	e.joinRecord(JoinEventWait, a.ID, waited)
+}
