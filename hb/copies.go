@@ -19,9 +19,11 @@ func (e *Engine) advanceCopy(ev *model.Event, st *Step) {
 	// copy, though not after the copy itself.
 	presync := ev.Op == model.OpMemcpy && ev.Kind == model.CopyH2D && ev.Flags&model.FlagPageable != 0
 	var a *Agent
+	var before uint64 // a's last operation's count before the copy
 	if presync {
 		a = e.Stream(ev.Stream, ev.Device, ev.TID)
 		e.scratch.set(&a.clock)
+		before = a.own
 	}
 	e.issue(ev, st)
 	switch {
@@ -30,7 +32,7 @@ func (e *Engine) advanceCopy(ev *model.Event, st *Step) {
 		e.join(JoinCopy, HostAgent, e.agents[st.Agent])
 	case presync && !st.Skipped:
 		e.hostJoin(&e.scratch)
-		e.joins = append(e.joins, Join{Why: JoinCopyPresync, Into: HostAgent, From: Epoch{Agent: a.ID, Slot: a.Slot, Clock: e.scratch.Get(a.Slot)}})
+		e.joins = append(e.joins, Join{Why: JoinCopyPresync, Into: HostAgent, From: Epoch{Agent: a.ID, Slot: a.Slot, Clock: before}})
 	}
 }
 

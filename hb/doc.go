@@ -83,7 +83,10 @@
 // (streams.go), synchronization and queries (syncs.go), allocations,
 // imported pointers and mappings (allocs.go), synchronous copies and sets
 // (copies.go) and graphs (graphs.go). An op the table has no function
-// for is a host call that orders nothing.
+// for is a host call that orders nothing. The table names the functions
+// (Engine.advance switches on the name, a jump table) rather than holding
+// function values: the compiler cannot see what an indirect call keeps,
+// and made every caller's event and Step escape to the heap.
 //
 // # Joins
 //

@@ -156,6 +156,7 @@ type eventState struct {
 	// trace can see, and is no wait for an event never recorded.
 	foreign bool
 	agent   AgentID // Stream of the most recent record.
+	count   uint64  // The record's count on its stream's slot (Join.From).
 	snap    vclock
 	// captureOrigin is set when the most recent record was captured into a
 	// graph: waiting on it pulls the waiting stream into that capture.
@@ -241,6 +242,9 @@ type Step struct {
 // gigabyte a vector each as wide as their number took.
 type Engine struct {
 	agents []*Agent
+	// joins are the joins made for the current event (Step.Joins): emptied
+	// at each event, their storage kept.
+	joins []Join
 	// The current agent of each stream key, split by kind of key so that
 	// the lookup every stream operation makes hashes a plain integer:
 	// created streams by handle, per-thread streams by device and thread,
@@ -301,9 +305,6 @@ type Engine struct {
 	// hostVer counts changes of the host clock, so that work issued to a
 	// stream joins it only when it changed since the stream last did.
 	hostVer uint64
-	// joins are the joins made for the current event (Step.Joins): emptied
-	// at each event, their storage kept.
-	joins []Join
 }
 
 // New returns an engine with only the host agent.
@@ -559,46 +560,102 @@ func (e *Engine) Apply(ev *model.Event) Step {
 	return st
 }
 
-// advanceFunc applies one event of an op family that is not issued to a
-// stream (see advances).
-type advanceFunc func(e *Engine, ev *model.Event, st *Step)
-
-// advances holds, by op, the function that applies an event of an op not
-// issued to a stream, each in the file of its family: streams and events
+// advance names the function that applies an event of an op not issued
+// to a stream, each in the file of its family: streams and events
 // (streams.go), synchronization (syncs.go), allocations and mappings
 // (allocs.go), synchronous copies and sets (copies.go), graphs
-// (graphs.go). An op with none orders nothing (advanceNothing). Indexed
-// by the op's byte, it needs no bounds check.
-var advances = [256]advanceFunc{
-	model.OpStreamCreate:  (*Engine).advanceStreamCreate,
-	model.OpStreamDestroy: (*Engine).advanceStreamDestroy,
-	model.OpEventCreate:   (*Engine).advanceEventCreate,
-	model.OpEventDestroy:  (*Engine).advanceEventDestroy,
-	model.OpIpcEventOpen:  (*Engine).advanceIpcEventOpen,
+// (graphs.go).
+type advance uint8
 
-	model.OpStreamSync:  (*Engine).advanceStreamSync,
-	model.OpStreamQuery: (*Engine).advanceStreamSync,
-	model.OpEventSync:   (*Engine).advanceEventSync,
-	model.OpEventQuery:  (*Engine).advanceEventSync,
-	model.OpDeviceSync:  (*Engine).advanceDeviceSync,
+const (
+	advNothing advance = iota // A host call that orders nothing.
+	advStreamCreate
+	advStreamDestroy
+	advEventCreate
+	advEventDestroy
+	advIpcEventOpen
+	advStreamSync
+	advEventSync
+	advDeviceSync
+	advAlloc
+	advCopy
+	advGraphChange
+	advGraphClone
+	advGraphEventNode
+)
 
-	model.OpMalloc:      (*Engine).advanceAlloc,
-	model.OpFree:        (*Engine).advanceAlloc,
-	model.OpPoolCreate:  (*Engine).advanceAlloc,
-	model.OpPtrImport:   (*Engine).advanceAlloc,
-	model.OpIpcMemOpen:  (*Engine).advanceAlloc,
-	model.OpIpcMemClose: (*Engine).advanceAlloc,
-	model.OpVmmMap:      (*Engine).advanceAlloc,
-	model.OpVmmUnmap:    (*Engine).advanceAlloc,
+// advances is the dispatch table of the ops not issued to a stream: the
+// advance function of each op, indexed by the op's byte (no bounds
+// check); an op it does not list orders nothing. It names the functions
+// rather than holding them because the compiler cannot tell what an
+// indirect call keeps: calling through a function value made every
+// caller's event and Step escape to the heap, an allocation per Apply.
+// The switch on an entry (Engine.advance) compiles to a jump table.
+var advances = [256]advance{
+	model.OpStreamCreate:  advStreamCreate,
+	model.OpStreamDestroy: advStreamDestroy,
+	model.OpEventCreate:   advEventCreate,
+	model.OpEventDestroy:  advEventDestroy,
+	model.OpIpcEventOpen:  advIpcEventOpen,
 
-	model.OpMemcpy: (*Engine).advanceCopy,
-	model.OpMemset: (*Engine).advanceCopy,
+	model.OpStreamSync:  advStreamSync,
+	model.OpStreamQuery: advStreamSync,
+	model.OpEventSync:   advEventSync,
+	model.OpEventQuery:  advEventSync,
+	model.OpDeviceSync:  advDeviceSync,
 
-	model.OpGraphInstantiate:     (*Engine).advanceGraphChange,
-	model.OpGraphForget:          (*Engine).advanceGraphChange,
-	model.OpGraphClone:           (*Engine).advanceGraphClone,
-	model.OpGraphEventRecordNode: (*Engine).advanceGraphEventNode,
-	model.OpGraphEventWaitNode:   (*Engine).advanceGraphEventNode,
+	model.OpMalloc:      advAlloc,
+	model.OpFree:        advAlloc,
+	model.OpPoolCreate:  advAlloc,
+	model.OpPtrImport:   advAlloc,
+	model.OpIpcMemOpen:  advAlloc,
+	model.OpIpcMemClose: advAlloc,
+	model.OpVmmMap:      advAlloc,
+	model.OpVmmUnmap:    advAlloc,
+
+	model.OpMemcpy: advCopy,
+	model.OpMemset: advCopy,
+
+	model.OpGraphInstantiate:     advGraphChange,
+	model.OpGraphForget:          advGraphChange,
+	model.OpGraphClone:           advGraphClone,
+	model.OpGraphEventRecordNode: advGraphEventNode,
+	model.OpGraphEventWaitNode:   advGraphEventNode,
+}
+
+// advance applies an event of an op not issued to a stream by its entry
+// in advances.
+func (e *Engine) advance(ev *model.Event, st *Step) {
+	switch advances[ev.Op] {
+	case advStreamCreate:
+		e.advanceStreamCreate(ev, st)
+	case advStreamDestroy:
+		e.advanceStreamDestroy(ev, st)
+	case advEventCreate:
+		e.advanceEventCreate(ev, st)
+	case advEventDestroy:
+		e.advanceEventDestroy(ev, st)
+	case advIpcEventOpen:
+		e.advanceIpcEventOpen(ev, st)
+	case advStreamSync:
+		e.advanceStreamSync(ev, st)
+	case advEventSync:
+		e.advanceEventSync(ev, st)
+	case advDeviceSync:
+		e.advanceDeviceSync(ev, st)
+	case advAlloc:
+		e.advanceAlloc(ev, st)
+	case advCopy:
+		e.advanceCopy(ev, st)
+	case advGraphChange:
+		e.advanceGraphChange(ev, st)
+	case advGraphClone:
+		e.advanceGraphClone(ev, st)
+	case advGraphEventNode:
+		e.advanceGraphEventNode(ev, st)
+	default:
+		e.advanceNothing(ev, st)
+	}
 }
 
 // ApplyTo is Apply writing into *st, which saves copying the Step on the
@@ -627,11 +684,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	case ev.Op.OnStream(): // Most events: tested first, none of the ops in advances.
 		e.issue(ev, st)
 	default:
-		if f := advances[ev.Op]; f != nil {
-			f(e, ev, st)
-		} else {
-			e.advanceNothing(ev, st)
-		}
+		e.advance(ev, st)
 	}
 	if n := len(e.joins); n != 0 {
 		st.joins, st.njoins = &e.joins, uint32(n)
@@ -754,7 +807,7 @@ func recordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
 		es = &eventState{}
 		m[handle] = es
 	}
-	es.recorded, es.agent, es.captureOrigin, es.capture = true, a.ID, 0, 0
+	es.recorded, es.agent, es.count, es.captureOrigin, es.capture = true, a.ID, a.own, 0, 0
 	es.snap.set(&a.clock)
 }
 

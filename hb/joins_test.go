@@ -115,3 +115,24 @@ func TestJoinsOfDeviceAndLegacy(t *testing.T) {
 		t.Errorf("device sync joined %d streams, want %d", len(synced), n+1)
 	}
 }
+
+// TestApplyAllocatesNothing: applying an event kept on the caller's stack
+// allocates nothing, through the dispatch table too: an indirect call
+// there made the event and the Step escape to the heap.
+func TestApplyAllocatesNothing(t *testing.T) {
+	e := hb.New()
+	const s1, ev1 = 0x1000, 0x10
+	for _, op := range []model.Op{model.OpStreamCreate, model.OpEventCreate, model.OpLaunch, model.OpEventRecord, model.OpStreamSync} {
+		e.Apply(&model.Event{Op: op, Stream: s1, Event: ev1, TID: 1})
+	}
+	for _, op := range []model.Op{model.OpLaunch, model.OpStreamSync, model.OpEventSync, model.OpEventQuery, model.OpDeviceSync} {
+		allocs := testing.AllocsPerRun(100, func() {
+			ev := model.Event{Op: op, Stream: s1, Event: ev1, TID: 1}
+			st := e.Apply(&ev)
+			_ = st.Joins()
+		})
+		if allocs != 0 {
+			t.Errorf("%v: %v allocations an event, want 0", op, allocs)
+		}
+	}
+}
