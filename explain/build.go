@@ -305,7 +305,9 @@ func (rp *replay) add(ev *model.Event) {
 		return
 	}
 
-	// What the event synchronizes with, as the collectors' tests need it.
+	// What the event synchronizes with, as the collectors' tests need it:
+	// the stream or event record a synchronization or successful query
+	// joined, as the engine says (hb.Step.Joins).
 	var touched []hb.AgentID
 	device := false
 	legacy := false
@@ -316,12 +318,12 @@ func (rp *replay) add(ev *model.Event) {
 			touched = append(touched, target)
 		}
 	case model.OpStreamSync, model.OpStreamQuery:
-		if ev.Op == model.OpStreamSync || ev.Result == model.ResultSuccess {
-			target = eng.Stream(ev.Stream, ev.Device, ev.TID).ID // Created by Add already.
+		if j, ok := syncJoin(st); ok {
+			target = j.From.Agent
 			touched = append(touched, target)
 		}
 	case model.OpEventSync, model.OpEventQuery:
-		if record != nil && (ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess) {
+		if _, ok := syncJoin(st); ok && record != nil {
 			touched = append(touched, target)
 		} else {
 			record, target = nil, 0
@@ -378,6 +380,17 @@ func (rp *replay) add(ev *model.Event) {
 			c.win.add(r)
 		}
 	}
+}
+
+// syncJoin returns the join of a stream or event synchronization, or a
+// successful query, that ordered the host after a stream's work.
+func syncJoin(st *hb.Step) (hb.Join, bool) {
+	for _, j := range st.Joins() {
+		if j.Why.HostSync() {
+			return j, true
+		}
+	}
+	return hb.Join{}, false
 }
 
 // addCaptured hands a captured operation to the collectors of races in

@@ -9,7 +9,9 @@
 // stream, event and device synchronization and successful queries of them,
 // host-blocking synchronous copies, and operations on the legacy default
 // stream when a finding's stream is a blocking one (the legacy stream's
-// implicit joins). At most Options.MaxVertices operations are kept; a note
+// implicit joins). Whether a synchronization or query joined, and which
+// stream, is the engine's answer (hb.Step.Joins), not decided again here.
+// At most Options.MaxVertices operations are kept; a note
 // vertex says how many were left out. A wait's event record is added even
 // when it came before the finding's first operation (a stale record is a
 // common bug).

@@ -68,4 +68,45 @@
 //
 // Implicit synchronization of cudaMalloc/cudaFree is deliberately not
 // modelled: the CUDA programming guide says programs must not rely on it.
+//
+// # Dispatch
+//
+// Engine.ApplyTo first sets apart the events that order nothing or are
+// captured: failed calls, a graph's memory nodes and nodes added to a
+// graph by hand. Operations issued to a stream (Op.OnStream: most events)
+// go to Engine.issue, which orders them after the host, the peer-copy
+// barrier and the legacy stream as their kind says, then makes the op's
+// own joins (an event wait, a followed wait for a value, a graph launch's
+// previous launch and external event waits) and gives it its epoch. Every
+// other op is applied by its family's advance function, found in the
+// table advances, indexed by op: streams and events as objects
+// (streams.go), synchronization and queries (syncs.go), allocations,
+// imported pointers and mappings (allocs.go), synchronous copies and sets
+// (copies.go) and graphs (graphs.go). An op the table has no function
+// for is a host call that orders nothing. The table names the functions
+// (Engine.advance switches on the name, a jump table) rather than holding
+// function values: the compiler cannot see what an indirect call keeps,
+// and made every caller's event and Step escape to the heap.
+//
+// # Joins
+//
+// Each ordering the engine makes for an event is a Join in its Step
+// (Step.Joins, a view of a list the engine empties at each event, valid
+// until the next Apply, as Step.Clock is): the agent ordered after (Into:
+// the host or a stream), the work it was ordered after (From: an agent
+// and its last operation that the joined clock covers, or NoAgent for a
+// device's peer-copy barrier and the writes a value wait follows) and the
+// rule that made it (Why: JoinStreamSync, JoinStreamQuery, JoinEventSync,
+// JoinEventQuery, JoinEventWait, JoinDeviceSync, JoinLegacy,
+// JoinPeerCopy, JoinBarrier, JoinCopy, JoinCopyPresync, JoinGraphLaunch,
+// JoinGraphEventWait, JoinValueWait). A query appears only when it
+// returned success, a wait or event synchronization only for a recorded
+// event, and a device synchronization has a join for every stream of its
+// device. Operations captured into a graph list none (their order in the
+// capture is Step.LocalClock), but for a synchronous copy's JoinCopy,
+// which orders the host after its stream's work outside the capture. The
+// join of the host clock that every operation issued to a stream makes is
+// not listed. Callers that show ordering (explain, timeline) draw these
+// joins rather than apply CUDA's rules again. The list lives in the
+// engine, not in the Step, whose size shows in the time per event.
 package hb

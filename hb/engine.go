@@ -1,10 +1,6 @@
 package hb
 
-import (
-	"slices"
-
-	"github.com/streamcheck/streamcheck/model"
-)
+import "github.com/streamcheck/streamcheck/model"
 
 // StreamKind says how a stream takes part in default-stream synchronization.
 type StreamKind uint8
@@ -160,6 +156,7 @@ type eventState struct {
 	// trace can see, and is no wait for an event never recorded.
 	foreign bool
 	agent   AgentID // Stream of the most recent record.
+	count   uint64  // The record's count on its stream's slot (Join.From).
 	snap    vclock
 	// captureOrigin is set when the most recent record was captured into a
 	// graph: waiting on it pulls the waiting stream into that capture.
@@ -181,12 +178,16 @@ type capture struct {
 	clocks []vclock            // Each stream's clock in the capture, by slot.
 }
 
-// Step is what the engine learned from one event.
+// Step is what the engine learned from one event. Its fields are laid out
+// to leave no padding: the analyzer's hot path copies and clears it per
+// event, and its size shows in the time per event.
 type Step struct {
 	// Agent the operation ran on: a stream for stream operations (including
 	// synchronous copies and sets, which run on the default stream), the host
 	// for host-side calls.
 	Agent AgentID
+	// njoins and joins are the view of Engine.joins that Joins returns.
+	njoins uint32
 	// Epoch of the operation, for operations that others can be ordered
 	// after; zero for pure bookkeeping (create, destroy, queries...). A
 	// non-zero Epoch is always on Agent.
@@ -199,13 +200,26 @@ type Step struct {
 	// operations captured into a graph instead of running.
 	Skipped  bool
 	Captured bool
+	// UnrecordedWait is set for a wait or event synchronize on an event with
+	// no record before it: it orders nothing.
+	UnrecordedWait bool
+	// MemLateWrite is set on a write of a value that may have met a wait
+	// the engine followed before it (to other writes) first: the wait was
+	// taken as ordered after more than it may have been, which can hide
+	// races after it.
+	MemLateWrite bool
+	// MemWait is, for a stream memory operation that waits for a value,
+	// whether the engine ordered it after recorded writes of the value.
+	MemWait MemWait
 	// CaptureOrigin is, for a captured operation (and a capture's begin and
 	// end), the stream whose cudaStreamBeginCapture started the capture: it
 	// tells the captures of one program apart.
 	CaptureOrigin AgentID
-	// UnrecordedWait is set for a wait or event synchronize on an event with
-	// no record before it: it orders nothing.
-	UnrecordedWait bool
+	// EndedCapture and EndedOrigin are set on a capture's begin that ended
+	// another capture its stream was in (CUDA refuses such a begin; a
+	// trace may still say it succeeded): that capture's number and origin.
+	EndedOrigin  AgentID
+	EndedCapture uint64
 	// Capture numbers the capture a captured operation (and a capture's
 	// begin and end) belongs to, from 1, unlike CaptureOrigin never the
 	// same for two captures. For a captured stream operation, Local is its
@@ -215,19 +229,7 @@ type Step struct {
 	Capture    uint64
 	Local      Epoch
 	LocalClock Clock
-	// MemWait is, for a stream memory operation that waits for a value,
-	// whether the engine ordered it after recorded writes of the value.
-	MemWait MemWait
-	// MemLateWrite is set on a write of a value that may have met a wait
-	// the engine followed before it (to other writes) first: the wait was
-	// taken as ordered after more than it may have been, which can hide
-	// races after it.
-	MemLateWrite bool
-	// EndedCapture and EndedOrigin are set on a capture's begin that ended
-	// another capture its stream was in (CUDA refuses such a begin; a
-	// trace may still say it succeeded): that capture's number and origin.
-	EndedCapture uint64
-	EndedOrigin  AgentID
+	joins      *[]Join
 }
 
 // Engine advances the happens-before relation one event at a time. Its
@@ -240,6 +242,9 @@ type Step struct {
 // gigabyte a vector each as wide as their number took.
 type Engine struct {
 	agents []*Agent
+	// joins are the joins made for the current event (Step.Joins): emptied
+	// at each event, their storage kept.
+	joins []Join
 	// The current agent of each stream key, split by kind of key so that
 	// the lookup every stream operation makes hashes a plain integer:
 	// created streams by handle, per-thread streams by device and thread,
@@ -314,6 +319,7 @@ func New() *Engine {
 		graphEvents: GraphWork[graphEvent]{Body: bodyEvent},
 		hostVer:     1, // Agents start at 0: their first operation joins.
 		spare:       make([]vclock, 0, 4),
+		joins:       make([]Join, 0, 16), // a device synchronization of many streams grows it
 		slotHolder:  []AgentID{HostAgent},
 		nslots:      1, // Slot 0 is the host's.
 		host:        vclock{lin: uint32(HostAgent) + 1},
@@ -554,6 +560,104 @@ func (e *Engine) Apply(ev *model.Event) Step {
 	return st
 }
 
+// advance names the function that applies an event of an op not issued
+// to a stream, each in the file of its family: streams and events
+// (streams.go), synchronization (syncs.go), allocations and mappings
+// (allocs.go), synchronous copies and sets (copies.go), graphs
+// (graphs.go).
+type advance uint8
+
+const (
+	advNothing advance = iota // A host call that orders nothing.
+	advStreamCreate
+	advStreamDestroy
+	advEventCreate
+	advEventDestroy
+	advIpcEventOpen
+	advStreamSync
+	advEventSync
+	advDeviceSync
+	advAlloc
+	advCopy
+	advGraphChange
+	advGraphClone
+	advGraphEventNode
+)
+
+// advances is the dispatch table of the ops not issued to a stream: the
+// advance function of each op, indexed by the op's byte (no bounds
+// check); an op it does not list orders nothing. It names the functions
+// rather than holding them because the compiler cannot tell what an
+// indirect call keeps: calling through a function value made every
+// caller's event and Step escape to the heap, an allocation per Apply.
+// The switch on an entry (Engine.advance) compiles to a jump table.
+var advances = [256]advance{
+	model.OpStreamCreate:  advStreamCreate,
+	model.OpStreamDestroy: advStreamDestroy,
+	model.OpEventCreate:   advEventCreate,
+	model.OpEventDestroy:  advEventDestroy,
+	model.OpIpcEventOpen:  advIpcEventOpen,
+
+	model.OpStreamSync:  advStreamSync,
+	model.OpStreamQuery: advStreamSync,
+	model.OpEventSync:   advEventSync,
+	model.OpEventQuery:  advEventSync,
+	model.OpDeviceSync:  advDeviceSync,
+
+	model.OpMalloc:      advAlloc,
+	model.OpFree:        advAlloc,
+	model.OpPoolCreate:  advAlloc,
+	model.OpPtrImport:   advAlloc,
+	model.OpIpcMemOpen:  advAlloc,
+	model.OpIpcMemClose: advAlloc,
+	model.OpVmmMap:      advAlloc,
+	model.OpVmmUnmap:    advAlloc,
+
+	model.OpMemcpy: advCopy,
+	model.OpMemset: advCopy,
+
+	model.OpGraphInstantiate:     advGraphChange,
+	model.OpGraphForget:          advGraphChange,
+	model.OpGraphClone:           advGraphClone,
+	model.OpGraphEventRecordNode: advGraphEventNode,
+	model.OpGraphEventWaitNode:   advGraphEventNode,
+}
+
+// advance applies an event of an op not issued to a stream by its entry
+// in advances.
+func (e *Engine) advance(ev *model.Event, st *Step) {
+	switch advances[ev.Op] {
+	case advStreamCreate:
+		e.advanceStreamCreate(ev, st)
+	case advStreamDestroy:
+		e.advanceStreamDestroy(ev, st)
+	case advEventCreate:
+		e.advanceEventCreate(ev, st)
+	case advEventDestroy:
+		e.advanceEventDestroy(ev, st)
+	case advIpcEventOpen:
+		e.advanceIpcEventOpen(ev, st)
+	case advStreamSync:
+		e.advanceStreamSync(ev, st)
+	case advEventSync:
+		e.advanceEventSync(ev, st)
+	case advDeviceSync:
+		e.advanceDeviceSync(ev, st)
+	case advAlloc:
+		e.advanceAlloc(ev, st)
+	case advCopy:
+		e.advanceCopy(ev, st)
+	case advGraphChange:
+		e.advanceGraphChange(ev, st)
+	case advGraphClone:
+		e.advanceGraphClone(ev, st)
+	case advGraphEventNode:
+		e.advanceGraphEventNode(ev, st)
+	default:
+		e.advanceNothing(ev, st)
+	}
+}
+
 // ApplyTo is Apply writing into *st, which saves copying the Step on the
 // analyzer's hot path.
 func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
@@ -564,334 +668,67 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 		e.prune()
 	}
 	e.applied++
-	if ev.Failed() {
-		*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
-		if ev.Op == model.OpCaptureEnd {
-			st.CaptureOrigin, st.Capture = e.failedCaptureEnd(ev)
-			e.graphEvents.Apply(ev, st, nil)
-		}
-		return
+	if len(e.joins) != 0 {
+		e.joins = e.joins[:0]
 	}
-	if ev.Flags&model.FlagGraphAlloc != 0 && ev.Op == model.OpMallocAsync {
+	switch {
+	case ev.Failed():
+		e.failed(ev, st)
+	case ev.Flags&model.FlagGraphAlloc != 0 && ev.Op == model.OpMallocAsync:
 		// A graph's memory node: allocated at each launch of the graph,
 		// which is not analyzed, like captured work.
 		*st = Step{Agent: HostAgent, Clock: e.host.view(), Captured: true, Skipped: true}
-		return
-	}
-	if ev.Flags&model.FlagGraphNode != 0 && (ev.Op == model.OpLaunch || ev.Op == model.OpMemcpyAsync ||
-		ev.Op == model.OpMemsetAsync || ev.Op == model.OpStreamMemOp) {
-		// A node added to a graph by hand: it runs at each launch of the
-		// graph, which the checker follows; adding it orders nothing. A
-		// memory operation's values are not followed in graphs, as a
-		// captured one's.
-		*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
-		if ev.Op == model.OpStreamMemOp {
-			e.graphMemOp(ev)
-		}
-		return
-	}
-	if ev.Op.OnStream() { // Most events: tested first, none of the cases below.
+	case ev.Flags&model.FlagGraphNode != 0 && (ev.Op == model.OpLaunch || ev.Op == model.OpMemcpyAsync ||
+		ev.Op == model.OpMemsetAsync || ev.Op == model.OpStreamMemOp):
+		e.graphNode(ev, st)
+	case ev.Op.OnStream(): // Most events: tested first, none of the ops in advances.
 		e.issue(ev, st)
-		return
+	default:
+		e.advance(ev, st)
 	}
-	switch ev.Op {
-	case model.OpStreamCreate:
-		if k := keyOf(ev.Stream, ev.Device, ev.TID); k.handle == model.StreamLegacy || k.handle == model.StreamPerThread {
-			// A create naming a default stream (the JSON Lines form allows
-			// it) refers to that fixed stream: nothing to create.
-			a := e.Stream(ev.Stream, ev.Device, ev.TID)
-			*st = Step{Agent: a.ID, Clock: a.clock.view()}
-			return
-		}
-		kind := KindBlocking
-		if ev.Flags&model.FlagNonBlocking != 0 {
-			kind = KindNonBlocking
-		}
-		a := e.newAgent(keyOf(ev.Stream, ev.Device, ev.TID), kind, ev.Device, ev.TID, ev.Flags&model.FlagImplicit != 0)
-		// A new stream starts after what the host knows: work issued to it
-		// later joins the host clock anyway, so nothing else to do.
-		*st = Step{Agent: a.ID, Clock: a.clock.view()}
-		return
-	case model.OpStreamDestroy:
-		a := e.Stream(ev.Stream, ev.Device, ev.TID)
-		*st = Step{Agent: a.ID, Clock: a.clock.view()}
-		if a.Kind == KindBlocking || a.Kind == KindNonBlocking {
-			st.Clock = st.Clock.Clone() // the clock is dropped below
-			e.register(keyOf(ev.Stream, ev.Device, ev.TID), 0)
-			e.destroy(a) // a created stream's handle names a new agent from now on
-		}
-		a.destroyed = true
-		return
-	case model.OpEventCreate:
-		e.events[ev.Event] = &eventState{}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpEventDestroy:
-		delete(e.events, ev.Event)
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpIpcEventOpen:
-		e.events[ev.Event] = &eventState{foreign: true}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpStreamSync, model.OpStreamQuery:
-		a := e.Stream(ev.Stream, ev.Device, ev.TID)
-		if ev.Op == model.OpStreamSync || ev.Result == model.ResultSuccess {
-			e.hostJoin(&a.clock)
-		}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpEventSync, model.OpEventQuery:
-		es := e.events[ev.Event]
-		if es == nil || !es.recorded {
-			// cudaEventSynchronize on an event never recorded returns at once.
-			*st = Step{Agent: HostAgent, Clock: e.host.view(), UnrecordedWait: ev.Op == model.OpEventSync && (es == nil || !es.foreign)}
-			return
-		}
-		if ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess {
-			e.hostJoin(&es.snap)
-		}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpDeviceSync:
-		if d := e.devices[ev.Device]; d != nil {
-			for _, id := range d.agents {
-				// The host holds a stream's own count only by having
-				// joined its clock at that count, and the clock changes
-				// only with the count: nothing new to join then.
-				if a := e.agents[id]; e.host.Get(a.Slot) < a.count() && a.joinTo(&e.host) {
-					e.hostVer++
-				}
-			}
-			// It waits for the peer copies to or from the device too, even
-			// one issued on another device (measured on two H200s:
-			// scripts/probe/peer_copy_order.cu).
-			if d.barrierVer != 0 {
-				e.hostJoin(&d.barrier)
-			}
-		}
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		return
-	case model.OpGraphInstantiate, model.OpGraphForget:
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
+	if n := len(e.joins); n != 0 {
+		st.joins, st.njoins = &e.joins, uint32(n)
+	}
+}
+
+// failed applies a call that failed: it took no effect, but a failed
+// capture end may still end its capture (see failedCaptureEnd).
+func (e *Engine) failed(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
+	if ev.Op == model.OpCaptureEnd {
+		st.CaptureOrigin, st.Capture = e.failedCaptureEnd(ev)
 		e.graphEvents.Apply(ev, st, nil)
-		if ev.Flags&model.FlagLifetime != 0 {
-			// A new or destroyed object: a handle used again must not
-			// inherit its launches or its external events. A change in
-			// place (new node parameters) keeps both: the event nodes
-			// are still there, and launches stay in order.
-			if ev.Op == model.OpGraphForget {
-				e.graphEvents.Forget(ev.Graph, ev.Exec)
-			}
-			if ev.Exec != 0 {
-				delete(e.execs, ev.Exec)
-			}
-		}
-		if ev.Op == model.OpGraphForget && ev.Node != 0 {
-			if ev.Exec != 0 {
-				// A node of an executable graph changed (enabled or
-				// disabled, a child graph replaced): whether its records
-				// are still made is unknown, and so is whether the new
-				// child graph's (Src) are.
-				e.graphEvents.Update(0, ev.Exec, func(items []graphEvent) []graphEvent { return staleNode(items, ev.Node) })
-				if ev.Src != 0 {
-					e.graphEvents.CopyToExec(ev.Src, ev.Exec, copiedEvent)
-				}
-			} else {
-				// A node destroyed (cudaGraphDestroyNode): its event
-				// record or wait goes from its graph, a conditional node's
-				// bodies too; executable graphs keep theirs.
-				if !e.graphEvents.DestroyNode(ev.Node) { // a conditional node's bodies go; it has no record
-					e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) },
-						func(items []graphEvent) bool { return names(items, ev.Node) })
-				}
-			}
-		}
-		return
-	case model.OpGraphClone:
-		// A clone, or a child graph node (see copiedEvent), or a
-		// conditional node's body (see bodyEvent).
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		if ev.Flags&model.FlagConditional != 0 {
-			e.graphEvents.AddBody(ev.Graph, ev.Src, ev.Node)
-			return
-		}
-		replace := ev.Flags&model.FlagLifetime != 0
-		if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, copiedEvent) && replace {
-			e.graphEvents.Forget(ev.Graph, 0)
-		}
-		return
-	case model.OpGraphEventRecordNode, model.OpGraphEventWaitNode:
-		// An event node added to a graph by hand, or given another event:
-		// its launches record or wait for the event, as for a captured
-		// external one.
-		*st = Step{Agent: HostAgent, Clock: e.host.view()}
-		item := graphEvent{event: ev.Event, node: ev.Node, record: ev.Op == model.OpGraphEventRecordNode}
-		if ev.Flags&model.FlagLifetime != 0 {
-			e.graphEvents.Put(ev.Graph, ev.Exec, item)
-		} else {
-			e.graphEvents.Update(ev.Graph, ev.Exec, func(items []graphEvent) []graphEvent { return setEvent(items, item) })
-		}
-		return
-	case model.OpMalloc, model.OpFree, model.OpPoolCreate, model.OpPtrImport, model.OpIpcMemOpen, model.OpIpcMemClose,
-		model.OpVmmMap, model.OpVmmUnmap:
-		// An imported pointer or opened mapping is live from the call on
-		// (its allocation in the other process is ordered by means the
-		// trace cannot see), as cudaMalloc memory is.
-		ep := e.host.tick(HostAgent)
-		ep.Agent = HostAgent
-		e.hostVer++
-		*st = Step{Agent: HostAgent, Epoch: ep, Clock: e.host.view()}
-		return
-	case model.OpMemcpy, model.OpMemset:
-		if ev.Flags&model.FlagPeer != 0 && ev.Op == model.OpMemcpy {
-			e.peerCopy(ev, st)
-			return
-		}
-		// A pageable host-to-device copy synchronizes its stream before it
-		// starts: the host is ordered after the work issued there before the
-		// copy, though not after the copy itself.
-		presync := ev.Op == model.OpMemcpy && ev.Kind == model.CopyH2D && ev.Flags&model.FlagPageable != 0
-		if presync {
-			e.scratch.set(&e.Stream(ev.Stream, ev.Device, ev.TID).clock)
-		}
-		e.issue(ev, st)
-		switch {
-		case hostWaitsFor(ev):
-			e.hostJoin(st.Clock.c)
-		case presync && !st.Skipped:
-			e.hostJoin(&e.scratch)
-		}
-		return
 	}
+}
+
+// advanceNothing applies a host-side call that orders nothing (pool
+// attributes, exports...).
+func (e *Engine) advanceNothing(_ *model.Event, st *Step) {
 	*st = Step{Agent: HostAgent, Clock: e.host.view()}
-	return
 }
 
-// peerCopy applies a synchronous peer copy (cudaMemcpyPeer), asynchronous
-// with respect to the host. The runtime API says it is "serialized with
-// respect to all pending and future asynchronous work in to the current
-// device, srcDevice, and dstDevice"; measured on two H200s (CUDA 13.0,
-// scripts/probe/peer_copy_order.cu), it waits for the legacy and blocking
-// streams of the source and destination devices, not for their
-// non-blocking streams: the legacy stream's rule, on every device of the
-// copy. So it is issued to the current device's default stream after
-// joining those streams of the three devices, and becomes their barrier:
-// each of them is ordered after it from its next operation on. A device
-// synchronization of any of the devices waits for it (measured too).
-func (e *Engine) peerCopy(ev *model.Event, st *Step) {
-	a := e.Stream(ev.Stream, ev.Device, ev.TID)
-	if a.capturing {
-		e.issue(ev, st) // captured: it runs at the graph's launches
-		return
-	}
-	devs := []int32{ev.Device, ev.PeerSrc, ev.PeerDst}
-	slices.Sort(devs)
-	devs = slices.Compact(devs)
-	for _, d := range devs {
-		for _, id := range e.device(d).agents {
-			if b := e.agents[id]; b != a && b.Kind != KindNonBlocking {
-				// Joined before a joins the host clock in issue: a residue
-				// is exact once that is done (see Agent.joinTo).
-				b.joinTo(&a.clock)
-			}
-		}
-	}
-	e.issue(ev, st)
-	for _, d := range devs {
-		dv := e.device(d)
-		dv.barrier.join(st.Clock.c)
-		dv.barrierVer++
-	}
-	a.barrierSeen = a.dev.barrierVer // a's own clock holds the barrier
-}
-
-// hostWaitsFor reports whether a synchronous cudaMemcpy or cudaMemset
-// returns only after it completed, per the runtime's "API synchronization
-// behavior": a memset does when it sets pinned host memory.
-func hostWaitsFor(ev *model.Event) bool {
-	if ev.Op == model.OpMemset {
-		return ev.Flags&model.FlagPinned != 0
-	}
-	switch ev.Kind {
-	case model.CopyD2H, model.CopyH2H:
-		return true
-	case model.CopyH2D:
-		return ev.Flags&model.FlagPinned != 0
-	}
-	return false
-}
-
-// issue applies an operation issued by the host to a stream.
+// issue applies an operation issued by the host to a stream: a capture's
+// begin and end, an operation captured into a graph (issueCaptured), or
+// one that runs, ordered after what the host knows, the device's peer
+// copies and, by its stream's kind, the legacy stream, and then after what
+// its op joins: an event wait (syncs.go), a wait for a value (memops.go),
+// a graph launch's previous launch and external event waits (graphs.go).
 func (e *Engine) issue(ev *model.Event, st *Step) {
 	a := e.Stream(ev.Stream, ev.Device, ev.TID)
 	var waited *eventState // The event a wait names, looked up once.
 	switch ev.Op {
 	case model.OpCaptureBegin:
-		// CUDA refuses to begin a capture on a stream in one (a failed call
-		// is skipped before this); a trace that says it did ends the first.
-		endedOrigin := a.captureOrigin
-		ended := e.endCapture(a)
-		a.capturing, a.captureOrigin = true, a.ID
-		e.captureSeq++
-		e.captures[a.ID] = &capture{id: e.captureSeq, slots: map[AgentID]AgentID{a.ID: 0}, clocks: make([]vclock, 1)}
-		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: a.ID, Capture: e.captureSeq}
-		if ended != 0 {
-			st.EndedCapture, st.EndedOrigin = ended, endedOrigin
-		}
-		e.graphEvents.Apply(ev, st, nil)
+		e.captureBegin(ev, a, st)
 		return
 	case model.OpCaptureEnd:
-		origin := a.captureOrigin
-		id := e.endCapture(a)
-		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: origin, Capture: id}
-		e.graphEvents.Apply(ev, st, nil)
+		e.captureEnd(ev, a, st)
 		return
 	case model.OpStreamWait:
-		// Cross-stream capture: waiting on an event recorded in a capturing
-		// stream makes this stream part of the same capture.
 		waited = e.events[ev.Event]
-		// Only the capture that made the record, if it is still open: not
-		// a later one its origin began or joined.
-		if w := waited; !a.capturing && w != nil && w.captureOrigin != 0 {
-			if cp := e.captures[w.captureOrigin]; cp != nil && cp.id == w.capture {
-				a.capturing, a.captureOrigin = true, w.captureOrigin
-			}
-		}
+		e.joinCaptureOf(a, waited)
 	}
 	if a.capturing {
-		*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
-		cp := e.captures[a.captureOrigin] // never nil: see endCapture
-		s, ok := cp.slots[a.ID]
-		if !ok {
-			s = AgentID(len(cp.clocks))
-			cp.slots[a.ID] = s
-			cp.clocks = append(cp.clocks, vclock{})
-		}
-		clock := &cp.clocks[s]
-		// A wait with the external flag becomes an event wait node of the
-		// graph, not an edge from the record (see graphEvents).
-		if ev.Op == model.OpStreamWait && waited != nil && waited.capture == cp.id && ev.Flags&model.FlagExternal == 0 {
-			clock.join(&waited.capSnap)
-		}
-		st.Capture, st.Local = cp.id, clock.tick(s)
-		st.Local.Agent, st.LocalClock = a.ID, clock.view()
-		if ev.Op == model.OpEventRecord {
-			es := e.events[ev.Event]
-			if es == nil {
-				es = &eventState{}
-				e.events[ev.Event] = es
-			}
-			es.captureOrigin, es.capture = a.captureOrigin, cp.id
-			es.capSnap.set(clock)
-		}
-		if ev.Flags&model.FlagExternal != 0 && (ev.Op == model.OpEventRecord || ev.Op == model.OpStreamWait) {
-			e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
-		}
-		if ev.Op == model.OpStreamMemOp {
-			e.graphMemOp(ev)
-		}
-		e.graphEvents.Apply(ev, st, nil) // a child graph's external records and waits join the capture
+		e.issueCaptured(ev, a, waited, st)
 		return
 	}
 	// Work issued by the host follows everything the host knows completed,
@@ -903,6 +740,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	if d := a.dev; a.barrierSeen != d.barrierVer && a.Kind != KindNonBlocking {
 		a.clock.join(&d.barrier)
 		a.barrierSeen = d.barrierVer
+		e.joinClock(JoinBarrier, a.ID)
 	}
 	a.markUnjoined() // the operation below counts on a's slot
 	switch a.Kind {
@@ -922,6 +760,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			// the cube of the stream count.
 			if !b.pruned && a.clock.Get(b.Slot) < b.count() {
 				b.joinTo(&a.clock)
+				e.join(JoinLegacy, a.ID, b)
 			}
 		}
 		a.dev.unjoined = a.dev.unjoined[:0]
@@ -931,6 +770,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			if ops := l.own; id != a.legacySeen || ops != a.legacySeenOps {
 				a.clock.join(&l.clock)
 				a.legacySeen, a.legacySeenOps = id, ops
+				e.join(JoinLegacy, a.ID, l)
 			}
 		}
 	}
@@ -938,36 +778,13 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	var graphWork []graphEvent // A graph launch's external event records and waits.
 	switch ev.Op {
 	case model.OpStreamWait:
-		if waited == nil || !waited.recorded {
-			st.UnrecordedWait = waited == nil || !waited.foreign
-		} else {
-			a.clock.join(&waited.snap)
-		}
+		e.eventWait(a, waited, st)
 	case model.OpStreamMemOp:
 		if ev.MemOp.IsWait() {
-			st.MemWait = e.memoryWait(ev, a)
+			e.valueWait(ev, a, st)
 		}
 	case model.OpGraphLaunch:
-		if ev.Exec == 0 {
-			break
-		}
-		// "Each launch is ordered behind both any previous work in stream
-		// and any previous launches of graphExec" (CUDA runtime API): the
-		// previous launch works as an event this one waits for, and this
-		// launch as its record for the next.
-		if last := e.execs[ev.Exec]; last != nil {
-			a.clock.join(&last.snap)
-		}
-		// The graph's external waits order all of its work after the
-		// events, and its external records (below) see all of it: coarser
-		// than the nodes' own places in the graph, which can only hide a
-		// race, never make one up.
-		graphWork = e.graphEvents.Launched(ev.Exec)
-		for _, g := range graphWork {
-			if w := e.events[g.event]; !g.record && w != nil && w.recorded {
-				a.clock.join(&w.snap)
-			}
-		}
+		graphWork = e.launchJoins(ev, a)
 	}
 	st.Epoch = a.clock.tick(a.Slot)
 	st.Epoch.Agent, a.own = a.ID, st.Epoch.Clock
@@ -976,26 +793,9 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpEventRecord:
 		recordOn(e.events, ev.Event, a)
 	case model.OpStreamMemOp:
-		switch {
-		case ev.MemOp.Changes():
-			e.memoryWrite(ev, a, st.Epoch, st)
-		case st.MemWait == MemWaitFollowed:
-			e.noteWait(ev, st.Epoch)
-		case ev.MemOp == model.MemOpUnknown:
-			e.unknownMemOps = true
-		}
+		e.memOpIssued(ev, a, st)
 	case model.OpGraphLaunch:
-		if ev.Exec != 0 {
-			recordOn(e.execs, ev.Exec, a)
-		}
-		for _, g := range graphWork {
-			switch {
-			case g.record && g.stale:
-				joinRecordOn(e.events, g.event, a)
-			case g.record:
-				recordOn(e.events, g.event, a)
-			}
-		}
+		e.launched(ev, a, graphWork)
 	}
 }
 
@@ -1007,7 +807,7 @@ func recordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
 		es = &eventState{}
 		m[handle] = es
 	}
-	es.recorded, es.agent, es.captureOrigin, es.capture = true, a.ID, 0, 0
+	es.recorded, es.agent, es.count, es.captureOrigin, es.capture = true, a.ID, a.own, 0, 0
 	es.snap.set(&a.clock)
 }
 

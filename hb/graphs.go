@@ -94,6 +94,210 @@ func setEvent(items []graphEvent, item graphEvent) []graphEvent {
 	return append(items, item)
 }
 
+// The advance functions of graphs, which the host changes without
+// ordering anything: their launches (Engine.issue) run the work.
+
+// advanceGraphChange applies an instantiation or update of an executable
+// graph (OpGraphInstantiate), and a graph whose work is no longer known
+// (OpGraphForget).
+func (e *Engine) advanceGraphChange(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view()}
+	e.graphEvents.Apply(ev, st, nil)
+	if ev.Flags&model.FlagLifetime != 0 {
+		// A new or destroyed object: a handle used again must not
+		// inherit its launches or its external events. A change in
+		// place (new node parameters) keeps both: the event nodes
+		// are still there, and launches stay in order.
+		if ev.Op == model.OpGraphForget {
+			e.graphEvents.Forget(ev.Graph, ev.Exec)
+		}
+		if ev.Exec != 0 {
+			delete(e.execs, ev.Exec)
+		}
+	}
+	if ev.Op == model.OpGraphForget && ev.Node != 0 {
+		if ev.Exec != 0 {
+			// A node of an executable graph changed (enabled or
+			// disabled, a child graph replaced): whether its records
+			// are still made is unknown, and so is whether the new
+			// child graph's (Src) are.
+			e.graphEvents.Update(0, ev.Exec, func(items []graphEvent) []graphEvent { return staleNode(items, ev.Node) })
+			if ev.Src != 0 {
+				e.graphEvents.CopyToExec(ev.Src, ev.Exec, copiedEvent)
+			}
+		} else {
+			// A node destroyed (cudaGraphDestroyNode): its event
+			// record or wait goes from its graph, a conditional node's
+			// bodies too; executable graphs keep theirs.
+			if !e.graphEvents.DestroyNode(ev.Node) { // a conditional node's bodies go; it has no record
+				e.graphEvents.UpdateGraphs(func(items []graphEvent) []graphEvent { return withoutNode(items, ev.Node) },
+					func(items []graphEvent) bool { return names(items, ev.Node) })
+			}
+		}
+	}
+}
+
+// advanceGraphClone applies a graph copied into another: a clone, a child
+// graph node (see copiedEvent), or a conditional node's body (see
+// bodyEvent).
+func (e *Engine) advanceGraphClone(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view()}
+	if ev.Flags&model.FlagConditional != 0 {
+		e.graphEvents.AddBody(ev.Graph, ev.Src, ev.Node)
+		return
+	}
+	replace := ev.Flags&model.FlagLifetime != 0
+	if !e.graphEvents.Copy(ev.Src, ev.Graph, replace, copiedEvent) && replace {
+		e.graphEvents.Forget(ev.Graph, 0)
+	}
+}
+
+// advanceGraphEventNode applies an event node added to a graph by hand,
+// or given another event: its launches record or wait for the event, as
+// for a captured external one.
+func (e *Engine) advanceGraphEventNode(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view()}
+	item := graphEvent{event: ev.Event, node: ev.Node, record: ev.Op == model.OpGraphEventRecordNode}
+	if ev.Flags&model.FlagLifetime != 0 {
+		e.graphEvents.Put(ev.Graph, ev.Exec, item)
+	} else {
+		e.graphEvents.Update(ev.Graph, ev.Exec, func(items []graphEvent) []graphEvent { return setEvent(items, item) })
+	}
+}
+
+// graphNode applies a node added to a graph by hand: it runs at each
+// launch of the graph, which the checker follows; adding it orders
+// nothing. A memory operation's values are not followed in graphs, as a
+// captured one's.
+func (e *Engine) graphNode(ev *model.Event, st *Step) {
+	*st = Step{Agent: HostAgent, Clock: e.host.view(), Skipped: true}
+	if ev.Op == model.OpStreamMemOp {
+		e.graphMemOp(ev)
+	}
+}
+
+// captureBegin applies cudaStreamBeginCapture on stream a.
+func (e *Engine) captureBegin(ev *model.Event, a *Agent, st *Step) {
+	// CUDA refuses to begin a capture on a stream in one (a failed call
+	// is skipped before this); a trace that says it did ends the first.
+	endedOrigin := a.captureOrigin
+	ended := e.endCapture(a)
+	a.capturing, a.captureOrigin = true, a.ID
+	e.captureSeq++
+	e.captures[a.ID] = &capture{id: e.captureSeq, slots: map[AgentID]AgentID{a.ID: 0}, clocks: make([]vclock, 1)}
+	*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: a.ID, Capture: e.captureSeq}
+	if ended != 0 {
+		st.EndedCapture, st.EndedOrigin = ended, endedOrigin
+	}
+	e.graphEvents.Apply(ev, st, nil)
+}
+
+// captureEnd applies cudaStreamEndCapture on stream a.
+func (e *Engine) captureEnd(ev *model.Event, a *Agent, st *Step) {
+	origin := a.captureOrigin
+	id := e.endCapture(a)
+	*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: origin, Capture: id}
+	e.graphEvents.Apply(ev, st, nil)
+}
+
+// joinCaptureOf makes stream a, about to wait for event waited, part of
+// the capture that recorded it.
+func (e *Engine) joinCaptureOf(a *Agent, waited *eventState) {
+	// Cross-stream capture: waiting on an event recorded in a capturing
+	// stream makes this stream part of the same capture. Only the capture
+	// that made the record, if it is still open: not a later one its
+	// origin began or joined.
+	if w := waited; !a.capturing && w != nil && w.captureOrigin != 0 {
+		if cp := e.captures[w.captureOrigin]; cp != nil && cp.id == w.capture {
+			a.capturing, a.captureOrigin = true, w.captureOrigin
+		}
+	}
+}
+
+// issueCaptured applies an operation issued to stream a while it is
+// captured into a graph: it runs at the graph's launches, ordered among
+// the capture's work by the capture's own clocks. waited is the event a
+// wait names.
+func (e *Engine) issueCaptured(ev *model.Event, a *Agent, waited *eventState, st *Step) {
+	*st = Step{Agent: a.ID, Clock: a.clock.view(), Captured: true, Skipped: true, CaptureOrigin: a.captureOrigin}
+	cp := e.captures[a.captureOrigin] // never nil: see endCapture
+	s, ok := cp.slots[a.ID]
+	if !ok {
+		s = AgentID(len(cp.clocks))
+		cp.slots[a.ID] = s
+		cp.clocks = append(cp.clocks, vclock{})
+	}
+	clock := &cp.clocks[s]
+	// A wait with the external flag becomes an event wait node of the
+	// graph, not an edge from the record (see graphEvents).
+	if ev.Op == model.OpStreamWait && waited != nil && waited.capture == cp.id && ev.Flags&model.FlagExternal == 0 {
+		clock.join(&waited.capSnap)
+	}
+	st.Capture, st.Local = cp.id, clock.tick(s)
+	st.Local.Agent, st.LocalClock = a.ID, clock.view()
+	if ev.Op == model.OpEventRecord {
+		es := e.events[ev.Event]
+		if es == nil {
+			es = &eventState{}
+			e.events[ev.Event] = es
+		}
+		es.captureOrigin, es.capture = a.captureOrigin, cp.id
+		es.capSnap.set(clock)
+	}
+	if ev.Flags&model.FlagExternal != 0 && (ev.Op == model.OpEventRecord || ev.Op == model.OpStreamWait) {
+		e.graphEvents.Add(a.captureOrigin, graphEvent{event: ev.Event, record: ev.Op == model.OpEventRecord})
+	}
+	if ev.Op == model.OpStreamMemOp {
+		e.graphMemOp(ev)
+	}
+	e.graphEvents.Apply(ev, st, nil) // a child graph's external records and waits join the capture
+}
+
+// launchJoins orders stream a, about to launch executable graph ev.Exec,
+// after its previous launch and the events its external event wait nodes
+// wait for, and returns the graph's external event records and waits.
+func (e *Engine) launchJoins(ev *model.Event, a *Agent) []graphEvent {
+	if ev.Exec == 0 {
+		return nil
+	}
+	// "Each launch is ordered behind both any previous work in stream
+	// and any previous launches of graphExec" (CUDA runtime API): the
+	// previous launch works as an event this one waits for, and this
+	// launch as its record for the next.
+	if last := e.execs[ev.Exec]; last != nil {
+		a.clock.join(&last.snap)
+		e.joinRecord(JoinGraphLaunch, a.ID, last)
+	}
+	// The graph's external waits order all of its work after the
+	// events, and its external records (below) see all of it: coarser
+	// than the nodes' own places in the graph, which can only hide a
+	// race, never make one up.
+	graphWork := e.graphEvents.Launched(ev.Exec)
+	for _, g := range graphWork {
+		if w := e.events[g.event]; !g.record && w != nil && w.recorded {
+			a.clock.join(&w.snap)
+			e.joinRecord(JoinGraphEventWait, a.ID, w)
+		}
+	}
+	return graphWork
+}
+
+// launched records, after a graph launch on stream a, the launch for the
+// next one and the graph's external event records (graphWork).
+func (e *Engine) launched(ev *model.Event, a *Agent, graphWork []graphEvent) {
+	if ev.Exec != 0 {
+		recordOn(e.execs, ev.Exec, a)
+	}
+	for _, g := range graphWork {
+		switch {
+		case g.record && g.stale:
+			joinRecordOn(e.events, g.event, a)
+		case g.record:
+			recordOn(e.events, g.event, a)
+		}
+	}
+}
+
 // GraphWork follows, for one kind of item T, what the work captured into
 // each graph holds, as the trace says: a capture collects items until its
 // end gives them to the graph it made (OpCaptureEnd's Graph), an

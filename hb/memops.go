@@ -152,6 +152,28 @@ func (e *Engine) memoryWrite(ev *model.Event, a *Agent, ep Epoch, st *Step) {
 	m.writes[len(m.writes)-1].snap.set(&a.clock)
 }
 
+// valueWait orders stream a, about to wait for a value (ev), after the
+// recorded writes that can give it (memoryWait), and says so in st.
+func (e *Engine) valueWait(ev *model.Event, a *Agent, st *Step) {
+	if st.MemWait = e.memoryWait(ev, a); st.MemWait == MemWaitFollowed {
+		e.joinClock(JoinValueWait, a.ID)
+	}
+}
+
+// memOpIssued records, after stream memory operation ev on stream a (at
+// st.Epoch), a write of a value for the waits after it, a followed wait
+// for the writes after it, or an operation the trace does not describe.
+func (e *Engine) memOpIssued(ev *model.Event, a *Agent, st *Step) {
+	switch {
+	case ev.MemOp.Changes():
+		e.memoryWrite(ev, a, st.Epoch, st)
+	case st.MemWait == MemWaitFollowed:
+		e.noteWait(ev, st.Epoch)
+	case ev.MemOp == model.MemOpUnknown:
+		e.unknownMemOps = true
+	}
+}
+
 // graphMemOp notes a stream memory operation of a graph (captured, or a
 // node added by hand), made at the graph's launches, whose values the
 // engine does not follow: waits at the block a write changes are not

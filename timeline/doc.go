@@ -1,7 +1,8 @@
 // Package timeline writes a trace as Chrome/Perfetto trace-event JSON
 // (https://ui.perfetto.dev, chrome://tracing): one track per stream and one
 // per host thread, every recorded call as a slice, each event record joined
-// by a wait or an event synchronize as a flow arrow, and each finding as an
+// by a wait, an event synchronize or a successful query as a flow arrow (the
+// engine's joins, hb.Step.Joins, say which joined), and each finding as an
 // instant event on the track of its operation.
 //
 // A trace records when each call was issued, not when its work ran on the

@@ -288,8 +288,10 @@ func (tw *writer) add(ev *model.Event) {
 	case model.OpEventCreate, model.OpEventDestroy:
 		delete(tw.records, ev.Event) // A re-created event has no record.
 	case model.OpStreamWait, model.OpEventSync, model.OpEventQuery:
-		joined := ev.Op == model.OpStreamWait || ev.Op == model.OpEventSync || ev.Result == model.ResultSuccess
-		if record != nil && joined && !st.UnrecordedWait {
+		// The engine's joins say whether the call joined the record: a
+		// wait or event synchronize of a recorded event, or a successful
+		// query.
+		if record != nil && slices.ContainsFunc(st.Joins(), func(j hb.Join) bool { return j.Why.Record() }) {
 			tw.flow(ev, *record, here)
 		}
 	}
