@@ -60,6 +60,7 @@ var commands = []command{
 	{"explain", "explain findings as happens-before graphs (text or Graphviz DOT)", (*cli).cmdExplain},
 	{"timeline", "write a trace as Chrome/Perfetto trace-event JSON", (*cli).cmdTimeline},
 	{"demo", "analyze a built-in example trace", (*cli).cmdDemo},
+	{"rules", "list the rules, or print what one finds, why it matters and its fix", (*cli).cmdRules},
 	{"doctor", "check this machine's CUDA setup and self-test on the GPU", (*cli).cmdDoctor},
 	{"version", "print the version, commit and trace format", (*cli).cmdVersion},
 }
