@@ -145,33 +145,7 @@ func (c *Checker) Add(ev *model.Event) {
 		c.noteFirstUse(ev, st)
 	}
 	if st.Skipped {
-		c.stats.Skipped++
-		if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync || ev.Op == model.OpVmmUnmap) {
-			c.rejectedFree(ev)
-		}
-		if !st.Captured && ev.Flags&model.FlagGraphNode == 0 && ev.Failed() {
-			c.rejectedUse(ev)
-		}
-		if st.Captured && ev.Op == model.OpMallocAsync && ev.Ptr != 0 {
-			if c.graphAllocs == nil {
-				c.graphAllocs = map[uint64]uint64{}
-			}
-			c.graphAllocs[ev.Ptr] = rangeEnd(ev.Ptr, ev.Size)
-		}
-		if st.Captured || ev.Op == model.OpCaptureEnd {
-			by := uint32(0)
-			if st.Captured && capturedUse(ev) {
-				by = c.noteGraphOp(ev, st)
-			}
-			c.graphs.captured(ev, st, by)
-			c.captured(ev, st)
-		}
-		if ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() {
-			c.graphNode(ev, st)
-		}
-		if ev.Op == model.OpStreamMemOp && (st.Captured || ev.Flags&model.FlagGraphNode != 0 && !ev.Failed()) {
-			c.capturedMemOp(ev, st)
-		}
+		c.addSkipped(ev, st)
 		return
 	}
 	if st.UnrecordedWait {
@@ -234,21 +208,7 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphClone:
-		if ev.Flags&model.FlagConditional != 0 {
-			c.graphs.AddBody(ev.Graph, ev.Src, ev.Node) // see graphMemory's Body
-			break
-		}
-		// The copy uses what the original uses; its allocations (outputs)
-		// and frees are left out, as a copy's cannot be told apart from
-		// the original's. A copy of unknown work is unknown work.
-		replace := ev.Flags&model.FlagLifetime != 0
-		if !c.graphs.Copy(ev.Src, ev.Graph, replace, usesOnly) {
-			if replace {
-				c.graphs.Forget(ev.Graph, 0)
-			} else {
-				c.graphs.Change(ev.Graph, 0)
-			}
-		}
+		c.graphCloned(ev)
 	case model.OpStreamMemOp:
 		c.streamMemOp(ev, st)
 	case model.OpGraphEventRecordNode:
@@ -256,54 +216,42 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpEventDestroy:
 		delete(c.recordNodes, ev.Event) // the handle may name another event later
 	case model.OpGraphForget:
-		// Any change, in place or not, makes what the capture used stale;
-		// one in place leaves the memory nodes (graphMemory's Lasting).
-		if ev.Flags&model.FlagLifetime != 0 {
-			c.graphs.Forget(ev.Graph, ev.Exec)
-		} else {
-			c.graphs.Change(ev.Graph, ev.Exec)
-		}
-		if ev.Node != 0 && ev.Exec == 0 {
-			c.graphs.DestroyNode(ev.Node) // a conditional node's bodies go with it
-		}
+		c.graphForgotten(ev)
 	case model.OpGraphLaunch:
-		// The graph's work runs in stream order on the launching stream:
-		// the memory it allocates and does not free is allocated there
-		// (live after the launch, for the program to use and free); each
-		// address it uses is a use made there; each allocation from
-		// outside it that it frees is freed there, after the uses.
-		c.syncAllocs.noteWork(st)
-		uses := c.graphs.Launched(ev.Exec)
-		c.launched.add(ev.Seq, uses)
-		for _, u := range uses {
-			switch {
-			case u.allocSize != 0:
-				a := c.allocs.at(u.addr)
-				live := a != nil && !a.freed
-				// A launch ordered after the program's free of the last
-				// output follows that free, which was checked against the
-				// output's uses itself.
-				afterFree := a != nil && a.freed && st.Clock.Covers(c.epoch(&a.free))
-				if live {
-					// Still live from the last launch: CUDA refuses the launch
-					// unless the graph was instantiated to free it first
-					// (cudaGraphInstantiateFlagAutoFreeOnLaunch, as PyTorch
-					// does), and a refused launch is skipped.
-					c.release(ev, st, u.addr)
-				}
-				c.allocate(ev, st, u.addr, u.allocSize, true)
-				if !live && !afterFree {
-					c.relaunchAfterFree(ev, st, u.addr)
-				}
-			case !u.free:
-				c.use(ev, st, u.addr)
-			}
+		c.graphLaunched(ev, st)
+	}
+}
+
+// addSkipped analyzes an event the engine skipped: a failed call (a
+// rejected free or use), or work captured into a graph or run as a graph
+// node.
+func (c *Checker) addSkipped(ev *model.Event, st *hb.Step) {
+	c.stats.Skipped++
+	if !st.Captured && (ev.Op == model.OpFree || ev.Op == model.OpFreeAsync || ev.Op == model.OpVmmUnmap) {
+		c.rejectedFree(ev)
+	}
+	if !st.Captured && ev.Flags&model.FlagGraphNode == 0 && ev.Failed() {
+		c.rejectedUse(ev)
+	}
+	if st.Captured && ev.Op == model.OpMallocAsync && ev.Ptr != 0 {
+		if c.graphAllocs == nil {
+			c.graphAllocs = map[uint64]uint64{}
 		}
-		for _, u := range uses {
-			if u.free {
-				c.release(ev, st, u.addr)
-			}
+		c.graphAllocs[ev.Ptr] = rangeEnd(ev.Ptr, ev.Size)
+	}
+	if st.Captured || ev.Op == model.OpCaptureEnd {
+		by := uint32(0)
+		if st.Captured && capturedUse(ev) {
+			by = c.noteGraphOp(ev, st)
 		}
+		c.graphs.captured(ev, st, by)
+		c.captured(ev, st)
+	}
+	if ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() {
+		c.graphNode(ev, st)
+	}
+	if ev.Op == model.OpStreamMemOp && (st.Captured || ev.Flags&model.FlagGraphNode != 0 && !ev.Failed()) {
+		c.capturedMemOp(ev, st)
 	}
 }
 

@@ -261,3 +261,80 @@ func outsideOf(out, us []graphUse, allocs [][2]uint64) []graphUse {
 	}
 	return out
 }
+
+// graphCloned analyzes a graph clone (OpGraphClone), or a conditional
+// node's body added to a graph.
+func (c *Checker) graphCloned(ev *model.Event) {
+	if ev.Flags&model.FlagConditional != 0 {
+		c.graphs.AddBody(ev.Graph, ev.Src, ev.Node) // see graphMemory's Body
+		return
+	}
+	// The copy uses what the original uses; its allocations (outputs)
+	// and frees are left out, as a copy's cannot be told apart from
+	// the original's. A copy of unknown work is unknown work.
+	replace := ev.Flags&model.FlagLifetime != 0
+	if !c.graphs.Copy(ev.Src, ev.Graph, replace, usesOnly) {
+		if replace {
+			c.graphs.Forget(ev.Graph, 0)
+		} else {
+			c.graphs.Change(ev.Graph, 0)
+		}
+	}
+}
+
+// graphForgotten analyzes a change of a graph or executable graph that
+// makes what its work was known to use stale (OpGraphForget).
+func (c *Checker) graphForgotten(ev *model.Event) {
+	// Any change, in place or not, makes what the capture used stale;
+	// one in place leaves the memory nodes (graphMemory's Lasting).
+	if ev.Flags&model.FlagLifetime != 0 {
+		c.graphs.Forget(ev.Graph, ev.Exec)
+	} else {
+		c.graphs.Change(ev.Graph, ev.Exec)
+	}
+	if ev.Node != 0 && ev.Exec == 0 {
+		c.graphs.DestroyNode(ev.Node) // a conditional node's bodies go with it
+	}
+}
+
+// graphLaunched analyzes a graph launch (OpGraphLaunch): the work
+// captured into the graph, replayed on the launching stream.
+func (c *Checker) graphLaunched(ev *model.Event, st *hb.Step) {
+	// The graph's work runs in stream order on the launching stream:
+	// the memory it allocates and does not free is allocated there
+	// (live after the launch, for the program to use and free); each
+	// address it uses is a use made there; each allocation from
+	// outside it that it frees is freed there, after the uses.
+	c.syncAllocs.noteWork(st)
+	uses := c.graphs.Launched(ev.Exec)
+	c.launched.add(ev.Seq, uses)
+	for _, u := range uses {
+		switch {
+		case u.allocSize != 0:
+			a := c.allocs.at(u.addr)
+			live := a != nil && !a.freed
+			// A launch ordered after the program's free of the last
+			// output follows that free, which was checked against the
+			// output's uses itself.
+			afterFree := a != nil && a.freed && st.Clock.Covers(c.epoch(&a.free))
+			if live {
+				// Still live from the last launch: CUDA refuses the launch
+				// unless the graph was instantiated to free it first
+				// (cudaGraphInstantiateFlagAutoFreeOnLaunch, as PyTorch
+				// does), and a refused launch is skipped.
+				c.release(ev, st, u.addr)
+			}
+			c.allocate(ev, st, u.addr, u.allocSize, true)
+			if !live && !afterFree {
+				c.relaunchAfterFree(ev, st, u.addr)
+			}
+		case !u.free:
+			c.use(ev, st, u.addr)
+		}
+	}
+	for _, u := range uses {
+		if u.free {
+			c.release(ev, st, u.addr)
+		}
+	}
+}

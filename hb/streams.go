@@ -50,3 +50,53 @@ func (e *Engine) advanceIpcEventOpen(ev *model.Event, st *Step) {
 	e.events[ev.Event] = &eventState{foreign: true}
 	*st = Step{Agent: HostAgent, Clock: e.host.view()}
 }
+
+type eventState struct {
+	recorded bool
+	// foreign is set for an event opened from another process's handle
+	// (cudaIpcOpenEventHandle): it is recorded there, out of this trace's
+	// sight, so a wait for it before a record here orders nothing the
+	// trace can see, and is no wait for an event never recorded.
+	foreign bool
+	agent   AgentID // Stream of the most recent record.
+	count   uint64  // The record's count on its stream's slot (Join.From).
+	snap    vclock
+	// captureOrigin is set when the most recent record was captured into a
+	// graph: waiting on it pulls the waiting stream into that capture.
+	captureOrigin AgentID
+	// capture and capSnap are the capture (Step.Capture) of the most recent
+	// record, if captured, and its clock there (see capture).
+	capture uint64
+	capSnap vclock
+}
+
+// recordOn makes the state of handle in m (an event, or an executable
+// graph's last launch) a record of a's clock as it is now.
+func recordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
+	es := m[handle]
+	if es == nil {
+		es = &eventState{}
+		m[handle] = es
+	}
+	es.recorded, es.agent, es.count, es.captureOrigin, es.capture = true, a.ID, a.own, 0, 0
+	es.snap.set(&a.clock)
+}
+
+// joinRecordOn joins a's clock into the last record of event handle in m
+// (a record that may or may not be made: a wait then follows both).
+func joinRecordOn(m map[uint64]*eventState, handle uint64, a *Agent) {
+	if es := m[handle]; es != nil && es.recorded {
+		es.snap.join(&a.clock)
+		return
+	}
+	recordOn(m, handle, a)
+}
+
+// EventRecordedOn returns the stream agent of the most recent record of an
+// event handle, and whether it was recorded at all.
+func (e *Engine) EventRecordedOn(handle uint64) (AgentID, bool) {
+	if st := e.events[handle]; st != nil && st.recorded {
+		return st.agent, true
+	}
+	return 0, false
+}
