@@ -192,6 +192,41 @@ func (tw *writer) add(ev *model.Event) {
 	tw.chk.Add(ev)
 	st := tw.chk.LastStep()
 
+	here := tw.placeOf(ev, st)
+	if _, ok := tw.wanted[ev.Seq]; ok {
+		tw.wanted[ev.Seq] = &here
+	}
+
+	call := tw.describe(ev, st)
+	args := tw.args(ev, st, call)
+	name := call.api
+	if call.kernel != "" {
+		name = call.kernel
+	}
+	dur := us(SliceNS)
+	tw.emit(&Event{Name: name, Cat: category(ev.Op), Ph: "X", TS: us(here.ts), Dur: &dur, PID: here.pid, TID: here.tid, Args: args})
+
+	if st.Skipped {
+		return
+	}
+	switch ev.Op {
+	case model.OpEventRecord:
+		tw.records[ev.Event] = here
+	case model.OpEventCreate, model.OpEventDestroy:
+		delete(tw.records, ev.Event) // A re-created event has no record.
+	case model.OpStreamWait, model.OpEventSync, model.OpEventQuery:
+		// The engine's joins say whether the call joined the record: a
+		// wait or event synchronize of a recorded event, or a successful
+		// query.
+		if record != nil && slices.ContainsFunc(st.Joins(), func(j hb.Join) bool { return j.Why.Record() }) {
+			tw.flow(ev, *record, here)
+		}
+	}
+}
+
+// placeOf returns where and when the call's slice is drawn: on its stream's
+// track, or its host thread's, after the previous slice.
+func (tw *writer) placeOf(ev *model.Event, st *hb.Step) place {
 	ts := max(ev.Time, 0)
 	if tw.last >= 0 {
 		ts = max(ts, tw.last+SliceNS)
@@ -207,12 +242,11 @@ func (tw *writer) add(ev *model.Event) {
 			tr = tw.streamTrack(a.ID)
 		}
 	}
-	here := place{tr, ts}
-	if _, ok := tw.wanted[ev.Seq]; ok {
-		tw.wanted[ev.Seq] = &here
-	}
+	return place{tr, ts}
+}
 
-	call := tw.describe(ev, st)
+// args returns the arguments shown with a call's slice.
+func (tw *writer) args(ev *model.Event, st *hb.Step, call callInfo) map[string]any {
 	args := map[string]any{"seq": ev.Seq, "op": ev.Op.String(), "api": call.api, "tid": ev.TID}
 	if call.stream != "" {
 		args["stream"] = call.stream
@@ -223,6 +257,24 @@ func (tw *writer) add(ev *model.Event) {
 	if call.kernel != "" {
 		args["kernel"] = call.kernel
 	}
+	tw.opArgs(args, ev, st)
+	if ev.Result != model.ResultSuccess {
+		args["result"] = ev.Result
+	}
+	switch {
+	case st.Captured:
+		args["captured"] = true
+	case ev.Flags&model.FlagGraphNode != 0 && !ev.Failed():
+		args["graph_node"] = true // added to a graph by hand: it runs at the graph's launches
+	case st.Skipped:
+		args["failed"] = true
+	}
+	return args
+}
+
+// opArgs adds to args what the call's op names: pointers, sizes, events,
+// streams, values.
+func (tw *writer) opArgs(args map[string]any, ev *model.Event, st *hb.Step) {
 	switch ev.Op {
 	case model.OpMallocAsync, model.OpMalloc, model.OpMemsetAsync, model.OpMemset:
 		args["ptr"], args["size"] = fmt.Sprintf("0x%x", ev.Ptr), ev.Size
@@ -259,40 +311,6 @@ func (tw *writer) add(ev *model.Event) {
 		args["graph"], args["from"] = fmt.Sprintf("0x%x", ev.Graph), fmt.Sprintf("0x%x", ev.Src)
 		if ev.Flags&model.FlagConditional != 0 {
 			args["conditional"] = true
-		}
-	}
-	if ev.Result != model.ResultSuccess {
-		args["result"] = ev.Result
-	}
-	switch {
-	case st.Captured:
-		args["captured"] = true
-	case ev.Flags&model.FlagGraphNode != 0 && !ev.Failed():
-		args["graph_node"] = true // added to a graph by hand: it runs at the graph's launches
-	case st.Skipped:
-		args["failed"] = true
-	}
-	name := call.api
-	if call.kernel != "" {
-		name = call.kernel
-	}
-	dur := us(SliceNS)
-	tw.emit(&Event{Name: name, Cat: category(ev.Op), Ph: "X", TS: us(ts), Dur: &dur, PID: tr.pid, TID: tr.tid, Args: args})
-
-	if st.Skipped {
-		return
-	}
-	switch ev.Op {
-	case model.OpEventRecord:
-		tw.records[ev.Event] = here
-	case model.OpEventCreate, model.OpEventDestroy:
-		delete(tw.records, ev.Event) // A re-created event has no record.
-	case model.OpStreamWait, model.OpEventSync, model.OpEventQuery:
-		// The engine's joins say whether the call joined the record: a
-		// wait or event synchronize of a recorded event, or a successful
-		// query.
-		if record != nil && slices.ContainsFunc(st.Joins(), func(j hb.Join) bool { return j.Why.Record() }) {
-			tw.flow(ev, *record, here)
 		}
 	}
 }

@@ -1,0 +1,162 @@
+package explain
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
+)
+
+// nameEvent numbers an event handle on its first use: events the trace
+// does not name are shown as "e<number>".
+func (rp *replay) nameEvent(h uint64) {
+	if _, ok := rp.eventNames[h]; !ok {
+		rp.eventNames[h] = fmt.Sprintf("e%d", len(rp.eventNames)+1)
+	}
+}
+
+// eventName returns an event's display name: the trace's name for it (names
+// may be defined after first use, so this is looked up late), or its number.
+func (rp *replay) eventName(h uint64) string {
+	if n := rp.tables.Name(model.ObjectEvent, h); n != "" {
+		return n
+	}
+	if n, ok := rp.eventNames[h]; ok {
+		return n
+	}
+	return fmt.Sprintf("0x%x", h)
+}
+
+func (rp *replay) lane(id hb.AgentID) Lane {
+	if id == hb.HostAgent {
+		return Lane{Agent: hb.HostAgent, Name: "host", Kind: "host"}
+	}
+	a := rp.chk.Engine().Agent(id)
+	return Lane{Agent: id, Name: rp.chk.StreamName(a), Kind: a.Kind.String()}
+}
+
+// vertexOf makes the vertex of a replayed event shown as context.
+func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
+	op := rp.chk.Describe(&r.ev, r.step.hbStep())
+	v := &Vertex{
+		ID: vertexID(r.ev.Seq), Seq: r.ev.Seq, Op: r.ev.Op.String(), API: op.API, Kernel: op.Kernel,
+		Site: siteOf(&op, r.ev.Seq), TID: r.ev.TID, Lane: rp.lane(r.step.agent), Skipped: r.step.skipped,
+		Captured: r.step.captured || inGraph(&r.ev), step: r.step, hasStep: r.step.known(),
+	}
+	rp.annotate(v, r, devices)
+	return v
+}
+
+// inGraph reports whether ev is a node added to a graph by hand: it runs
+// at the graph's launches (as a captured operation does), not when made.
+func inGraph(ev *model.Event) bool { return ev.Flags&model.FlagGraphNode != 0 && !ev.Failed() }
+
+// memOpDetail says what a stream memory operation waits for or writes,
+// and whether a wait was followed.
+func memOpDetail(ev *model.Event, wait hb.MemWait) string {
+	switch {
+	case ev.MemOp == model.MemOpAtomic:
+		return fmt.Sprintf("atomic reduction by %d at 0x%x", ev.Value, ev.Ptr)
+	case ev.MemOp.IsWrite():
+		s := fmt.Sprintf("writes %d to 0x%x", ev.Value, ev.Ptr)
+		if ev.MemFlags&model.MemWriteNoBarrier != 0 {
+			s += ", no memory barrier"
+		}
+		return s
+	case ev.MemOp.IsWait():
+		var cond string
+		switch c := ev.MemFlags & model.MemWaitCondMask; c {
+		case model.MemWaitGEQ:
+			cond = ">="
+		case model.MemWaitEQ:
+			cond = "=="
+		case model.MemWaitAND:
+			cond = "&"
+		case model.MemWaitNOR:
+			cond = "nor"
+		default:
+			cond = fmt.Sprintf("condition %d", c)
+		}
+		s := fmt.Sprintf("waits for 0x%x %s %d", ev.Ptr, cond, ev.Value)
+		switch wait {
+		case hb.MemWaitFollowed:
+			s += ", after the writes that can give it"
+		case hb.MemWaitNoWrite:
+			s += ", which no write recorded before it gives: orders nothing here"
+		case hb.MemWaitNoBarrier:
+			s += ", written without a memory barrier: orders nothing here"
+		case hb.MemWaitUnknown, hb.MemWaitGraphWrite, hb.MemWaitUnknownOp:
+			s += ": not followed"
+		}
+		return s
+	}
+	return ev.MemOp.String()
+}
+
+// annotate adds what a vertex's event names: its detail line, its event,
+// the record it joined, and a stream memory operation's address.
+func (rp *replay) annotate(v *Vertex, r *recorded, devices []int32) {
+	v.Detail = rp.detail(r, devices)
+	switch r.ev.Op {
+	case model.OpEventRecord, model.OpStreamWait, model.OpEventSync, model.OpEventQuery:
+		v.event = rp.eventName(r.ev.Event)
+	}
+	if r.record != nil {
+		v.joined = r.record.ev.Seq
+	}
+	if r.ev.Op == model.OpStreamMemOp {
+		v.memAddr = r.ev.Ptr
+		v.memWrite = r.ev.MemOp.Changes()
+		v.memFollowed = r.step.memWait == hb.MemWaitFollowed
+	}
+}
+
+// detail says what a synchronization operation names.
+func (rp *replay) detail(r *recorded, devices []int32) string {
+	ev := &r.ev
+	s := ""
+	switch ev.Op {
+	case model.OpEventRecord:
+		s = "event " + rp.eventName(ev.Event)
+	case model.OpStreamWait, model.OpEventSync, model.OpEventQuery:
+		s = "event " + rp.eventName(ev.Event)
+		if r.record != nil {
+			s += fmt.Sprintf(", recorded on %s at #%d", rp.lane(r.record.step.agent).Name, r.record.ev.Seq)
+		} else {
+			s += ", never recorded"
+		}
+	case model.OpStreamSync, model.OpStreamQuery:
+		if r.target != 0 {
+			s = "stream " + rp.lane(r.target).Name
+		}
+	case model.OpDeviceSync:
+		s = fmt.Sprintf("device %d", ev.Device)
+		if len(devices) > 0 && !slices.Contains(devices, ev.Device) {
+			s += fmt.Sprintf(", not the streams' device %d: orders nothing here", devices[0])
+		}
+	}
+	switch ev.Op {
+	case model.OpStreamQuery, model.OpEventQuery:
+		if ev.Result == model.ResultSuccess {
+			s += ": success"
+		} else {
+			s += ": not ready"
+		}
+	case model.OpMemcpy, model.OpMemcpyAsync:
+		s = ev.Kind.String() + " copy"
+	case model.OpStreamMemOp:
+		s = memOpDetail(ev, r.step.memWait)
+	}
+	if r.join {
+		s = joinWords(s, "implicit join with blocking streams")
+	}
+	return s
+}
+
+func joinWords(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ", " + b
+}
