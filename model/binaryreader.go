@@ -387,144 +387,213 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	return nil
 }
 
+// definition reads a record that is not an event: it defines what events
+// refer to, or ends the trace.
 func (r *BinaryReader) definition(kind RecordKind, p []byte) error {
-	t := r.tables
-	var v [5]uint64
 	switch kind {
 	case RecordEnd:
-		if _, err := decode(kind, p, endFields[:], v[:]); err != nil {
-			return err
-		}
-		t.Events, t.Dropped = v[0], v[1]
-		// A lost event record (a damaged kind byte reads as a record kind
-		// of a later version, which is skipped) shows here.
-		if v[0] != r.nevents {
-			return fieldErr("events", "corrupt end record: it counts %d events, %d were read", v[0], r.nevents)
-		}
+		return r.defineEnd(p)
 	case RecordString:
-		rest, err := decode(kind, p, stringFields[:], v[:])
-		if err != nil {
-			return err
-		}
-		if err := checkNextID(kind, v[0], len(t.Strings)); err != nil {
-			return err
-		}
-		t.AddString(string(rest))
+		return r.defineString(p)
 	case RecordStack:
-		rest, err := decode(kind, p, stackFields[:], v[:])
-		if err != nil {
-			return err
-		}
-		if err := checkNextID(kind, v[0], len(t.Stacks)); err != nil {
-			return err
-		}
-		// A frame takes at least 5 bytes, which bounds the allocation.
-		if n := v[1]; n > uint64(len(rest)/len(frameFields)) {
-			return fieldErr("frames", "corrupt stack record: %d frames do not fit in %d bytes", n, len(rest))
-		}
-		frames := make([]Frame, v[1])
-		for i := range frames {
-			if rest, err = decode(kind, rest, frameFields[:], v[:]); err != nil {
-				return err
-			}
-			if v[1] >= uint64(len(t.Modules)) {
-				return fieldErr("module", "corrupt stack record: undefined module id %d", v[1])
-			}
-			if err := checkString(kind, "func", v[2], t); err != nil {
-				return err
-			}
-			if err := checkString(kind, "file", v[3], t); err != nil {
-				return err
-			}
-			line, err := toUint32(kind, "line", v[4])
-			if err != nil {
-				return err
-			}
-			frames[i] = Frame{PC: v[0], Module: uint32(v[1]), Func: StringID(v[2]), File: StringID(v[3]), Line: line}
-		}
-		t.Stacks = append(t.Stacks, frames)
+		return r.defineStack(p)
 	case RecordModule:
-		if _, err := decode(kind, p, moduleFields[:], v[:]); err != nil {
-			return err
-		}
-		if err := checkNextID(kind, v[0], len(t.Modules)); err != nil {
-			return err
-		}
-		if err := checkString(kind, "path", v[3], t); err != nil {
-			return err
-		}
-		t.Modules = append(t.Modules, Module{ID: uint32(v[0]), Base: v[1], Size: v[2], Path: StringID(v[3])})
+		return r.defineModule(p)
 	case RecordProcess:
-		rest, err := decode(kind, p, processFields[:], v[:])
-		if err != nil {
-			return err
-		}
-		pid, err := toUint32(kind, "pid", v[0])
-		if err != nil {
-			return err
-		}
-		ppid, err := toUint32(kind, "ppid", v[1])
-		if err != nil {
-			return err
-		}
-		if err := checkString(kind, "exe", v[2], t); err != nil {
-			return err
-		}
-		if err := checkString(kind, "version", v[4], t); err != nil {
-			return err
-		}
-		t.Process = Process{PID: pid, PPID: ppid, Exe: StringID(v[2]), Start: unzigzag(v[3]), Version: StringID(v[4])}
-		// The command line came later: traces without it stay valid.
-		if len(rest) > 0 {
-			if _, n := readUvarints(rest, v[:1]); n != 1 {
-				return fieldErr("args", "corrupt process record: malformed or missing value")
-			}
-			if err := checkString(kind, "args", v[0], t); err != nil {
-				return err
-			}
-			t.Process.Args = StringID(v[0])
-		}
+		return r.defineProcess(p)
 	case RecordDamage:
-		// A copy of a damaged trace ends here, saying how its source ended.
-		if len(p) == 0 {
-			return fieldErr("kind", "corrupt damage record: malformed or missing value")
-		}
-		how, note := p[0], p[1:]
-		if how == damageTruncatedDropped || how == damageCorruptDropped {
-			// The source's dropped count, which an End record would hold.
-			n, w := binary.Uvarint(note)
-			if w <= 0 {
-				return fieldErr("dropped", "corrupt damage record: malformed or missing value")
-			}
-			t.Dropped, note = n, note[w:]
-		}
-		return copiedDamage(string(note), how == damageTruncated || how == damageTruncatedDropped)
+		return r.defineDamage(p)
 	case RecordName:
-		if len(p) == 0 {
-			return fieldErr("kind", "corrupt name record: malformed or missing value")
-		}
-		okind := ObjectKind(p[0])
-		if okind < ObjectStream || okind > ObjectPool {
-			return fieldErr("kind", "corrupt name record: unknown object kind %d", okind)
-		}
-		if _, err := decode(kind, p[1:], nameFields[:], v[:]); err != nil {
-			return err
-		}
-		handle, name := v[0], v[1]
-		if err := checkString(kind, "name", name, t); err != nil {
-			return err
-		}
-		if okind == ObjectStream && handle == StreamLegacyAlt {
-			handle = StreamLegacy
-		}
-		key := ObjectKey{okind, handle}
-		if name == 0 {
-			delete(t.Names, key)
-		} else {
-			t.Names[key] = StringID(name)
-		}
+		return r.defineName(p)
 	}
 	return nil
+}
+
+func (r *BinaryReader) defineEnd(p []byte) error {
+	const kind = RecordEnd
+	t := r.tables
+	var v [len(endFields)]uint64
+	if _, err := decode(kind, p, endFields[:], v[:]); err != nil {
+		return err
+	}
+	t.Events, t.Dropped = v[0], v[1]
+	// A lost event record (a damaged kind byte reads as a record kind
+	// of a later version, which is skipped) shows here.
+	if v[0] != r.nevents {
+		return fieldErr("events", "corrupt end record: it counts %d events, %d were read", v[0], r.nevents)
+	}
+	return nil
+}
+
+func (r *BinaryReader) defineString(p []byte) error {
+	const kind = RecordString
+	t := r.tables
+	var v [len(stringFields)]uint64
+	rest, err := decodeNext(kind, p, stringFields[:], v[:], len(t.Strings))
+	if err != nil {
+		return err
+	}
+	t.AddString(string(rest))
+	return nil
+}
+
+func (r *BinaryReader) defineStack(p []byte) error {
+	const kind = RecordStack
+	t := r.tables
+	var v [len(stackFields)]uint64
+	rest, err := decodeNext(kind, p, stackFields[:], v[:], len(t.Stacks))
+	if err != nil {
+		return err
+	}
+	// A frame takes at least 5 bytes, which bounds the allocation.
+	if n := v[1]; n > uint64(len(rest)/len(frameFields)) {
+		return fieldErr("frames", "corrupt stack record: %d frames do not fit in %d bytes", n, len(rest))
+	}
+	frames := make([]Frame, v[1])
+	for i := range frames {
+		if frames[i], rest, err = r.frame(rest); err != nil {
+			return err
+		}
+	}
+	t.Stacks = append(t.Stacks, frames)
+	return nil
+}
+
+// frame reads a stack record's frame from the start of p, and returns the
+// rest of p.
+func (r *BinaryReader) frame(p []byte) (Frame, []byte, error) {
+	const kind = RecordStack
+	t := r.tables
+	var v [len(frameFields)]uint64
+	rest, err := decode(kind, p, frameFields[:], v[:])
+	if err != nil {
+		return Frame{}, rest, err
+	}
+	if v[1] >= uint64(len(t.Modules)) {
+		return Frame{}, rest, fieldErr("module", "corrupt stack record: undefined module id %d", v[1])
+	}
+	if err := checkString(kind, "func", v[2], t); err != nil {
+		return Frame{}, rest, err
+	}
+	if err := checkString(kind, "file", v[3], t); err != nil {
+		return Frame{}, rest, err
+	}
+	line, err := toUint32(kind, "line", v[4])
+	if err != nil {
+		return Frame{}, rest, err
+	}
+	return Frame{PC: v[0], Module: uint32(v[1]), Func: StringID(v[2]), File: StringID(v[3]), Line: line}, rest, nil
+}
+
+func (r *BinaryReader) defineModule(p []byte) error {
+	const kind = RecordModule
+	t := r.tables
+	var v [len(moduleFields)]uint64
+	if _, err := decodeNext(kind, p, moduleFields[:], v[:], len(t.Modules)); err != nil {
+		return err
+	}
+	if err := checkString(kind, "path", v[3], t); err != nil {
+		return err
+	}
+	t.Modules = append(t.Modules, Module{ID: uint32(v[0]), Base: v[1], Size: v[2], Path: StringID(v[3])})
+	return nil
+}
+
+func (r *BinaryReader) defineProcess(p []byte) error {
+	const kind = RecordProcess
+	t := r.tables
+	var v [len(processFields)]uint64
+	rest, err := decode(kind, p, processFields[:], v[:])
+	if err != nil {
+		return err
+	}
+	pid, err := toUint32(kind, "pid", v[0])
+	if err != nil {
+		return err
+	}
+	ppid, err := toUint32(kind, "ppid", v[1])
+	if err != nil {
+		return err
+	}
+	if err := checkString(kind, "exe", v[2], t); err != nil {
+		return err
+	}
+	if err := checkString(kind, "version", v[4], t); err != nil {
+		return err
+	}
+	t.Process = Process{PID: pid, PPID: ppid, Exe: StringID(v[2]), Start: unzigzag(v[3]), Version: StringID(v[4])}
+	// The command line came later: traces without it stay valid.
+	if len(rest) > 0 {
+		if _, n := readUvarints(rest, v[:1]); n != 1 {
+			return fieldErr("args", "corrupt process record: malformed or missing value")
+		}
+		if err := checkString(kind, "args", v[0], t); err != nil {
+			return err
+		}
+		t.Process.Args = StringID(v[0])
+	}
+	return nil
+}
+
+// defineDamage reads the record a copy of a damaged trace ends with,
+// saying how its source ended.
+func (r *BinaryReader) defineDamage(p []byte) error {
+	if len(p) == 0 {
+		return fieldErr("kind", "corrupt damage record: malformed or missing value")
+	}
+	how, note := p[0], p[1:]
+	if how == damageTruncatedDropped || how == damageCorruptDropped {
+		// The source's dropped count, which an End record would hold.
+		n, w := binary.Uvarint(note)
+		if w <= 0 {
+			return fieldErr("dropped", "corrupt damage record: malformed or missing value")
+		}
+		r.tables.Dropped, note = n, note[w:]
+	}
+	return copiedDamage(string(note), how == damageTruncated || how == damageTruncatedDropped)
+}
+
+func (r *BinaryReader) defineName(p []byte) error {
+	const kind = RecordName
+	t := r.tables
+	if len(p) == 0 {
+		return fieldErr("kind", "corrupt name record: malformed or missing value")
+	}
+	okind := ObjectKind(p[0])
+	if okind < ObjectStream || okind > ObjectPool {
+		return fieldErr("kind", "corrupt name record: unknown object kind %d", okind)
+	}
+	var v [len(nameFields)]uint64
+	if _, err := decode(kind, p[1:], nameFields[:], v[:]); err != nil {
+		return err
+	}
+	handle, name := v[0], v[1]
+	if err := checkString(kind, "name", name, t); err != nil {
+		return err
+	}
+	if okind == ObjectStream && handle == StreamLegacyAlt {
+		handle = StreamLegacy
+	}
+	key := ObjectKey{okind, handle}
+	if name == 0 {
+		delete(t.Names, key)
+	} else {
+		t.Names[key] = StringID(name)
+	}
+	return nil
+}
+
+// decodeNext decodes a definition record as decode does, and checks that
+// it defines id next (its first field).
+func decodeNext(kind RecordKind, p []byte, names []string, v []uint64, next int) ([]byte, error) {
+	rest, err := decode(kind, p, names, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNextID(kind, v[0], next); err != nil {
+		return nil, err
+	}
+	return rest, nil
 }
 
 // checkNextID enforces dense definitions: the record must define id next.

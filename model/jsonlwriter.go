@@ -111,7 +111,33 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	w.Source(t)
 	w.src = t
 	form := &opSpecs[ev.Op]
-	var stream, event, pool string
+	// Before the line: naming a stream or event may write the create line
+	// that introduces it.
+	stream, event, pool := w.names(form, ev, t)
+
+	b := append(w.line[:0], `{"op":`...)
+	b = appendJSONString(b, ev.Op.String())
+	for _, n := range [...]struct{ key, name string }{
+		{`,"stream":`, stream},
+		{`,"event":`, event},
+		{`,"pool":`, pool},
+	} {
+		if n.name != "" {
+			b = appendJSONString(append(b, n.key...), n.name)
+		}
+	}
+	for _, appendFields := range fieldAppenders {
+		b = appendFields(b, form, ev, t)
+	}
+	b = w.appendCommon(b, ev, t, t.String(ev.API))
+	w.line = b
+	_, err := w.w.Write(b)
+	return err
+}
+
+// names returns the names of the stream, event and pool ev's line gives,
+// or "" for those it leaves out.
+func (w *JSONLWriter) names(form *OpSpec, ev *Event, t *Tables) (stream, event, pool string) {
 	// A synchronous copy or set names its stream only when it is the
 	// per-thread one (the reader takes no other than the default streams).
 	if form.required&jStream != 0 || (form.has(jStream) && ev.Stream == StreamPerThread) {
@@ -126,18 +152,27 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	case form.required&jPool != 0 || (form.has(jPool) && ev.Pool != 0):
 		pool = w.pools.name(ev.Pool, t) // A pool's first use introduces its name.
 	}
+	return stream, event, pool
+}
 
-	b := append(w.line[:0], `{"op":`...)
-	b = appendJSONString(b, ev.Op.String())
-	if stream != "" {
-		b = appendJSONString(append(b, `,"stream":`...), stream)
-	}
-	if event != "" {
-		b = appendJSONString(append(b, `,"event":`...), event)
-	}
-	if pool != "" {
-		b = appendJSONString(append(b, `,"pool":`...), pool)
-	}
+// fieldAppender appends those of a group of fields that the op's row of the
+// op spec gives it and ev has.
+type fieldAppender func(b []byte, form *OpSpec, ev *Event, t *Tables) []byte
+
+// fieldAppenders write the fields of a line after its names, in a fixed
+// order.
+var fieldAppenders = [...]fieldAppender{
+	appendAddressFields,
+	appendKinds,
+	appendLaunch,
+	appendFlags,
+	appendGraph,
+	appendMemOp,
+	appendCopy,
+}
+
+// appendAddressFields appends the addresses and the size.
+func appendAddressFields(b []byte, form *OpSpec, ev *Event, _ *Tables) []byte {
 	if form.has(jPtr) {
 		b = appendHex(append(b, `,"ptr":`...), ev.Ptr)
 	}
@@ -150,6 +185,12 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.required&jSize != 0 || (form.has(jSize) && ev.Size != 0) {
 		b = strconv.AppendUint(append(b, `,"size":`...), ev.Size, 10)
 	}
+	return b
+}
+
+// appendKinds appends a copy's kind, the allocation family fields and the
+// pool attribute a pool_set_attr sets.
+func appendKinds(b []byte, form *OpSpec, ev *Event, _ *Tables) []byte {
 	if form.has(jKind) {
 		b = appendJSONString(append(b, `,"kind":`...), ev.Kind.String())
 	}
@@ -167,13 +208,25 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jAttr) {
 		b = appendJSONString(append(b, `,"attr":`...), ev.Attr.String())
 	}
-	if form.has(jKernel) {
-		if ev.Kernel != 0 {
-			b = appendJSONString(append(b, `,"kernel":`...), t.String(ev.Kernel))
-		}
-		b = appendAddresses(b, `,"ptrs":[`, ev.StrongPtrs())
-		b = appendAddresses(b, `,"weak_ptrs":[`, ev.WeakPtrs())
+	return b
+}
+
+// appendLaunch appends a launch's kernel and the addresses in its
+// parameters.
+func appendLaunch(b []byte, form *OpSpec, ev *Event, t *Tables) []byte {
+	if !form.has(jKernel) {
+		return b
 	}
+	if ev.Kernel != 0 {
+		b = appendJSONString(append(b, `,"kernel":`...), t.String(ev.Kernel))
+	}
+	b = appendAddresses(b, `,"ptrs":[`, ev.StrongPtrs())
+	return appendAddresses(b, `,"weak_ptrs":[`, ev.WeakPtrs())
+}
+
+// appendFlags appends a stream's flags and priority, and the flags a line
+// sets with true.
+func appendFlags(b []byte, form *OpSpec, ev *Event, _ *Tables) []byte {
 	if form.hasFlag(FlagNonBlocking) && ev.Flags&FlagNonBlocking != 0 {
 		b = append(b, `,"flags":"non_blocking"`...)
 	}
@@ -194,13 +247,19 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 			b = append(b, f.key...)
 		}
 	}
+	return b
+}
+
+// appendGraph appends the graph of a node, or the graph, executable graph,
+// graph and node a line names, each by the canonical name of its handle.
+func appendGraph(b []byte, form *OpSpec, ev *Event, _ *Tables) []byte {
 	if form.hasFlag(FlagGraphNode) && ev.Flags&FlagGraphNode != 0 {
 		b = appendHex(append(b, `,"graph":`...), ev.Graph)
 	}
 	// A required graph is written even when its handle is 0 (graph_clone
 	// of a graph the shim could not name), or the line would not read back.
 	if form.has(jGraphName) && (ev.Graph != 0 || form.required&jGraphName != 0) {
-		b = appendHex(append(b, `,"graph":`...), ev.Graph) // the canonical name of the handle
+		b = appendHex(append(b, `,"graph":`...), ev.Graph)
 	}
 	if form.has(jExec) && ev.Exec != 0 {
 		b = appendHex(append(b, `,"exec":`...), ev.Exec)
@@ -211,6 +270,12 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jNode) && ev.Node != 0 {
 		b = appendHex(append(b, `,"node":`...), ev.Node)
 	}
+	return b
+}
+
+// appendMemOp appends a stream memory operation and the value of an op that
+// has one.
+func appendMemOp(b []byte, form *OpSpec, ev *Event, _ *Tables) []byte {
 	if form.has(jMemOp) && ev.MemOp != MemOpUnknown {
 		b = appendJSONString(append(b, `,"mem_op":`...), ev.MemOp.String())
 	}
@@ -220,6 +285,12 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 	if form.has(jMemOp|jValue) && (ev.Value != 0 || form.required&jValue != 0) {
 		b = appendHex(append(b, `,"value":`...), ev.Value) // a string: JSON numbers past 2^53 lose precision in many readers
 	}
+	return b
+}
+
+// appendCopy appends the devices of a peer copy and the kind of a copy's
+// host memory, where it is not the default.
+func appendCopy(b []byte, form *OpSpec, ev *Event, _ *Tables) []byte {
 	if form.hasFlag(FlagPeer) && ev.Flags&FlagPeer != 0 {
 		b = strconv.AppendInt(append(b, `,"peer_src":`...), int64(ev.PeerSrc), 10)
 		b = strconv.AppendInt(append(b, `,"peer_dst":`...), int64(ev.PeerDst), 10)
@@ -233,10 +304,7 @@ func (w *JSONLWriter) writeEvent(ev *Event, t *Tables) error {
 			b = append(b, `,"pinned":true`...)
 		}
 	}
-	b = w.appendCommon(b, ev, t, t.String(ev.API))
-	w.line = b
-	_, err := w.w.Write(b)
-	return err
+	return b
 }
 
 // appendCommon appends the fields every op may carry, and ends the line.
