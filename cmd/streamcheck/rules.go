@@ -23,11 +23,7 @@ func (c *cli) cmdRules(args []string) int {
 	}
 	if len(ids) == 0 {
 		for _, r := range checker.Rules {
-			title := r.Doc
-			if r.Docs != nil {
-				title = r.Docs.Title
-			}
-			fmt.Fprintf(c.stdout, "%-24s %-8s %s\n", r.ID, r.Severity, title)
+			fmt.Fprintf(c.stdout, "%-24s %-8s %s\n", r.ID, r.Severity, r.Doc)
 		}
 		return exitOK
 	}
