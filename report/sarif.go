@@ -171,7 +171,7 @@ func opLocation(o *checker.Op, uris *uriCache) *sarif.Location {
 	return nil
 }
 
-// uriCache makes each file's URI once (fileURI): findings name the same
+// uriCache makes each file's URI once (FileURI): findings name the same
 // files over and over, and a relative path costs a system call. It forgets
 // everything when it holds maxURIs, so that a report of findings each in a
 // file of its own does not keep them all.
@@ -185,7 +185,7 @@ const maxURIs = 4096
 func (c *uriCache) uri(path string) string {
 	u, ok := c.uris[path]
 	if !ok {
-		u = fileURI(path, c.root)
+		u = FileURI(path, c.root)
 		if len(c.uris) == maxURIs {
 			clear(c.uris)
 		}
@@ -194,10 +194,10 @@ func (c *uriCache) uri(path string) string {
 	return u
 }
 
-// fileURI turns a path into a SARIF artifact URI relative to root where it
-// is under root, else a file:// URI. A relative path is taken as relative
-// to the current directory, as check and run write them.
-func fileURI(path, root string) string {
+// FileURI is how SARIF reports name a file: a URI relative to root where
+// the path is under root, else a file:// URI. A relative path is taken as
+// relative to the current directory, as check and run write them.
+func FileURI(path, root string) string {
 	p := filepath.Clean(path)
 	if !filepath.IsAbs(p) {
 		if abs, err := filepath.Abs(p); err == nil {

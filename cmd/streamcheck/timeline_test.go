@@ -16,6 +16,7 @@ import (
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/internal/golden"
 	"github.com/streamcheck/streamcheck/model"
+	"github.com/streamcheck/streamcheck/report"
 	"github.com/streamcheck/streamcheck/timeline"
 )
 
@@ -374,11 +375,11 @@ func TestConvertKeepsReports(t *testing.T) {
 			code := run(&out, &errb, []string{"check", "--format", format, path})
 			fmt.Fprintf(&all, "%s: exit %d\n%s%s", format, code, out.String(), errb.String())
 		}
-		// The copies are in a temporary directory: their paths are
-		// absolute, and SARIF writes those as escaped file URIs (a
-		// subtest's "#01" becomes "%2301").
-		abs, _ := filepath.Abs(path)
-		s := strings.ReplaceAll(all.String(), "file://"+escapePath(abs), "TRACE")
+		// The copies are in a temporary directory, outside the source
+		// root: SARIF names them by escaped file URIs (a subtest's "#01"
+		// becomes "%2301").
+		wd, _ := os.Getwd()
+		s := strings.ReplaceAll(all.String(), report.FileURI(path, wd), "TRACE")
 		s = strings.ReplaceAll(s, path, "TRACE")
 		return strings.ReplaceAll(s, filepath.Base(path), "TRACE")
 	}
