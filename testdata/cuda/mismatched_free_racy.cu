@@ -1,6 +1,6 @@
 // streamcheck-expect: mismatched-free
 // streamcheck-expect-count: 5
-// streamcheck-may-fail: cudaFree, cudaFreeHost, cudaFreeAsync, cudaHostUnregister (CUDA rejects some frees by the wrong family's API)
+// streamcheck-may-fail: cudaFree, cudaFreeHost, cudaFreeAsync, cudaHostUnregister (CUDA 13 rejects all five wrong frees)
 //
 // Each buffer is freed by another family's API: cudaFree of pinned host
 // memory, cudaFreeHost of device memory, cudaFreeAsync of managed memory,
