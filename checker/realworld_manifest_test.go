@@ -1,7 +1,6 @@
 package checker_test
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,28 +81,14 @@ func variantNames(t *testing.T, path string) map[string]bool {
 	return names
 }
 
-// manifestNames reads the program names of a gpu-corpus.sh manifest.
+// manifestNames reads the program names of a gpu-corpus.sh manifest (name,
+// kind, expected, workdir, command).
 func manifestNames(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var names []string
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		if sc.Text() == "" || strings.HasPrefix(sc.Text(), "#") {
-			continue
-		}
-		col := strings.Split(sc.Text(), "\t")
-		if len(col) < 5 {
-			t.Fatalf("%s:%d: %d columns, want name, kind, expected, workdir, command", path, line, len(col))
-		}
-		names = append(names, col[0])
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	rows, _ := readTSV(t, path, 5)
+	names := make([]string, len(rows))
+	for i, col := range rows {
+		names[i] = col[0]
 	}
 	return names
 }

@@ -21,20 +21,39 @@ type corpusRow struct {
 	verdict             string
 }
 
-func readVerdicts(t *testing.T, path string) []corpusRow {
+// readTSV reads a tab-separated file of the corpus: each line that is not
+// blank or a '#' comment, split into columns, with its line number; a line
+// with fewer than minCols columns fails the test.
+func readTSV(t *testing.T, path string, minCols int) (rows [][]string, lines []int) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var rows []corpusRow
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		if sc.Text() == "" || strings.HasPrefix(sc.Text(), "#") {
 			continue
 		}
 		col := strings.Split(sc.Text(), "\t")
+		if len(col) < minCols {
+			t.Fatalf("%s:%d: %d columns, want %d", path, line, len(col), minCols)
+		}
+		rows, lines = append(rows, col), append(lines, line)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows, lines
+}
+
+func readVerdicts(t *testing.T, path string) []corpusRow {
+	t.Helper()
+	cols, lines := readTSV(t, path, 5)
+	var rows []corpusRow
+	for i, col := range cols {
+		line := lines[i]
 		if len(col) != 5 {
 			t.Fatalf("%s:%d: %d columns, want 5", path, line, len(col))
 		}
@@ -58,9 +77,6 @@ func readVerdicts(t *testing.T, path string) []corpusRow {
 			t.Fatalf("%s:%d: no verdict", path, line)
 		}
 		rows = append(rows, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return rows
 }
