@@ -19,7 +19,7 @@ usage: streamcheck convert [flags] TRACE
 Convert reads a trace in either form and writes it in the other: a binary
 trace becomes JSON Lines, and JSON Lines becomes binary, unless --to says
 which, or the -o file name ends in .sctrace (binary) or .jsonl. The output
-goes to stdout unless -o is given.
+goes to stdout unless -o names a file.
 
 A truncated or corrupt trace is converted up to the damage; the damage is
 reported on stderr and kept in the output (a binary output ends with a
@@ -43,7 +43,7 @@ Exit codes:
 // cmdConvert implements "streamcheck convert". See convertUsage.
 func (c *cli) cmdConvert(args []string) int {
 	fs := newFlags("convert")
-	output := fs.String("o", "", "write to `FILE` instead of stdout")
+	output := outputFlag(fs, "write to `FILE` (default and -: stdout)")
 	to := fs.String("to", "", "output `form`: jsonl or binary (default: as the -o name ends, .jsonl or .sctrace, else the form the input is not)")
 	pos, code, done := c.parseFlags(fs, convertUsage, args, true)
 	if done {

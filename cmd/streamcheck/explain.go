@@ -40,7 +40,7 @@ Exit codes:
 func (c *cli) cmdExplain(args []string) int {
 	fs := newFlags("explain")
 	dot := fs.Bool("dot", false, "write the graph of one finding (--finding; default the first error, else 1) in Graphviz DOT")
-	output := fs.String("o", "", "write to `FILE` instead of stdout")
+	output := outputFlag(fs, "write to `FILE` (default and -: stdout)")
 	number := fs.Int("finding", 0, "explain only finding `N` (numbered from 1, as listed)")
 	pos, code, done := c.parseFlags(fs, explainUsage, args, true)
 	if done {

@@ -55,7 +55,7 @@ const defaultPrintLimit = 100
 
 func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
 	fs.StringVar(&o.format, "format", "text", "report `format`: "+report.NameList())
-	fs.StringVar(&o.output, "o", "", "write the report to `FILE` instead of "+defaultDest)
+	fs.Var((*outputFile)(&o.output), "o", "write the report to `FILE` (default and -: "+defaultDest+")")
 	fs.BoolVar(&o.noColor, "no-color", false, "never color the text report (color is also off when NO_COLOR is set or the output is not a terminal)")
 	fs.StringVar(&o.sourceRoot, "source-root", "", "make stack paths check resolves, and SARIF uris, relative to `DIR` (default: the current directory)")
 	fs.IntVar(&o.printLimit, "print-limit", defaultPrintLimit, "print at most `N` findings in full in the text report, errors first (0: all); the summary counts every finding")

@@ -39,7 +39,7 @@ Exit codes:
 // cmdTimeline implements "streamcheck timeline". See timelineUsage.
 func (c *cli) cmdTimeline(args []string) int {
 	fs := newFlags("timeline")
-	output := fs.String("o", "", "write the JSON to `FILE` instead of stdout")
+	output := outputFlag(fs, "write the JSON to `FILE` (default and -: stdout)")
 	pos, code, done := c.parseFlags(fs, timelineUsage, args, true)
 	if done {
 		return code
