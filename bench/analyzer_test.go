@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/internal/heapmeter"
 	"github.com/streamcheck/streamcheck/internal/synth"
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -142,12 +142,12 @@ func BenchmarkAnalyzeScaling(b *testing.B) {
 		cfg := goal
 		cfg.Events = n
 		b.Run(fmt.Sprintf("events=%dM", n/1_000_000), func(b *testing.B) {
-			benchmarkAnalyze(b, cfg, newHeapPeak())
+			benchmarkAnalyze(b, cfg, &heapmeter.Peaks{})
 		})
 	}
 }
 
-func benchmarkAnalyze(b *testing.B, cfg synth.Config, peak *heapPeak) {
+func benchmarkAnalyze(b *testing.B, cfg synth.Config, peak *heapmeter.Peaks) {
 	path := traceFile(b, cfg)
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -166,7 +166,7 @@ func benchmarkAnalyze(b *testing.B, cfg synth.Config, peak *heapPeak) {
 	var findings int
 	for b.Loop() {
 		if peak != nil {
-			peak.reset()
+			peak.Reset()
 		}
 		res := analyze(b, path, cfg.Events, wrap)
 		findings = len(res.Findings)
@@ -182,9 +182,9 @@ func benchmarkAnalyze(b *testing.B, cfg synth.Config, peak *heapPeak) {
 	b.ReportMetric(events/(cpuTime()-cpu0).Seconds(), "events/cpu-s")
 	b.ReportMetric(float64(findings), "findings")
 	if peak != nil {
-		b.ReportMetric(float64(peak.objects)/(1<<20), "peak-heap-MB")
-		b.ReportMetric(float64(peak.live)/(1<<20), "peak-live-MB")
-		b.ReportMetric(float64(peak.goal)/(1<<20), "heap-goal-MB")
+		b.ReportMetric(float64(peak.Objects)/(1<<20), "peak-heap-MB")
+		b.ReportMetric(float64(peak.Live)/(1<<20), "peak-live-MB")
+		b.ReportMetric(float64(peak.Goal)/(1<<20), "heap-goal-MB")
 	}
 }
 
@@ -197,33 +197,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// heapPeak tracks the largest heap seen while sampling: heap objects (live
-// ones and garbage not yet collected: what the process holds), the live
-// heap measured by the last completed garbage collection, and the heap goal
-// the collector sets from it (with the default GOGC=100, twice the live
-// heap: the bound heap objects stay under).
-type heapPeak struct {
-	samples             []metrics.Sample
-	objects, live, goal uint64
-}
-
-func newHeapPeak() *heapPeak {
-	return &heapPeak{samples: []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/gc/heap/live:bytes"},
-		{Name: "/gc/heap/goal:bytes"},
-	}}
-}
-
-func (h *heapPeak) reset() { h.objects, h.live, h.goal = 0, 0, 0 }
-
-func (h *heapPeak) sample() {
-	metrics.Read(h.samples)
-	h.objects = max(h.objects, h.samples[0].Value.Uint64())
-	h.live = max(h.live, h.samples[1].Value.Uint64())
-	h.goal = max(h.goal, h.samples[2].Value.Uint64())
-}
-
 // sampleEvery is how many events pass between heap samples (about a
 // millisecond of analysis).
 const sampleEvery = 1 << 13
@@ -232,20 +205,20 @@ const sampleEvery = 1 << 13
 // goroutine itself, so the measurement neither races nor needs a second core.
 type sampledReader struct {
 	model.Reader
-	peak *heapPeak
+	peak *heapmeter.Peaks
 	n    int
 }
 
 func (r *sampledReader) Next(ev *model.Event) error {
 	if r.n++; r.n%sampleEvery == 0 {
-		r.peak.sample()
+		r.peak.Sample()
 	}
 	err := r.Reader.Next(ev)
 	if err != nil {
 		// At the end of the trace the analysis holds the most it will: a
 		// collection now measures the live heap exactly (a few ms).
 		runtime.GC()
-		r.peak.sample()
+		r.peak.Sample()
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/streamcheck/streamcheck/internal/heapmeter"
 	"github.com/streamcheck/streamcheck/internal/synth"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkAnalyzeStreams(b *testing.B) {
 	}
 	for _, cfg := range cases {
 		b.Run(fmt.Sprintf("streams=%d", cfg.Streams), func(b *testing.B) {
-			benchmarkAnalyze(b, cfg, newHeapPeak())
+			benchmarkAnalyze(b, cfg, &heapmeter.Peaks{})
 		})
 	}
 }

@@ -1,6 +1,7 @@
 // Package heapmeter measures the heap a piece of code needs: the most heap
 // in use while it runs, above what was in use before, and the bytes it
-// allocated. Benchmarks and tests of memory use it.
+// allocated; and the largest heap figures seen over a run (Peaks).
+// Benchmarks and tests of memory use it.
 package heapmeter
 
 import (
@@ -25,23 +26,44 @@ type Usage struct {
 	Alloc uint64
 }
 
-const (
-	heapObjects = "/memory/classes/heap/objects:bytes"
-	heapLive    = "/gc/heap/live:bytes"
-)
+// Peaks is the largest heap seen over a run of Sample calls: heap objects
+// (live ones and garbage not yet collected: what the process holds), the
+// live heap measured by the last completed garbage collection, and the heap
+// goal the collector sets from it (with the default GOGC=100, twice the live
+// heap: the bound heap objects stay under). The zero value is ready; Sample
+// is not safe for concurrent use.
+type Peaks struct {
+	Objects, Live, Goal uint64
+	samples             []metrics.Sample
+}
 
-// meter samples the heap; the zero value is ready once base is set.
+// Sample reads the heap's figures and keeps each one's largest.
+func (p *Peaks) Sample() {
+	if p.samples == nil {
+		p.samples = []metrics.Sample{
+			{Name: "/memory/classes/heap/objects:bytes"},
+			{Name: "/gc/heap/live:bytes"},
+			{Name: "/gc/heap/goal:bytes"},
+		}
+	}
+	metrics.Read(p.samples)
+	p.Objects = max(p.Objects, p.samples[0].Value.Uint64())
+	p.Live = max(p.Live, p.samples[1].Value.Uint64())
+	p.Goal = max(p.Goal, p.samples[2].Value.Uint64())
+}
+
+// Reset forgets the figures seen so far.
+func (p *Peaks) Reset() { p.Objects, p.Live, p.Goal = 0, 0, 0 }
+
+// meter is Peaks shared between Measure's ticker and the writer it gives f.
 type meter struct {
-	mu         sync.Mutex
-	sample     []metrics.Sample
-	peak, live uint64
+	mu    sync.Mutex
+	peaks Peaks
 }
 
 func (m *meter) read() {
 	m.mu.Lock()
-	metrics.Read(m.sample)
-	m.peak = max(m.peak, m.sample[0].Value.Uint64())
-	m.live = max(m.live, m.sample[1].Value.Uint64())
+	m.peaks.Sample()
 	m.mu.Unlock()
 }
 
@@ -50,13 +72,12 @@ func (m *meter) read() {
 // what it is given), and returns what f used. Only one Measure should run
 // at a time, with nothing else allocating.
 func Measure(f func(w io.Writer) error) (Usage, error) {
-	m := &meter{sample: []metrics.Sample{{Name: heapObjects}, {Name: heapLive}}}
+	m := &meter{}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	metrics.Read(m.sample)
-	base, baseLive := m.sample[0].Value.Uint64(), m.sample[1].Value.Uint64()
-	m.peak, m.live = base, baseLive
+	m.peaks.Sample()
+	base, baseLive := m.peaks.Objects, m.peaks.Live
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -81,7 +102,7 @@ func Measure(f func(w io.Writer) error) (Usage, error) {
 
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	return Usage{Peak: m.peak - base, Live: m.live - baseLive, Alloc: after.TotalAlloc - before.TotalAlloc}, err
+	return Usage{Peak: m.peaks.Objects - base, Live: m.peaks.Live - baseLive, Alloc: after.TotalAlloc - before.TotalAlloc}, err
 }
 
 // sampler is the writer Measure gives: a write is a moment the output
