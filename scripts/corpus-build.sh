@@ -60,6 +60,8 @@ build_one() {  # build_one NAME DIR SOURCE...
 
 # Samples: the rows of VERDICTS.tsv whose program is "NVIDIA cuda-samples Samples/...".
 samples=$(awk -F'\t' '!/^#/ && $2 ~ /^NVIDIA cuda-samples Samples\// { split($2, w, " "); print $1 "\t" w[3] }' "$verdicts")
+# Variants: name and the sample each changes.
+variants=$(python3 scripts/corpus-variants.py --list) || exit 2
 while IFS=$'\t' read -r name dir; do
     d="$src/$dir"
     if [ ! -d "$d" ]; then echo "FAILED $name (no $d)"; continue; fi
@@ -73,7 +75,7 @@ while IFS=$'\t' read -r variant sample; do
     else
         echo "FAILED $variant (edit)"
     fi
-done < <(python3 scripts/corpus-variants.py --list)
+done <<<"$variants"
 wait
 
 manifest="$corpus/manifest.tsv"
@@ -86,10 +88,10 @@ rel=${build#"$repo"/}
     while IFS=$'\t' read -r variant _; do
         rules=$(awk -F'\t' -v n="$variant" '$1 == n { print $4 }' "$verdicts" | sed -E 's/:[0-9]+//g')
         printf '%s\tcuda\t%s\t%s\t./%s\n' "$variant" "${rules:-review}" "$rel" "$variant"
-    done < <(python3 scripts/corpus-variants.py --list)
+    done <<<"$variants"
     grep -v '^#' testdata/python/corpus-cupy.tsv testdata/python/corpus-torch.tsv -h | grep .
 } >"$manifest"
 built=$(ls "$build" | grep -vc '^logs$')
-want=$(( $(grep -c . <<<"$samples") + $(python3 scripts/corpus-variants.py --list | wc -l) ))
+want=$(( $(grep -c . <<<"$samples") + $(grep -c . <<<"$variants") ))
 echo "corpus-build.sh: $built of $want programs built; manifest $manifest ($(grep -vc '^#' "$manifest") programs)"
 [ "$built" -eq "$want" ]
