@@ -317,6 +317,18 @@ do_record() {
                 run_recorded "$name-py" "$PY_TIMEOUT" "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" \
                     -- python3 "$py"
                 ;;
+            jax_*)
+                if ! python3 -c 'import jax, sys; sys.exit(0 if jax.default_backend() == "gpu" else 1)' >/dev/null 2>&1; then
+                    echo "skip   $name-py (jax with a GPU backend not importable)"
+                    echo "skipped" >"$TRACE_DIR/$name-py.rc"
+                    echo "module not available" >"$TRACE_DIR/$name-py.skip"
+                    continue
+                fi
+                # JAX's stream-ordered allocator; torch (for DLPack hand-offs) on its cudaMallocAsync backend.
+                run_recorded "$name-py" "$PY_TIMEOUT" XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async \
+                    XLA_PYTHON_CLIENT_PREALLOCATE=false PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
+                    -- python3 "$py"
+                ;;
             cupy_*)
                 if [ "$have_cupy" -ne 1 ]; then
                     echo "skip   $name-py (cupy not importable)"
