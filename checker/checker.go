@@ -64,6 +64,7 @@ type Checker struct {
 	// rule_pool_release_churn.go).
 	syncAllocs syncAllocs
 	poolChurn  poolChurn
+	hostFuncs  hostFuncs // The latest host function queued to each stream (rule_free_while_in_flight.go).
 }
 
 // Options adjust an analysis.
@@ -205,6 +206,9 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
 		c.syncAllocs.noteWork(st)
 		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
+		eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
+	case model.OpHostFunc:
+		c.hostFuncs.queued(ev, st)
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphClone:
@@ -281,6 +285,30 @@ func eachUse(ev *model.Event, use func(uint64)) {
 		if ev.MemOp.IsWait() || ev.MemOp.Changes() || ev.MemOp == model.MemOpUnknown {
 			use(ev.Ptr)
 		}
+	}
+}
+
+// eachHostSide calls use with the host sides of a copy. A copy reads or
+// writes pinned or registered host memory until it completes, through the
+// same address under unified addressing, so a host free must wait for it.
+func eachHostSide(ev *model.Event, use func(uint64)) {
+	if ev.Op != model.OpMemcpy && ev.Op != model.OpMemcpyAsync {
+		return
+	}
+	if !ev.Kind.DstDevice() {
+		use(ev.Ptr)
+	}
+	if !ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
+		use(ev.Src)
+	}
+}
+
+// useHostSide checks a copy's use of host memory at addr: a use only of
+// live pinned or registered memory. A pageable buffer may sit where pinned
+// memory was freed before, so freed memory there is no use after free.
+func (c *Checker) useHostSide(ev *model.Event, st *hb.Step, addr uint64) {
+	if a := c.allocs.find(addr); a != nil && !a.freed && (a.family == famHost || a.family == famRegistered) {
+		c.use(ev, st, addr)
 	}
 }
 
