@@ -65,6 +65,7 @@ type Checker struct {
 	syncAllocs syncAllocs
 	poolChurn  poolChurn
 	hostFuncs  hostFuncs // The latest host function queued to each stream (rule_free_while_in_flight.go).
+	heldWaits  heldWaits // Waits on events never recorded (rule_wait_unrecorded_event.go).
 }
 
 // Options adjust an analysis.
@@ -150,7 +151,7 @@ func (c *Checker) Add(ev *model.Event) {
 		return
 	}
 	if st.UnrecordedWait {
-		c.reportUnrecordedWait(ev, st)
+		c.unrecordedWait(ev, st)
 	}
 	switch ev.Op {
 	case model.OpStreamCreate:
@@ -173,7 +174,8 @@ func (c *Checker) Add(ev *model.Event) {
 		c.release(ev, st, ev.Ptr)
 	case model.OpVmmUnmap:
 		c.unmap(ev, st)
-	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport:
+	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport,
+		model.OpIpcEventExport, model.OpIpcEventOpen, model.OpEventRecord, model.OpEventCreate:
 		c.interprocess(ev, st)
 	case model.OpPoolCreate, model.OpPoolSetAttr, model.OpDeviceSetPool:
 		c.notePool(ev)
@@ -219,6 +221,7 @@ func (c *Checker) Add(ev *model.Event) {
 		c.noteRecordNode(ev, st)
 	case model.OpEventDestroy:
 		delete(c.recordNodes, ev.Event) // the handle may name another event later
+		delete(c.ipc.events, ev.Event)
 	case model.OpGraphForget:
 		c.graphForgotten(ev)
 	case model.OpGraphLaunch:
@@ -346,6 +349,8 @@ func (c *Checker) Finish(damage error) *Result {
 	}
 	c.reportSyncAllocLoops()
 	c.reportPoolChurn()
+	c.reportUnrecordedWaits() // after the error findings it looks for
+
 	for i := range c.pending {
 		c.resolveFinding(&c.pending[i])
 	}
@@ -358,5 +363,5 @@ func (c *Checker) Finish(damage error) *Result {
 	}
 	c.stats.Streams = streams
 	c.stats.Threads = len(c.threads)
-	return &Result{Trace: c.trace, Findings: c.order, Stats: c.stats, Damage: damage, Tables: c.tables, Exports: c.resolveExports()}
+	return &Result{Trace: c.trace, Findings: c.order, Stats: c.stats, Damage: damage, Tables: c.tables, Exports: c.resolveExports(), ipcEvents: c.ipc.shared}
 }
