@@ -226,6 +226,11 @@ type Finding struct {
 	PID     uint32 `json:"pid,omitempty"`
 	Exe     string `json:"exe,omitempty"`
 	Command string `json:"command,omitempty"`
+	// sharedEvent marks a wait on an event shared with other processes,
+	// ipcEvent its key: LinkImports keeps the finding only when another
+	// process of the tree shares the event and none records it.
+	sharedEvent bool
+	ipcEvent    uint64
 }
 
 // MaxCountedAllocations bounds the distinct allocations remembered per
@@ -282,6 +287,9 @@ type Result struct {
 	// Exports are the process's exports of memory to other processes,
 	// in trace order.
 	Exports []Export
+	// ipcEvents holds the keys of the events the process shared with
+	// others (exported or opened), each with whether it recorded it.
+	ipcEvents map[uint64]bool
 }
 
 // Errors returns how many findings have error severity.

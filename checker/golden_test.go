@@ -76,6 +76,7 @@ func analyzeGolden(t *testing.T, comment, trace []byte) *checker.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checker.LinkImports([]*checker.Result{res}) // as streamcheck check decides for one trace
 	return res
 }
 

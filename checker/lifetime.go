@@ -96,13 +96,14 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		return
 	}
 	c.mismatchedFree(ev, a, free) // CUDA accepted it: the memory is released all the same
-	// cudaFree and cuMemFree of memory that is not stream-ordered wait for
-	// all work issued on the free's device before they release it (the
+	// cudaFree and cuMemFree of cudaMalloc, pitched and managed memory wait
+	// for all work issued on the free's device before they release it (the
 	// driver skips that only for cuMemAllocAsync memory): its uses there are
 	// complete, and a later allocation at these addresses does not inherit
 	// them. The free orders nothing else: the engine is not told, so the
 	// host is not ordered after that work for the program's other memory.
-	syncs := ev.Op == model.OpFree && !a.async
+	// Host frees (cudaFreeHost, cudaHostUnregister) promise no such wait.
+	syncs := a.family.freeWaits(ev)
 	if syncs {
 		c.completeUses(a, ev.Device)
 	}

@@ -37,7 +37,7 @@ var syncAllocInLoopRule = &ruleDef{
 		} else {
 			f.Message += "; the trace does not record the time spent inside the calls"
 		}
-		f.Why = "Each of these calls synchronizes with the device (cudaMalloc and cudaFree wait for the work in flight; pinned host allocation is a costly operating-system call), " +
+		f.Why = "Each of these calls is costly (cudaMalloc and cudaFree wait for the work in flight; pinned host allocation is an operating-system call that locks pages), " +
 			"so every pass of the loop stalls the GPU work around it. The program is correct, just slower than it needs to be."
 		if x.family == famHost {
 			f.Fix = fmt.Sprintf("Allocate the pinned buffer once, outside the loop, and reuse it in every pass, instead of calling %s at %s each time.", op.API, op.Site())

@@ -27,7 +27,9 @@
 //     stream is a blocking stream.
 //   - An event record snapshots its stream's clock; a wait joins the snapshot
 //     of the most recent record issued before it. Waiting on an event never
-//     recorded orders nothing.
+//     recorded orders nothing (Step.UnrecordedWait; also for an event opened
+//     from another process's handle, whose records there this trace does
+//     not see: the checker decides across processes).
 //   - Stream, event and device synchronization, and queries that returned
 //     success, order the host after the work they cover.
 //   - Synchronous cudaMemcpy runs on the default stream; device-to-host and

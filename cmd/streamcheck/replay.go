@@ -139,6 +139,9 @@ func (t *replayedTrace) analyze(once bool) error {
 		return &inputError{t.name, err}
 	}
 	t.res, err = checker.CheckWith(t.name, r, checker.Options{Symbolize: t.sym.Stack})
+	if err == nil {
+		checker.LinkImports([]*checker.Result{t.res}) // the findings check gives this trace alone
+	}
 	if err == nil && t.res.Damage == nil {
 		if off := following(r); off >= 0 {
 			closer.Close()
