@@ -267,6 +267,13 @@ type Stats struct {
 	Streams     int    `json:"streams"`
 	Threads     int    `json:"threads"`
 	Skipped     uint64 `json:"skipped"` // Failed or captured calls, not analyzed as uses.
+	// UnknownAddressUses counts uses of device addresses that no live
+	// recorded allocation covers: never recorded, or in a range a
+	// synchronous free gave back to the driver, which allocations the
+	// trace does not see may have handed out again (see use-after-free).
+	// Not zero means the recording misses an allocation path: races on
+	// that memory are not found.
+	UnknownAddressUses uint64 `json:"unknown_address_uses"`
 	// LiveAtExit and LiveBytesAtExit count the stream-ordered allocations
 	// (cudaMallocAsync, from a pool, a graph launch's) still live when a
 	// complete trace ended, and their bytes: what the leak rule reports

@@ -32,6 +32,12 @@
 //     not see: the checker decides across processes).
 //   - Stream, event and device synchronization, and queries that returned
 //     success, order the host after the work they cover.
+//   - A host function that started running (OpHostFnRun, linked by its
+//     token to the OpHostFunc that enqueued it) orders the host, every
+//     thread, after the work issued to its stream before the enqueue: the
+//     function may tell any thread by means the trace cannot see. A thread
+//     it did not tell is ordered too, which can hide a race, never make
+//     one up. A captured host function's runs order nothing.
 //   - Synchronous cudaMemcpy runs on the default stream; device-to-host and
 //     host-to-host copies, and copies from pinned host memory, return to the
 //     host only after completion. A pageable host-to-device copy first
@@ -101,7 +107,7 @@
 // rule that made it (Why: JoinStreamSync, JoinStreamQuery, JoinEventSync,
 // JoinEventQuery, JoinEventWait, JoinDeviceSync, JoinLegacy,
 // JoinPeerCopy, JoinBarrier, JoinCopy, JoinCopyPresync, JoinGraphLaunch,
-// JoinGraphEventWait, JoinValueWait). A query appears only when it
+// JoinGraphEventWait, JoinValueWait, JoinHostFunc). A query appears only when it
 // returned success, a wait or event synchronization only for a recorded
 // event, and a device synchronization has a join for every stream of its
 // device. Operations captured into a graph list none (their order in the

@@ -103,7 +103,7 @@ static const sc_api_row table[] = {
     {"cuMemsetD2D16Async", sc_dec_set2d, 1, 2},
     {"cuMemsetD2D32Async", sc_dec_set2d, 1, 4},
     {"cuLaunchHostFunc", sc_dec_host_func, 1, 0},
-    {"cuStreamAddCallback", sc_dec_host_func, 1, 0},
+    {"cuStreamAddCallback", sc_dec_host_func, 1, SC_HOSTFN_CALLBACK},
     {"cuStreamBeginCapture", sc_dec_capture_begin, 1, 0},
     {"cuStreamBeginCapture_v2", sc_dec_capture_begin, 1, 0},
     {"cuStreamBeginCaptureToGraph", sc_dec_capture_begin, 1, 1}, /* elem 1: into the graph it names */
@@ -252,8 +252,9 @@ int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, c
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
             if (strcmp(base, table[i].name) != 0) continue;
             uint8_t rel = release_kind(table[i].decode), tm = timed(table[i].decode);
+            uint8_t hf = table[i].decode == sc_dec_host_func;
             sc_drv_calls[cbid] =
-                (sc_drv_info){table[i].decode, table[i].async, table[i].elem, (uint8_t)pt, rel, tm, rel || tm};
+                (sc_drv_info){table[i].decode, table[i].async, table[i].elem, (uint8_t)pt, rel, tm, rel || tm || hf, hf};
             sc_drv_disp[cbid] = strdup(sc_display_name(name, disp, sizeof disp));
             if (enable(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS)
                 ndrv++;

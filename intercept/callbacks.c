@@ -232,7 +232,7 @@ SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callb
     const sc_CUpti_CallbackData *cb = cbdata;
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     int driver_exit = driver && cb->callbackSite == CUPTI_API_EXIT;
-    /* Driver entries matter only for frees and destroys, and the timed calls. */
+    /* Driver entries matter only for frees and destroys, the timed calls and host functions. */
     if (driver && (!sc_drv_calls[cbid].decode || (!driver_exit && !sc_drv_calls[cbid].entry))) return;
     if (!driver && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
     int saved = errno; /* the program must never see ours */
@@ -241,6 +241,10 @@ SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callb
         if (driver && !driver_exit) {
             if (sc_drv_calls[cbid].timed) {
                 timed_entry(ts, cbid, cb);
+            } else if (sc_drv_calls[cbid].hostfn) {
+                ts->busy = 1; /* a marker's enqueue re-enters this callback */
+                sc_hostfn_wrap_params(ts, cbid, (void *)cb->functionParams);
+                ts->busy = 0;
             } else {
                 ts->busy = 1;
                 announce_release(ts, cbid, cb);

@@ -33,6 +33,7 @@ var updateCases = flag.Bool("update", false, "rewrite the want.jsonl sections of
 //	-- findings --    optional: the rules of the findings the checker
 //	                  makes of the recorded trace (its stacks included),
 //	                  one a line, in order
+//	-- env --         optional: KEY=VALUE lines set for the run
 //
 // Of dur, every case checks that the shim times the synchronous
 // allocations and frees (malloc, free) and no other call.
@@ -55,12 +56,11 @@ func TestShimCases(t *testing.T) {
 }
 
 func runCase(t *testing.T, file string) {
-	b := build(t)
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var program, want, findings *txtar.File
+	var program, want, findings, env *txtar.File
 	for i := range ar.Files {
 		switch f := &ar.Files[i]; f.Name {
 		case "program.c":
@@ -69,6 +69,8 @@ func runCase(t *testing.T, file string) {
 			want = f
 		case "findings":
 			findings = f
+		case "env":
+			env = f
 		default:
 			t.Fatalf("%s: unknown section %q", file, f.Name)
 		}
@@ -76,24 +78,11 @@ func runCase(t *testing.T, file string) {
 	if program == nil {
 		t.Fatalf("%s: no program.c", file)
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "program.c")
-	if err := os.WriteFile(src, program.Data, 0o644); err != nil {
-		t.Fatal(err)
+	var extraEnv []string
+	if env != nil {
+		extraEnv = strings.Fields(string(env.Data))
 	}
-	app := filepath.Join(dir, "fakeapp")
-	cmd := exec.Command(shimbuild.CC(), "-O1", "-g", "-Wall", "-Werror", `-DFAKE_CASE="`+src+`"`, "-o", app,
-		"testdata/fakeapp.c", "-L"+b.dir, "-lfakecupti", "-Wl,-rpath,"+b.dir, "-ldl", "-lpthread")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
-	}
-	caseApp := b
-	caseApp.app = app
-	r := run(t, caseApp, "case", inject)
-	if r.state.ExitCode() != 0 {
-		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
-	}
-	tr := r.onlyTrace(t)
+	tr := runCaseProgram(t, program.Data, extraEnv)
 	checkTimed(t, tr)
 	got := caseJSONL(t, tr)
 	var rules []byte
@@ -154,6 +143,31 @@ func checkTimed(t *testing.T, tr trace) {
 			t.Errorf("event %d (%v, %s): dur %d", ev.Seq, ev.Op, tr.tab.String(ev.API), ev.Dur)
 		}
 	}
+}
+
+// runCaseProgram builds the fake app with a case's program.c, runs it
+// with the shim injected (and extraEnv), and returns its trace.
+func runCaseProgram(t *testing.T, program []byte, extraEnv []string) trace {
+	t.Helper()
+	b := build(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "program.c")
+	if err := os.WriteFile(src, program, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(dir, "fakeapp")
+	cmd := exec.Command(shimbuild.CC(), "-O1", "-g", "-Wall", "-Werror", `-DFAKE_CASE="`+src+`"`, "-o", app,
+		"testdata/fakeapp.c", "-L"+b.dir, "-lfakecupti", "-Wl,-rpath,"+b.dir, "-ldl", "-lpthread")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	caseApp := b
+	caseApp.app = app
+	r := run(t, caseApp, "case", inject, extraEnv...)
+	if r.state.ExitCode() != 0 {
+		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
+	}
+	return r.onlyTrace(t)
 }
 
 // caseJSONL writes tr's events as JSON Lines without their tid, time and

@@ -50,6 +50,9 @@ type jsonSummary struct {
 	LiveBytesAtExit uint64 `json:"live_bytes_at_exit"`
 	// LeakCheck is --leak-check: full, summary or none.
 	LeakCheck string `json:"leak_check"`
+	// UnknownAddressUses counts the uses of device addresses no live
+	// recorded allocation covered (checker.Stats.UnknownAddressUses).
+	UnknownAddressUses uint64 `json:"unknown_address_uses"`
 }
 
 // JSON is the report as one JSON object: every finding, a summary of each
@@ -78,7 +81,7 @@ func (JSON) Format(w io.Writer, a *Analysis, _ *Options) error {
 	tot := a.Totals()
 	rep.Summary = jsonSummary{Errors: tot.Errors, Warnings: tot.Warnings, Notes: tot.Notes, Traces: tot.Traces, Damaged: tot.Damaged,
 		Suppressed: tot.Suppressed, Baselined: tot.Baselined, LiveAtExit: tot.Live, LiveBytesAtExit: tot.LiveBytes,
-		LeakCheck: a.leakMode()}
+		LeakCheck: a.leakMode(), UnknownAddressUses: tot.UnknownAddressUses}
 	rep.Program = a.Program
 
 	// The document without findings, whose "findings": [] the findings

@@ -96,6 +96,7 @@ type Totals struct {
 	Streams, Threads                         int
 	Suppressed, Baselined                    int
 	Live, LiveBytes                          uint64 // Stream-ordered memory live at exit.
+	UnknownAddressUses                       uint64 // Uses of addresses no live recorded allocation covers.
 }
 
 // Totals sums a's findings and statistics.
@@ -114,6 +115,7 @@ func (a *Analysis) Totals() Totals {
 		t.Threads += r.Stats.Threads
 		t.Live += r.Stats.LiveAtExit
 		t.LiveBytes += r.Stats.LiveBytesAtExit
+		t.UnknownAddressUses += r.Stats.UnknownAddressUses
 	}
 	t.Suppressed, t.Baselined = len(a.Suppressed), len(a.Baselined)
 	return t
@@ -155,6 +157,19 @@ func (a *Analysis) LiveNote() string {
 	}
 	return fmt.Sprintf("live at exit: %s, %s (no leak findings: --leak-check full lists them)",
 		Plural(t.Live, "stream-ordered allocation"), Plural(t.LiveBytes, "byte"))
+}
+
+// UnknownNote says how many uses named device addresses that no live
+// recorded allocation covers, when some did; "" otherwise. Such memory
+// comes from an allocation path the recording misses, so a gap in what
+// was checked shows instead of passing in silence.
+func (a *Analysis) UnknownNote() string {
+	n := a.Totals().UnknownAddressUses
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("unknown addresses: %s of device addresses no recorded allocation covers (memory allocated where the recorder cannot see, or given back to the driver and handed out again): races on it are not looked for",
+		Plural(n, "use"))
 }
 
 // DamageNote says where a damaged trace stopped and how much of it was

@@ -24,8 +24,9 @@ const maxFrames = 6
 // last (at most Options.PrintLimit of them in full, unless it is 0), notes
 // on damaged traces, a table of findings per rule and one of the traces,
 // then a summary: with LeakCheck "summary", a line saying how much
-// stream-ordered memory was live at exit (when some was), and a line
-// counting the findings. Options.Color colors it.
+// stream-ordered memory was live at exit (when some was), one counting
+// uses of unknown addresses (when there were some), and a line counting
+// the findings. Options.Color colors it.
 type Text struct{}
 
 // Format writes the text report of a to w.
@@ -106,6 +107,9 @@ func writeText(w io.Writer, a *Analysis, p *palette, limit int) {
 	}
 	section()
 	if n := a.LiveNote(); n != "" {
+		fmt.Fprintln(w, p.note.Sprint(n))
+	}
+	if n := a.UnknownNote(); n != "" {
 		fmt.Fprintln(w, p.note.Sprint(n))
 	}
 	stats := fmt.Sprintf("in %s (%s, %s, %s)", Plural(t.Traces, "trace"), Plural(t.Events, "event"),

@@ -350,7 +350,7 @@ func category(op model.Op) string {
 	case model.OpMemcpyAsync, model.OpMemcpy, model.OpMemsetAsync, model.OpMemset:
 		return "copy"
 	case model.OpEventRecord, model.OpStreamWait, model.OpStreamSync, model.OpEventSync, model.OpDeviceSync,
-		model.OpStreamQuery, model.OpEventQuery:
+		model.OpStreamQuery, model.OpEventQuery, model.OpHostFnRun:
 		return "sync"
 	}
 	return "setup"
