@@ -37,6 +37,10 @@ type JSONLReader struct {
 	stackIDs map[string]StackID
 	key      []byte // Scratch for stack keys.
 	frames   []Frame
+	scanner  lineScanner
+	decoded  jsonLine // The line being decoded.
+	spelled  map[string]StackID // Stacks by their text in a line (see stack).
+	spelling []byte             // Scratch for keys of spelled.
 	damage   string // From a "# the source trace is damaged: " line.
 	// started is set once a line showed the input is a trace: an event,
 	// or one of JSONLWriter's comments. Before that, a line that is not a
@@ -63,6 +67,7 @@ func NewJSONLReader(r io.Reader, file string) *JSONLReader {
 		execs:    newNameSpace(t, objectUnnamed),
 		nodes:    newNameSpace(t, objectUnnamed),
 		stackIDs: map[string]StackID{},
+		spelled:  map[string]StackID{},
 	}
 }
 
@@ -216,6 +221,33 @@ func optionalUint(raw *json.RawMessage) (uint64, error) {
 }
 
 func (r *JSONLReader) stack(l *jsonLine, ev *Event) (string, error) {
+	// A stack is parsed once per spelling: most lines repeat one of a few.
+	var text []byte
+	switch {
+	case l.Site != nil && l.Stack == nil:
+		text = append(append(r.spelling[:0], 's'), *l.Site...)
+	case l.Site == nil && l.stackRaw != nil:
+		text = append(append(r.spelling[:0], '['), l.stackRaw...)
+	}
+	if text != nil {
+		r.spelling = text
+		if id, ok := r.spelled[string(text)]; ok {
+			ev.Stack = id
+			return "", nil
+		}
+	}
+	field, err := r.parseStack(l, ev)
+	if err == nil && text != nil && len(r.spelled) < maxSpelledStacks {
+		r.spelled[string(text)] = ev.Stack
+	}
+	return field, err
+}
+
+// maxSpelledStacks bounds JSONLReader.spelled.
+const maxSpelledStacks = 1 << 16
+
+// parseStack reads "site" or "stack" into ev.Stack, a stack of r.tables.
+func (r *JSONLReader) parseStack(l *jsonLine, ev *Event) (string, error) {
 	r.frames = r.frames[:0]
 	switch {
 	case l.Site != nil && l.Stack != nil:
