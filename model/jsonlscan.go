@@ -198,6 +198,9 @@ func (s *lineScanner) field(q []byte, simple bool) int {
 // value reads the value at b[i:] into field f of l, and returns the index
 // after it.
 func (s *lineScanner) value(b []byte, i int, l *jsonLine, f *lineField) (int, bool) {
+	if i == len(b) {
+		return 0, false
+	}
 	p := unsafe.Add(unsafe.Pointer(l), f.offset)
 	null := hasLiteral(b, i, "null")
 	switch f.kind {
