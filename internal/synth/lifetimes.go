@@ -18,9 +18,10 @@ type Handoffs struct {
 	// Reuse gives every stream the same handle and event (a program that
 	// creates and destroys "its" stream each step); with Destroy only.
 	Reuse bool
-	// Race makes stream Race-1 (counting from 1) free the buffer it
-	// received without waiting for the hand-off: a free-while-in-flight of
-	// the buffer stream Race-2 used, on a stream by then destroyed. 0: none.
+	// Race makes the Race-th stream (from 1; at least 2) use and free the
+	// buffer the one before it handed over without waiting for its event:
+	// a race with the work of a stream by then destroyed, if Destroy.
+	// 0: none.
 	Race int
 }
 
@@ -68,6 +69,10 @@ func WriteHandoffs(w io.Writer, h Handoffs) (int, error) {
 		}
 		if i > 0 && i != h.Race-1 {
 			emit(model.OpStreamWait, s, prevEv, 0)
+			flush()
+		}
+		if i > 0 && h.Destroy && !h.Reuse {
+			emit(model.OpEventDestroy, 0, prevEv, 0) // waited for: done with
 			flush()
 		}
 		emit(model.OpMallocAsync, s, 0, buf(i))
