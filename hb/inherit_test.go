@@ -16,11 +16,7 @@ import (
 // the chain follows none of it, and a device synchronization all of it.
 func TestHandoffChainInheritsSlots(t *testing.T) {
 	e := New()
-	seq := uint64(0)
-	apply := func(op model.Op, stream, event uint64) Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1, Flags: model.FlagNonBlocking})
-	}
+	apply := eventApplier(e)
 	const n = 3000
 	var epochs []Epoch
 	var last Clock
