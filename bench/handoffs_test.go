@@ -34,7 +34,7 @@ func BenchmarkAnalyzeHandoffs(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			path := cachedTrace(b, "handoffs-v1-"+name, func(w io.Writer) error {
+			path := cachedTrace(b, "handoffs-v2-"+name, func(w io.Writer) error {
 				_, err := synth.WriteHandoffs(w, h)
 				return err
 			})
