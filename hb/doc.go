@@ -5,8 +5,10 @@
 // the count on that slot); operation A happens before operation B exactly
 // when B's clock covers A's epoch. A destroyed stream keeps only the
 // entries of its clock that the host has not reached, and its slot is
-// handed to the next stream once the host is ordered after its work, so
-// memory and clock width follow the streams alive at once. Clocks wider
+// handed to the next stream once the host is ordered after its work, or
+// at once to a stream whose first operation waits for all of that work
+// (a hand-off chain), so memory and clock width follow the streams alive
+// at once. Clocks wider
 // than 512 slots are held in chunks that clocks share (see Clock), so that
 // thousands of streams alive at once, which mostly know the same (what
 // the host knew when they last did work), hold that once, not once each.

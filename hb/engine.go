@@ -396,6 +396,9 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpGraphLaunch:
 		graphWork = e.launchJoins(ev, a)
 	}
+	if a.own == 0 && waited != nil {
+		e.inherit(a, waited)
+	}
 	st.Epoch = a.clock.tick(a.Slot)
 	st.Epoch.Agent, a.own = a.ID, st.Epoch.Clock
 	st.Clock = a.clock.view()
