@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamcheck/streamcheck/analysis"
+)
 
 const checkUsage = `
 usage: streamcheck check [flags] TRACE|DIR...
@@ -42,20 +46,20 @@ func (c *cli) cmdCheck(args []string) int {
 		printUsage(c.stderr, fs, checkUsage)
 		return exitUsage
 	}
-	ins := expandArgs(pos)
+	ins := analysis.Expand(pos)
 	for _, in := range ins {
 		for _, out := range []string{o.output, o.writeBaseline} {
-			if in.path != "" && sameFile(in.path, out) {
-				return c.usageErrorf("check: output %s is the input trace %s", out, in.name)
+			if in.Path != "" && sameFile(in.Path, out) {
+				return c.usageErrorf("check: output %s is the input trace %s", out, in.Name)
 			}
 		}
 	}
-	a := analyzeInputs(ins, o.root, o.leakCheck, o.allocLoopThreshold, newProgress(c.stderr))
+	a := analyzeWith(ins, &o, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		if isBrokenPipe(err) {
 			return exitBrokenPipe
 		}
 		return c.usageErrorf("%v", err)
 	}
-	return a.exitCode()
+	return exitCode(a)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/streamcheck/streamcheck/analysis"
 )
 
 // openPTY returns both ends of a new pseudo-terminal, or skips the test.
@@ -53,9 +55,9 @@ func reportTo(t *testing.T, w io.Writer, args ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := analyzeAll([]input{{name: "demo.jsonl", open: func() (io.ReadCloser, error) {
+	a := analysis.Run([]analysis.Input{{Name: "demo.jsonl", Open: func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
-	}}}, o.root)
+	}}}, analysis.Options{SourceRoot: o.root})
 	c := &cli{stdout: io.Discard, stderr: io.Discard}
 	if err := c.writeReport(a, &o, w); err != nil {
 		t.Fatal(err)

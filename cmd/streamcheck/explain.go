@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/explain"
 	"github.com/streamcheck/streamcheck/report"
@@ -68,7 +69,7 @@ func (c *cli) cmdExplain(args []string) int {
 	defer tr.close()
 	graphs, err := tr.graphs()
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{name, err})
+		return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: err})
 	}
 	res := tr.res
 	if *number > len(graphs) {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/streamcheck/streamcheck/analysis"
 )
 
 // progressDelay is how long an analysis runs before the progress bar
@@ -38,21 +40,21 @@ func newProgress(w io.Writer) *progress {
 	return &progress{w: w, delay: progressDelay}
 }
 
-// start sizes the bar for the inputs.
-func (p *progress) start(ins []input) {
+// Start sizes the bar for the inputs.
+func (p *progress) Start(ins []analysis.Input) {
 	p.begin = time.Now()
 	for _, in := range ins {
-		if in.path == "" {
+		if in.Path == "" {
 			continue
 		}
-		if st, err := os.Stat(in.path); err == nil && st.Mode().IsRegular() {
+		if st, err := os.Stat(in.Path); err == nil && st.Mode().IsRegular() {
 			p.total += st.Size()
 		}
 	}
 }
 
-// wrap returns open with its reader counted.
-func (p *progress) wrap(name string, open func() (io.ReadCloser, error)) func() (io.ReadCloser, error) {
+// Wrap returns open with its reader counted.
+func (p *progress) Wrap(name string, open func() (io.ReadCloser, error)) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
 		rc, err := open()
 		if err != nil {
@@ -97,8 +99,8 @@ func (p *progress) add(n int) {
 	}
 }
 
-// finish clears the bar.
-func (p *progress) finish() {
+// Finish clears the bar.
+func (p *progress) Finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish() // With ClearOnFinish, this erases the line.
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/streamcheck/streamcheck/analysis"
 )
 
 // TestProgressOnlyOnTerminal: no progress bar unless stderr is a terminal,
@@ -62,10 +64,10 @@ func TestProgressBar(t *testing.T) {
 		t.Fatal("no progress on a terminal")
 	}
 	p.delay = 0 // Show it at once: the trace is read in milliseconds.
-	a := analyzeInputs([]input{fileInput("big.jsonl", trace)}, t.TempDir(), "summary", 0, p)
+	a := analysis.Run([]analysis.Input{analysis.FileInput("big.jsonl", trace)}, analysis.Options{SourceRoot: t.TempDir(), LeakCheck: "summary", Progress: p})
 	term.Close()
 	out := <-got
-	if len(a.results) != 1 || a.results[0].Stats.Events != 8001 {
+	if len(a.Results) != 1 || a.Results[0].Stats.Events != 8001 {
 		t.Fatalf("analysis: %+v", a)
 	}
 	if !strings.Contains(out, "analyzing big.jsonl") || !strings.Contains(out, " kB") {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
@@ -103,7 +104,7 @@ func (c *copyingReader) Close() error {
 func loadTrace(path string) (*replayedTrace, error) {
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
-		return nil, &inputError{shown(path), fmt.Errorf("is a directory; name one of its trace files")}
+		return nil, &analysis.InputError{Name: shown(path), Err: fmt.Errorf("is a directory; name one of its trace files")}
 	}
 	sym := symbolize.New()
 	if wd, err := os.Getwd(); err == nil {
@@ -136,20 +137,20 @@ func (t *replayedTrace) analyze(once bool) error {
 			t.res = checker.New(t.name, model.NewTables()).Finish(err)
 			return nil
 		}
-		return &inputError{t.name, err}
+		return &analysis.InputError{Name: t.name, Err: err}
 	}
 	t.res, err = checker.CheckWith(t.name, r, checker.Options{Symbolize: t.sym.Stack})
 	if err == nil && t.res.Damage == nil {
-		if off := following(r); off >= 0 {
+		if off := analysis.Following(r); off >= 0 {
 			closer.Close()
-			return &inputError{t.name, errConcatenated(off)}
+			return &analysis.InputError{Name: t.name, Err: analysis.ErrConcatenated(off)}
 		}
 	}
 	if cerr := closer.Close(); cerr != nil && once {
-		return &inputError{t.name, cerr} // a failed copy: the second reading would read less
+		return &analysis.InputError{Name: t.name, Err: cerr} // a failed copy: the second reading would read less
 	}
 	if err != nil {
-		return &inputError{t.name, err}
+		return &analysis.InputError{Name: t.name, Err: err}
 	}
 	return nil
 }

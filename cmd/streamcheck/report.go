@@ -122,16 +122,16 @@ func (o *reportOptions) load() error {
 // console, so a person always sees them.
 //
 // It first takes the suppressed findings and those in the baseline out of a
-// (see filterFindings), so that a.exitCode() counts only reported ones.
-func (c *cli) writeReport(a *analysis, o *reportOptions, console io.Writer) (err error) {
+// (see filterFindings), so that exitCode(a) counts only reported ones.
+func (c *cli) writeReport(a *report.Analysis, o *reportOptions, console io.Writer) (err error) {
 	if err := c.filterFindings(a, o); err != nil {
 		return err
 	}
-	for _, err := range a.unreadable {
+	for _, err := range a.Unreadable {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 	}
 	if o.format != "text" || o.output != "" {
-		for _, res := range a.results {
+		for _, res := range a.Results {
 			if res.Damage != nil {
 				fmt.Fprintf(c.stderr, "streamcheck: %s\n", report.DamageNote(res))
 			}
@@ -165,7 +165,7 @@ func (c *cli) writeReport(a *analysis, o *reportOptions, console io.Writer) (err
 		out = file
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
-	if err := f.Format(bw, a.report(), opts); err != nil {
+	if err := f.Format(bw, a, opts); err != nil {
 		return err
 	}
 	return bw.Flush()

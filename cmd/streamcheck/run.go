@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/streamcheck/streamcheck/analysis"
+	"github.com/streamcheck/streamcheck/report"
 )
 
 const runUsage = `
@@ -99,20 +102,20 @@ func (c *cli) cmdRun(args []string) int {
 	}
 	rec.noteNotLoaded(loaded)
 	c.printShimFailures(rec)
-	outcome := &programOutcome{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
+	outcome := &report.Program{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {
 		// A CI step that uploads the report finds one, saying why it
 		// holds no findings, rather than none.
 		if o.output != "" || o.writeBaseline != "" {
-			a := analyzeInputs(nil, o.root, o.leakCheck, o.allocLoopThreshold, nil)
-			a.program = outcome
+			a := analyzeWith(nil, &o, nil)
+			a.Program = outcome
 			if err := c.writeReport(a, &o, c.stderr); err != nil {
 				fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 				return firstNonZero(progCode, exitUsage)
 			}
 		}
 		if len(rec.failures) == 0 {
-			fmt.Fprintln(c.stderr, "streamcheck: "+noCUDAActivity)
+			fmt.Fprintln(c.stderr, "streamcheck: "+report.NoCUDAActivity)
 			return progCode
 		}
 		return firstNonZero(progCode, exitNotRecorded)
@@ -120,21 +123,21 @@ func (c *cli) cmdRun(args []string) int {
 
 	// Traces are named by their base name, or by their path when kept, so
 	// that the report names files the user can find.
-	ins := make([]input, len(rec.traces))
+	ins := make([]analysis.Input, len(rec.traces))
 	for i, name := range rec.traces {
 		display := name
 		if *keep != "" {
 			display = filepath.Join(*keep, name)
 		}
-		ins[i] = recordedInput(shown(display), filepath.Join(dir, name))
+		ins[i] = analysis.RecordedInput(shown(display), filepath.Join(dir, name))
 	}
-	a := analyzeInputs(ins, o.root, o.leakCheck, o.allocLoopThreshold, newProgress(c.stderr))
-	a.program = outcome
+	a := analyzeWith(ins, &o, newProgress(c.stderr))
+	a.Program = outcome
 	if err := c.writeReport(a, &o, c.stderr); err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)
 	}
-	code = a.exitCode()
+	code = exitCode(a)
 	if code == exitOK && len(rec.failures) > 0 {
 		code = exitNotRecorded
 	}

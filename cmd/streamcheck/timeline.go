@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/timeline"
 )
 
@@ -61,7 +62,7 @@ func (c *cli) cmdTimeline(args []string) int {
 	c.replayNotes(tr.res)
 	r, closer, err := tr.reopen()
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{shown(path), err})
+		return c.usageErrorf("%v", &analysis.InputError{Name: shown(path), Err: err})
 	}
 	// The JSON grows with the trace: it is streamed, and a file that could
 	// not be finished is removed.
