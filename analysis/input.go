@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
@@ -16,6 +17,9 @@ import (
 // TraceExts are the file name extensions a directory is searched for: the
 // shim writes .sctrace, people and converters write .jsonl.
 var TraceExts = []string{".sctrace", ".jsonl"}
+
+// Stdin is the argument that stands for standard input.
+const Stdin = "-"
 
 // An Input is one trace file to analyze: one process, or several when
 // binary traces were concatenated into it.
@@ -42,26 +46,57 @@ func RecordedInput(name, path string) Input {
 	return Input{Name: name, Path: path, Open: func() (io.ReadCloser, error) { return safefile.Open(path) }}
 }
 
+// ReaderInput is a trace read once from r (standard input), shown as name.
+// Closing what Open returns does not close r.
+func ReaderInput(name string, r io.Reader) Input {
+	return Input{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(r), nil }}
+}
+
 // Shown is a file name as reports and messages show it: control characters
 // and the characters that reorder text escaped (model.Printable), so that a
 // name cannot break a line of output or forge one.
 func Shown(path string) string { return model.Printable(path) }
 
-// Expand turns command-line arguments into inputs: a directory stands for
-// its trace files (a process tree recorded by the shim), sorted by name;
-// any other argument is a trace file, whatever its name. An argument that
-// cannot be used becomes an input that fails, so messages keep their order.
-func Expand(args []string) []Input {
+// StdinName is how standard input is named in reports.
+const StdinName = "<stdin>"
+
+// Expand turns command-line arguments into inputs: "-" is stdin; a
+// directory stands for every trace file (*.sctrace, *.jsonl) under it,
+// searched recursively in name order, without entering hidden directories
+// or following links to directories; any other argument is a trace file,
+// whatever its name. A trace named twice (by two arguments, or a file and a
+// directory holding it) is analyzed once, where it was first named. An
+// argument that cannot be used becomes an input that fails, so that
+// messages keep their order.
+func Expand(args []string, stdin io.Reader) []Input {
 	var ins []Input
+	seen := map[fileID]bool{}
+	stdinUsed := false
 	bad := func(arg string, err error) { ins = append(ins, Input{Name: Shown(arg), Err: err}) }
+	add := func(name, path string, st fs.FileInfo) {
+		if id, ok := idOf(st); ok {
+			if seen[id] {
+				return
+			}
+			seen[id] = true
+		}
+		ins = append(ins, FileInput(Shown(name), path))
+	}
 	for _, arg := range args {
+		if arg == Stdin {
+			if !stdinUsed {
+				stdinUsed = true
+				ins = append(ins, ReaderInput(StdinName, stdin))
+			}
+			continue
+		}
 		st, err := os.Stat(arg)
 		if err != nil {
 			bad(arg, err)
 			continue
 		}
 		if !st.IsDir() {
-			ins = append(ins, FileInput(Shown(arg), arg))
+			add(arg, arg, st)
 			continue
 		}
 		files, err := TraceFiles(arg)
@@ -75,31 +110,59 @@ func Expand(args []string) []Input {
 		}
 		for _, f := range files {
 			p := filepath.Join(arg, f)
-			ins = append(ins, FileInput(Shown(p), p))
+			st, err := os.Stat(p)
+			if err != nil {
+				bad(p, err)
+				continue
+			}
+			add(p, p, st)
 		}
 	}
 	return ins
 }
 
-// TraceFiles returns the names of the trace files in dir, sorted.
+// TraceFiles returns the trace files under dir, as paths relative to it,
+// in the order a recursive walk in name order meets them. Hidden files and
+// directories are skipped; a link to a regular trace file counts, a link to
+// a directory is not followed (no cycles).
 func TraceFiles(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir) // Sorted by name.
-	if err != nil {
-		return nil, err
-	}
 	var names []string
-	for _, e := range ents {
-		if !IsTraceName(e.Name()) {
-			continue
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-		regular := e.Type().IsRegular()
-		if e.Type()&fs.ModeSymlink != 0 { // a trace linked in from elsewhere counts too
-			st, err := os.Stat(filepath.Join(dir, e.Name()))
+		if p == dir {
+			return nil
+		}
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !IsTraceName(d.Name()) {
+			return nil
+		}
+		regular := d.Type().IsRegular()
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(p)
 			regular = err == nil && st.Mode().IsRegular()
 		}
 		if regular {
-			names = append(names, e.Name())
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			names = append(names, rel)
 		}
+		return nil
+	})
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path != dir {
+			return nil, fmt.Errorf("%s: %w", Shown(pe.Path), pe.Err)
+		}
+		return nil, err
 	}
 	return names, nil
 }
@@ -112,6 +175,16 @@ func IsTraceName(name string) bool {
 		}
 	}
 	return false
+}
+
+// fileID identifies a file whatever path names it.
+type fileID struct{ dev, ino uint64 }
+
+func idOf(st fs.FileInfo) (fileID, bool) {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok && st.Mode().IsRegular() {
+		return fileID{uint64(s.Dev), uint64(s.Ino)}, true
+	}
+	return fileID{}, false // a pipe or device: every naming is read
 }
 
 // InputError is an input that could not be read at all.

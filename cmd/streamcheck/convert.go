@@ -52,9 +52,7 @@ func (c *cli) cmdConvert(args []string) int {
 	}
 	switch {
 	case len(pos) != 1:
-		fmt.Fprintln(c.stderr, "streamcheck convert: want exactly one TRACE")
-		printUsage(c.stderr, fs, convertUsage)
-		return exitUsage
+		return c.usageLine(fs, "convert: want exactly one TRACE")
 	case *to != "" && *to != "jsonl" && *to != "binary":
 		return c.usageErrorf("convert: unknown form %q for --to (want jsonl or binary)", *to)
 	}

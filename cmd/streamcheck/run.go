@@ -60,9 +60,7 @@ func (c *cli) cmdRun(args []string) int {
 		return c.usageErrorf("%v", err)
 	}
 	if len(argv) == 0 {
-		fmt.Fprintln(c.stderr, "streamcheck run: no program given")
-		printUsage(c.stderr, fs, runUsage)
-		return exitUsage
+		return c.usageLine(fs, "run: no program given")
 	}
 	// Find out now, not after a run that may take hours, that the report
 	// or the baseline could not be written.
