@@ -68,6 +68,7 @@ const junitTime = "0.000"
 // when the shim could not record, skipped when there was nothing to record.
 func junitProgramSuite(p *Program, id int) junit.Testsuite {
 	s := junit.Testsuite{Name: "program", ID: id, Time: junitTime}
+	s.AddProperty("exit_code", fmt.Sprint(p.ExitCode))
 	exit := junit.Testcase{Name: "exit-code", Classname: junitClass, Time: junitTime}
 	if f := p.Failure(); f != "" {
 		exit.Failure = &junit.Result{Message: f, Type: "exit-code"}

@@ -76,6 +76,12 @@ func (p *Program) Failure() string {
 	return fmt.Sprintf("the program failed: exit code %d", p.ExitCode)
 }
 
+// Status says how the program ended, in the words every report format
+// uses: "the program exited with code 0".
+func (p *Program) Status() string {
+	return fmt.Sprintf("the program exited with code %d", p.ExitCode)
+}
+
 // Notes says, one line each, what a report should carry besides findings.
 func (p *Program) Notes() []string {
 	var n []string

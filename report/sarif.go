@@ -244,6 +244,9 @@ func ruleName(id string) string {
 func sarifInvocation(a *Analysis, uris *uriCache) *sarif.Invocation {
 	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.Unreadable) == 0)
 	if a.Program != nil {
+		// The program's own status, so that a failed program and one
+		// with findings read apart whatever streamcheck exited with.
+		inv.WithExitCode(a.Program.ExitCode).WithExitCodeDescription(a.Program.Status())
 		for _, n := range a.Program.Notes() {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).

@@ -24,8 +24,9 @@ const maxFrames = 6
 // last (at most Options.PrintLimit of them in full, unless it is 0), notes
 // on damaged traces, a table of findings per rule and one of the traces,
 // then a summary: with LeakCheck "summary", a line saying how much
-// stream-ordered memory was live at exit (when some was), and a line
-// counting the findings. Options.Color colors it.
+// stream-ordered memory was live at exit (when some was), a line
+// counting the findings and, for a run, the program's exit status.
+// Options.Color colors it.
 type Text struct{}
 
 // Format writes the text report of a to w.
@@ -71,7 +72,12 @@ func writeText(w io.Writer, a *Analysis, p *palette, limit int) {
 		writeFinding(w, f, multi, p)
 	}
 	if len(a.Results) == 0 {
-		return // Nothing could be read; stderr says why.
+		// Nothing could be read (stderr says why), or nothing recorded.
+		if a.Program != nil {
+			section()
+			fmt.Fprintln(w, a.Program.Status())
+		}
+		return
 	}
 	if rest := len(all) - len(shown); rest > 0 {
 		section()
@@ -133,6 +139,9 @@ func writeText(w io.Writer, a *Analysis, p *palette, limit int) {
 		fmt.Fprintf(w, "%s, %s%s %s\n", p.error.Sprint(Plural(t.Errors, "error")), Plural(t.Warnings, "warning"), notes, stats)
 	default:
 		fmt.Fprintf(w, "0 errors, %s%s %s\n", p.warning.Sprint(Plural(t.Warnings, "warning")), notes, stats)
+	}
+	if a.Program != nil {
+		fmt.Fprintln(w, a.Program.Status())
 	}
 }
 

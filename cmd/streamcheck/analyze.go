@@ -18,14 +18,15 @@ func analyzeWith(ins []analysis.Input, o *reportOptions, prog *progress) *report
 	return analysis.Run(ins, opts)
 }
 
-// exitCode applies the exit code table (see the const block in main.go).
-func exitCode(a *report.Analysis) int {
+// exitCode applies the exit code table (see the const block in main.go),
+// with --error-exitcode for error findings.
+func exitCode(a *report.Analysis, o *reportOptions) int {
 	t := a.Totals()
 	switch {
 	case len(a.Unreadable) > 0:
 		return exitUsage
 	case t.Errors > 0:
-		return exitFindings
+		return o.errorExitCode
 	case t.Damaged > 0:
 		return exitDamaged
 	}

@@ -19,7 +19,7 @@ says where it stopped.
 
 Exit codes:
   0  no error findings (warnings allowed)
-  1  error findings
+  1  error findings (or N, with --error-exitcode N)
   2  bad usage, an input that could not be read (missing, or not a trace:
      empty whatever its name, JSON Lines without events, or in neither
      form), or a
@@ -60,5 +60,5 @@ func (c *cli) cmdCheck(args []string) int {
 		}
 		return c.usageErrorf("%v", err)
 	}
-	return exitCode(a)
+	return exitCode(a, &o)
 }

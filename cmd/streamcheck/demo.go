@@ -61,5 +61,5 @@ func (c *cli) cmdDemo(args []string) int {
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		return c.usageErrorf("%v", err)
 	}
-	return exitCode(a)
+	return exitCode(a, &o)
 }

@@ -135,7 +135,7 @@ Run 'streamcheck help COMMAND' for a command's flags.
 
 Exit codes (check, demo, explain):
   0  no error findings (warnings allowed)
-  1  error findings
+  1  error findings (check, demo, run: --error-exitcode N picks another)
   2  bad usage, or an input that could not be read (missing, not a trace)
   3  a trace was truncated or corrupt, and no error findings
 convert and timeline exit 0 when they wrote their output, else 2 or 3.

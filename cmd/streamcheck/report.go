@@ -38,6 +38,8 @@ type reportOptions struct {
 	leakCheck string
 	// allocLoopThreshold is --alloc-loop-threshold (checker.Options.AllocLoopThreshold).
 	allocLoopThreshold int
+	// errorExitCode is --error-exitcode: the exit code for error findings.
+	errorExitCode int
 }
 
 // leakCheckFlag documents --leak-check. As in compute-sanitizer, memory
@@ -63,6 +65,8 @@ func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
 	fs.StringVar(&o.baseline, "baseline", "", "do not report findings recorded in the baseline `FILE`: only new findings fail")
 	fs.StringVar(&o.writeBaseline, "write-baseline", "", "record every finding (less suppressed ones) in the baseline `FILE` and accept them for this run")
 	fs.StringVar(&o.leakCheck, "leak-check", "summary", leakCheckFlag)
+	fs.IntVar(&o.errorExitCode, "error-exitcode", exitFindings,
+		"exit with `N` when there are error findings (as compute-sanitizer's flag; pick one the program itself never exits with)")
 	fs.IntVar(&o.allocLoopThreshold, "alloc-loop-threshold", checker.DefaultAllocLoopThreshold,
 		"report a site that allocates synchronously around GPU work (sync-alloc-in-loop), or a pool that grows again after synchronizations (pool-release-churn), from `N` times on")
 }
@@ -79,6 +83,9 @@ func (o *reportOptions) check() error {
 	}
 	if o.allocLoopThreshold < 1 {
 		return fmt.Errorf("--alloc-loop-threshold %d: want 1 or more", o.allocLoopThreshold)
+	}
+	if o.errorExitCode < 0 || o.errorExitCode > 255 {
+		return fmt.Errorf("--error-exitcode %d: want 0 to 255", o.errorExitCode)
 	}
 	if o.printLimit < 0 {
 		return fmt.Errorf("--print-limit %d: want 0 (all) or more", o.printLimit)

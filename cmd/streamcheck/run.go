@@ -27,13 +27,17 @@ Exit codes, the first that applies:
                  object for this machine, a trace is unreadable, or a
                  --suppressions or --baseline file is missing or malformed
                  (checked before the program starts)
-  1              error findings
+  1              error findings (or N, with --error-exitcode N)
   3              a trace was truncated or corrupt
   4              the shim reported that it could not record (its message is
                  printed), or, with --preload, no process loaded it
   0              otherwise
-If the program made no CUDA call at all, run prints "streamcheck: no CUDA
-activity was recorded" and exits with the program's code.
+Every report states the program's exit status (text: its last line, "the
+program exited with code N"; JSON: program.exit_code; SARIF: the
+invocation's exitCode; JUnit: the program suite's exit_code property). If
+the program made no CUDA call at all, run still writes its report, prints
+"streamcheck: no CUDA activity was recorded" and exits with the program's
+code.
 ` + acceptHelp + leakHelp
 
 // cmdRun implements "streamcheck run". Its exit code is, the first that
@@ -102,9 +106,11 @@ func (c *cli) cmdRun(args []string) int {
 	c.printShimFailures(rec)
 	outcome := &report.Program{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {
-		// A CI step that uploads the report finds one, saying why it
-		// holds no findings, rather than none.
-		if o.output != "" || o.writeBaseline != "" {
+		// The report is written all the same, saying how the program
+		// ended and why it holds no findings: a CI step that uploads it
+		// finds one, and JSON, SARIF and JUnit on stderr are still
+		// reports.
+		{
 			a := analyzeWith(nil, &o, nil)
 			a.Program = outcome
 			if err := c.writeReport(a, &o, c.stderr); err != nil {
@@ -135,7 +141,7 @@ func (c *cli) cmdRun(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)
 	}
-	code = exitCode(a)
+	code = exitCode(a, &o)
 	if code == exitOK && len(rec.failures) > 0 {
 		code = exitNotRecorded
 	}
