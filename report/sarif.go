@@ -53,7 +53,7 @@ func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
 		return err
 	}
 	doc.WriteString("\n")
-	return spliceArray(w, doc.Bytes(), "\n      \"results\": []", "      ", true, func(yield func(any) bool) {
+	return spliceArray(w, doc.Bytes(), "\n      \"results\": []", "      ", true, nil, func(yield func(any) bool) {
 		for _, res := range a.Results {
 			for _, f := range res.Findings {
 				if !yield(sarifResult(run, f, uris)) {
