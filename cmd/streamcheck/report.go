@@ -23,6 +23,7 @@ type reportOptions struct {
 	format     string
 	output     string
 	noColor    bool
+	color      string // --color: auto, always or never.
 	sourceRoot string
 	root       string // Absolute source root, set by check.
 	// printLimit bounds the findings the text report prints in full; 0 is
@@ -58,7 +59,8 @@ const defaultPrintLimit = 100
 func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
 	fs.StringVar(&o.format, "format", "text", "report `format`: "+report.NameList())
 	fs.Var((*outputFile)(&o.output), "o", "write the report to `FILE` (default and -: "+defaultDest+")")
-	fs.BoolVar(&o.noColor, "no-color", false, "never color the text report (color is also off when NO_COLOR is set or the output is not a terminal)")
+	fs.StringVar(&o.color, "color", "auto", "color the text report: `when` auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR or CLICOLOR_FORCE force it, for CI logs), always or never")
+	fs.BoolVar(&o.noColor, "no-color", false, "never color the text report (--color never)")
 	fs.StringVar(&o.sourceRoot, "source-root", "", "make stack paths check resolves, and SARIF uris, relative to `DIR` (default: the current directory)")
 	fs.IntVar(&o.printLimit, "print-limit", defaultPrintLimit, "print at most `N` findings in full in the text report, errors first (0: all); the summary counts every finding")
 	fs.StringVar(&o.suppressions, "suppressions", "", "do not report findings that an entry of `FILE` matches (see Accepted findings above)")
@@ -75,6 +77,11 @@ func (o *reportOptions) register(fs *flag.FlagSet, defaultDest string) {
 func (o *reportOptions) check() error {
 	if _, err := report.Lookup(o.format); err != nil {
 		return err
+	}
+	switch o.color {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("unknown --color %q (want auto, always or never)", o.color)
 	}
 	switch o.leakCheck {
 	case "full", "summary", "none":
@@ -153,7 +160,7 @@ func (c *cli) writeReport(a *report.Analysis, o *reportOptions, console io.Write
 		return err
 	}
 	opts := &report.Options{
-		Color:       !o.noColor && o.output == "" && colorTerminal(console),
+		Color:       o.colored(console),
 		PrintLimit:  o.printLimit,
 		Root:        o.root,
 		ToolVersion: moduleVersion(),
@@ -176,6 +183,36 @@ func (c *cli) writeReport(a *report.Analysis, o *reportOptions, console io.Write
 		return err
 	}
 	return bw.Flush()
+}
+
+// colored decides whether the text report is colored: --color always or
+// never (--no-color) decide; in auto mode, a report to a file never is,
+// FORCE_COLOR or CLICOLOR_FORCE (set, and not "0") force color where
+// there is no terminal (CI logs), and otherwise console must be a color
+// terminal.
+func (o *reportOptions) colored(console io.Writer) bool {
+	switch {
+	case o.noColor || o.color == "never":
+		return false
+	case o.color == "always":
+		return true
+	case o.output != "":
+		return false
+	case forcedColor():
+		return true
+	}
+	return colorTerminal(console)
+}
+
+// forcedColor reports whether the environment asks for color whatever the
+// output is (the FORCE_COLOR and CLICOLOR_FORCE conventions).
+func forcedColor() bool {
+	for _, v := range []string{"FORCE_COLOR", "CLICOLOR_FORCE"} {
+		if s := os.Getenv(v); s != "" && s != "0" && s != "false" {
+			return true
+		}
+	}
+	return false
 }
 
 // colorTerminal reports whether text written to w may be colored: w is a
