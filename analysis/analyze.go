@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/model"
@@ -41,7 +42,9 @@ type Progress interface {
 // only return addresses and the module map); memory one process of the
 // tree exported and another imported is linked across their results.
 func Run(ins []Input, o Options) *report.Analysis {
+	start := time.Now()
 	a := &report.Analysis{LeakCheck: o.LeakCheck}
+	defer func() { a.Elapsed = time.Since(start) }()
 	sym := symbolize.New() // Shared: the processes of a tree share most files.
 	sym.RelativeTo = o.SourceRoot
 	opts := checker.Options{Symbolize: sym.Stack, Leaks: o.LeakCheck == "full", AllocLoopThreshold: o.AllocLoopThreshold}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
@@ -33,7 +34,24 @@ type Text struct{}
 func (Text) Format(w io.Writer, a *Analysis, o *Options) error {
 	ew := &errWriter{w: w}
 	writeText(ew, a, newPalette(o.Color), o.PrintLimit)
+	if o.Elapsed > 0 && len(a.Results) > 0 {
+		t := a.Totals()
+		fmt.Fprintf(ew, "analyzed in %s, %s events/s\n", o.Elapsed.Round(time.Millisecond), rate(t.Events, o.Elapsed))
+	}
 	return ew.err
+}
+
+// rate is n events over d, a second, as a short figure: "812", "45.3k",
+// "2.1M".
+func rate(n uint64, d time.Duration) string {
+	r := float64(n) / d.Seconds()
+	switch {
+	case r >= 1e6:
+		return strconv.FormatFloat(r/1e6, 'f', 1, 64) + "M"
+	case r >= 1e4:
+		return strconv.FormatFloat(r/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
 }
 
 // errWriter keeps the first error of a writer and writes nothing after it,

@@ -165,6 +165,11 @@ func (c *cli) writeReport(a *report.Analysis, o *reportOptions, console io.Write
 		Root:        o.root,
 		ToolVersion: moduleVersion(),
 	}
+	if o.output == "" && isTerminal(console) {
+		// For a person watching: files and pipes get the same bytes
+		// for the same traces.
+		opts.Elapsed = a.Elapsed
+	}
 	out := console
 	if o.output != "" {
 		file, err := os.Create(o.output)
@@ -226,7 +231,14 @@ func colorTerminal(w io.Writer) bool {
 	if f == os.Stdout {
 		return !color.NoColor
 	}
-	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+	return os.Getenv("NO_COLOR") == "" && isTerminal(w)
+}
+
+// isTerminal reports whether w is a terminal a person watches (TERM is not
+// "dumb").
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("TERM") == "dumb" {
 		return false
 	}
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
