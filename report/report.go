@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/streamcheck/streamcheck/checker"
 )
@@ -27,6 +28,9 @@ type Options struct {
 	// ToolVersion is the driver's version ("v1.2.0"; "" when unknown),
 	// which SARIF names.
 	ToolVersion string
+	// Elapsed, when not 0, is how long the analysis took: the text
+	// summary then says so, with the events analyzed a second.
+	Elapsed time.Duration
 }
 
 // Analysis is what a report is made of: the checker's results for a set of
@@ -45,6 +49,8 @@ type Analysis struct {
 	// "summary" (or "") has reports say how much memory was live at exit,
 	// "none" says nothing.
 	LeakCheck string
+	// Elapsed is how long the analysis took.
+	Elapsed time.Duration
 }
 
 // An InputError is an error of Analysis.Unreadable that names the input it
@@ -74,6 +80,12 @@ func (p *Program) Failure() string {
 		return ""
 	}
 	return fmt.Sprintf("the program failed: exit code %d", p.ExitCode)
+}
+
+// Status says how the program ended, in the words every report format
+// uses: "the program exited with code 0".
+func (p *Program) Status() string {
+	return fmt.Sprintf("the program exited with code %d", p.ExitCode)
 }
 
 // Notes says, one line each, what a report should carry besides findings.

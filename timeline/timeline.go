@@ -233,6 +233,12 @@ func (tw *writer) placeOf(ev *model.Event, st *hb.Step) place {
 	}
 	tw.last = ts
 	tr := tw.hostTrack(ev.TID) // Every thread gets its track, numbered in order of its first call.
+	if ev.Op == model.OpStreamCreate || ev.Op == model.OpStreamDestroy {
+		// Made and destroyed by the host: a stream gets its track from
+		// the first work it runs, so that streams that never ran any
+		// (a pool's spares) draw none.
+		return place{tr, ts}
+	}
 	if st.Agent != hb.HostAgent {
 		tr = tw.streamTrack(st.Agent)
 	} else if ev.Failed() && ev.Op.OnStream() {

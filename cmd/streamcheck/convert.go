@@ -9,6 +9,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/report"
 )
@@ -51,9 +52,7 @@ func (c *cli) cmdConvert(args []string) int {
 	}
 	switch {
 	case len(pos) != 1:
-		fmt.Fprintln(c.stderr, "streamcheck convert: want exactly one TRACE")
-		printUsage(c.stderr, fs, convertUsage)
-		return exitUsage
+		return c.usageLine(fs, "convert: want exactly one TRACE")
 	case *to != "" && *to != "jsonl" && *to != "binary":
 		return c.usageErrorf("convert: unknown form %q for --to (want jsonl or binary)", *to)
 	}
@@ -62,14 +61,14 @@ func (c *cli) cmdConvert(args []string) int {
 
 	in, err := os.Open(path)
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{name, err})
+		return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: err})
 	}
 	defer in.Close()
 	r, err := model.NewReader(in, name)
 	var damage error
 	if err != nil {
 		if !model.IsDamage(err) {
-			return c.usageErrorf("%v", &inputError{name, err})
+			return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: err})
 		}
 		damage = err // A binary trace cut inside its header: no events.
 		r = nil      // NewReader may return a typed nil.
@@ -95,9 +94,9 @@ func (c *cli) cmdConvert(args []string) int {
 			finish(false)
 			return c.outputOrInputError(name, err)
 		}
-		if off := following(r); damage == nil && off >= 0 {
+		if off := analysis.Following(r); damage == nil && off >= 0 {
 			finish(false)
-			return c.usageErrorf("%v", &inputError{name, errConcatenated(off)})
+			return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: analysis.ErrConcatenated(off)})
 		}
 	}
 	var note string
@@ -135,7 +134,7 @@ func (c *cli) outputOrInputError(name string, err error) int {
 	case errors.As(err, &oe):
 		return c.usageErrorf("convert: %v", err)
 	}
-	return c.usageErrorf("%v", &inputError{name, err})
+	return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: err})
 }
 
 // defaultForm is the output form when --to is not given: the one the -o

@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 //
 //	status CODE PROGRAM [ARG...]   run PROGRAM and want exit code CODE
 //	truncate FILE N                cut FILE to N bytes (N < 0: drop -N bytes from the end)
+//	jsonschema stdout|stderr|FILE  the JSON report there is valid by docs/json-report.schema.json
 //
 // $STREAMCHECK_SHIM names a stand-in for the recording shim, an ELF header
 // with no code (see standInShim): the
@@ -50,8 +51,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status":   cmdStatus,
-			"truncate": cmdTruncate,
+			"status":     cmdStatus,
+			"truncate":   cmdTruncate,
+			"jsonschema": cmdJSONSchema,
 		},
 	})
 }

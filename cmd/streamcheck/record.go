@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/intercept/launch"
 	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
@@ -348,7 +349,7 @@ func recordedFiles(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if !isTraceName(e.Name()) || !e.Type().IsRegular() {
+		if !analysis.IsTraceName(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		fi, err := e.Info()

@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/streamcheck/streamcheck/analysis"
+	"github.com/streamcheck/streamcheck/report"
 )
 
 const runUsage = `
@@ -24,13 +27,17 @@ Exit codes, the first that applies:
                  object for this machine, a trace is unreadable, or a
                  --suppressions or --baseline file is missing or malformed
                  (checked before the program starts)
-  1              error findings
+  1              error findings (or N, with --error-exitcode N)
   3              a trace was truncated or corrupt
   4              the shim reported that it could not record (its message is
                  printed), or, with --preload, no process loaded it
   0              otherwise
-If the program made no CUDA call at all, run prints "streamcheck: no CUDA
-activity was recorded" and exits with the program's code.
+Every report states the program's exit status (text: its last line, "the
+program exited with code N"; JSON: program.exit_code; SARIF: the
+invocation's exitCode; JUnit: the program suite's exit_code property). If
+the program made no CUDA call at all, run still writes its report, prints
+"streamcheck: no CUDA activity was recorded" and exits with the program's
+code.
 ` + acceptHelp + leakHelp
 
 // cmdRun implements "streamcheck run". Its exit code is, the first that
@@ -57,9 +64,7 @@ func (c *cli) cmdRun(args []string) int {
 		return c.usageErrorf("%v", err)
 	}
 	if len(argv) == 0 {
-		fmt.Fprintln(c.stderr, "streamcheck run: no program given")
-		printUsage(c.stderr, fs, runUsage)
-		return exitUsage
+		return c.usageLine(fs, "run: no program given")
 	}
 	// Find out now, not after a run that may take hours, that the report
 	// or the baseline could not be written.
@@ -99,20 +104,22 @@ func (c *cli) cmdRun(args []string) int {
 	}
 	rec.noteNotLoaded(loaded)
 	c.printShimFailures(rec)
-	outcome := &programOutcome{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
+	outcome := &report.Program{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {
-		// A CI step that uploads the report finds one, saying why it
-		// holds no findings, rather than none.
-		if o.output != "" || o.writeBaseline != "" {
-			a := analyzeInputs(nil, o.root, o.leakCheck, o.allocLoopThreshold, nil)
-			a.program = outcome
+		// The report is written all the same, saying how the program
+		// ended and why it holds no findings: a CI step that uploads it
+		// finds one, and JSON, SARIF and JUnit on stderr are still
+		// reports.
+		{
+			a := analyzeWith(nil, &o, nil)
+			a.Program = outcome
 			if err := c.writeReport(a, &o, c.stderr); err != nil {
 				fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 				return firstNonZero(progCode, exitUsage)
 			}
 		}
 		if len(rec.failures) == 0 {
-			fmt.Fprintln(c.stderr, "streamcheck: "+noCUDAActivity)
+			fmt.Fprintln(c.stderr, "streamcheck: "+report.NoCUDAActivity)
 			return progCode
 		}
 		return firstNonZero(progCode, exitNotRecorded)
@@ -120,21 +127,21 @@ func (c *cli) cmdRun(args []string) int {
 
 	// Traces are named by their base name, or by their path when kept, so
 	// that the report names files the user can find.
-	ins := make([]input, len(rec.traces))
+	ins := make([]analysis.Input, len(rec.traces))
 	for i, name := range rec.traces {
 		display := name
 		if *keep != "" {
 			display = filepath.Join(*keep, name)
 		}
-		ins[i] = recordedInput(shown(display), filepath.Join(dir, name))
+		ins[i] = analysis.RecordedInput(shown(display), filepath.Join(dir, name))
 	}
-	a := analyzeInputs(ins, o.root, o.leakCheck, o.allocLoopThreshold, newProgress(c.stderr))
-	a.program = outcome
+	a := analyzeWith(ins, &o, newProgress(c.stderr))
+	a.Program = outcome
 	if err := c.writeReport(a, &o, c.stderr); err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)
 	}
-	code = a.exitCode()
+	code = exitCode(a, &o)
 	if code == exitOK && len(rec.failures) > 0 {
 		code = exitNotRecorded
 	}

@@ -1,19 +1,20 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/timeline"
 )
 
 const timelineUsage = `
-usage: streamcheck timeline [flags] TRACE
+usage: streamcheck timeline [flags] TRACE|DIR|-
 
 Timeline writes one trace as Chrome/Perfetto trace-event JSON, to open in
 https://ui.perfetto.dev or chrome://tracing: one track per stream and one per
-host thread, every recorded call as a slice, each event record and the wait
+host thread that made a call (a stream that never ran anything has none),
+every recorded call as a slice, each event record and the wait
 or synchronize that joined it as a flow arrow, and each finding as an
 instant event (its rule, message, why and fix in the event's arguments) on
 the track of its operation.
@@ -21,8 +22,10 @@ the track of its operation.
 A trace records when calls were issued, not when their work ran on the GPU:
 slices show issue order. Each starts at its call's recorded time and lasts
 1 us; a call issued less than 1 us after the previous one is moved later so
-that the order stays visible. The trace is read twice; one from a pipe
-(/dev/stdin) is copied to $TMPDIR the first time.
+that the order stays visible. A directory stands for the one trace under
+it (name one of them when it holds several); - is standard input. The trace
+is read twice; one from a pipe (-, /dev/stdin) is copied to $TMPDIR the
+first time.
 
 The copy, and a -o file not finished, are removed when a signal ends
 streamcheck; a -o file is written 0600 (or less, as the umask says).
@@ -45,15 +48,17 @@ func (c *cli) cmdTimeline(args []string) int {
 		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(c.stderr, "streamcheck timeline: want exactly one TRACE")
-		printUsage(c.stderr, fs, timelineUsage)
-		return exitUsage
+		return c.usageLine(fs, "timeline: want exactly one TRACE")
 	}
-	path := pos[0]
-	if sameFile(path, *output) {
+	ins := analysis.Expand(pos, c.stdin)
+	if len(ins) > 1 {
+		return c.usageErrorf("timeline: %s holds %d traces; a timeline shows one: name one of them", shown(pos[0]), len(ins))
+	}
+	in := ins[0]
+	if in.Path != "" && sameFile(in.Path, *output) {
 		return c.usageErrorf("timeline: output %s is the input", shown(*output))
 	}
-	tr, err := loadTrace(path)
+	tr, err := loadTrace(in, c.stdin)
 	if err != nil {
 		return c.usageErrorf("%v", err)
 	}
@@ -61,7 +66,7 @@ func (c *cli) cmdTimeline(args []string) int {
 	c.replayNotes(tr.res)
 	r, closer, err := tr.reopen()
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{shown(path), err})
+		return c.usageErrorf("%v", &analysis.InputError{Name: in.Name, Err: err})
 	}
 	// The JSON grows with the trace: it is streamed, and a file that could
 	// not be finished is removed.
