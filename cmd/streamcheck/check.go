@@ -43,12 +43,8 @@ func (c *cli) cmdCheck(args []string) int {
 		return exitUsage
 	}
 	ins := expandArgs(pos)
-	for _, in := range ins {
-		for _, out := range []string{o.output, o.writeBaseline} {
-			if in.path != "" && sameFile(in.path, out) {
-				return c.usageErrorf("check: output %s is the input trace %s", out, in.name)
-			}
-		}
+	if err := o.refuseInputs(ins); err != nil {
+		return c.usageErrorf("check: %v", err)
 	}
 	a := analyzeInputs(ins, o.root, o.leakCheck, o.allocLoopThreshold, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {

@@ -116,6 +116,31 @@ func (o *reportOptions) load() error {
 	return nil
 }
 
+// refuseInputs makes sure that neither -o nor --write-baseline names a
+// file the command reads (a trace of traces, the --suppressions or
+// --baseline file), nor the two the same file: writing it would destroy
+// an input, or one output the other.
+func (o *reportOptions) refuseInputs(traces []input) error {
+	type file struct{ what, path, name string }
+	ins := []file{{"the --suppressions file", o.suppressions, o.suppressions}, {"the --baseline file", o.baseline, o.baseline}}
+	for _, in := range traces {
+		if in.path != "" {
+			ins = append(ins, file{"the input trace", in.path, in.name})
+		}
+	}
+	for _, out := range []string{o.output, o.writeBaseline} {
+		for _, in := range ins {
+			if in.path != "" && sameFile(in.path, out) {
+				return fmt.Errorf("output %s is %s %s", out, in.what, in.name)
+			}
+		}
+	}
+	if o.output != "" && (o.output == o.writeBaseline || sameFile(o.output, o.writeBaseline)) {
+		return fmt.Errorf("-o and --write-baseline name the same file %s", o.output)
+	}
+	return nil
+}
+
 // writeReport renders the analysis in the chosen format to -o FILE, or else
 // to console (stdout for check, stderr for run), as it goes. Notes about
 // damaged traces go to stderr too when the report itself is not text on the
@@ -151,24 +176,14 @@ func (c *cli) writeReport(a *analysis, o *reportOptions, console io.Writer) (err
 		Root:        o.root,
 		ToolVersion: moduleVersion(),
 	}
-	out := console
-	if o.output != "" {
-		file, err := os.Create(o.output)
-		if err != nil {
+	if o.output == "" {
+		bw := bufio.NewWriterSize(console, 64<<10)
+		if err := f.Format(bw, a.report(), opts); err != nil {
 			return err
 		}
-		defer func() {
-			if cerr := file.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		out = file
+		return bw.Flush()
 	}
-	bw := bufio.NewWriterSize(out, 64<<10)
-	if err := f.Format(bw, a.report(), opts); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return writeOutput(o.output, 0o666, func(w io.Writer) error { return f.Format(w, a.report(), opts) })
 }
 
 // colorTerminal reports whether text written to w may be colored: w is a

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -56,6 +54,9 @@ func (c *cli) cmdRun(args []string) int {
 	if err := o.load(); err != nil {
 		return c.usageErrorf("%v", err)
 	}
+	if err := o.refuseInputs(nil); err != nil {
+		return c.usageErrorf("run: %v", err)
+	}
 	if len(argv) == 0 {
 		fmt.Fprintln(c.stderr, "streamcheck run: no program given")
 		printUsage(c.stderr, fs, runUsage)
@@ -64,7 +65,7 @@ func (c *cli) cmdRun(args []string) int {
 	// Find out now, not after a run that may take hours, that the report
 	// or the baseline could not be written.
 	for _, out := range []string{o.output, o.writeBaseline} {
-		if err := checkWritable(out); err != nil {
+		if err := checkOutput(out); err != nil {
 			return c.usageErrorf("run: %v", err)
 		}
 	}
@@ -148,22 +149,4 @@ func firstNonZero(codes ...int) int {
 		}
 	}
 	return 0
-}
-
-// checkWritable makes sure the file path can be written, leaving it as it
-// was (a file created to find out is removed again); "" is fine.
-func checkWritable(path string) error {
-	if path == "" {
-		return nil
-	}
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
-	if err != nil {
-		return err
-	}
-	f.Close()
-	if errors.Is(statErr, fs.ErrNotExist) {
-		os.Remove(path)
-	}
-	return nil
 }
