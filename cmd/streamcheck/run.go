@@ -11,16 +11,18 @@ usage: streamcheck run [flags] -- PROGRAM [ARG...]
 
 Run records PROGRAM like 'streamcheck record', into a temporary directory
 (or --keep DIR), then analyzes every trace in it (all processes of the
-tree) like 'streamcheck check'. The report goes to stderr, never stdout,
-which stays the program's; -o FILE writes it to a file instead.
+tree, also those the program left running, waited for up to --grace) like
+'streamcheck check'. The report goes to stderr, never stdout, which stays
+the program's; -o FILE writes it to a file instead.
 
 Exit codes, the first that applies:
   the program's  if the program failed: its exit code (128+N if signal N
                  killed it; 126 or 127 if it could not be started). The
                  report is still printed: a failing program is never hidden
   2              bad usage, the shim was not found or is not an ELF shared
-                 object for this machine, a trace is unreadable, or a
-                 --suppressions or --baseline file is missing or malformed
+                 object for this machine, a trace is unreadable, a
+                 --suppressions or --baseline file is missing or malformed,
+                 or the --keep DIR is in use by another record or run
                  (checked before the program starts)
   1              error findings
   3              a trace was truncated or corrupt
@@ -44,9 +46,13 @@ func (c *cli) cmdRun(args []string) int {
 	o.register(fs, "stderr")
 	keep := fs.String("keep", "", "record into `DIR` and keep the traces (default: a temporary directory, removed)")
 	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
+	grace := fs.Duration("grace", defaultGrace, graceHelp)
 	argv, code, done := c.parseFlags(fs, runUsage, args, false)
 	if done {
 		return code
+	}
+	if *grace < 0 {
+		return c.usageErrorf("run: --grace %v: want 0 or more", *grace)
 	}
 	if err := o.check(); err != nil {
 		return c.usageErrorf("run: %v", err)
@@ -79,16 +85,20 @@ func (c *cli) cmdRun(args []string) int {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return c.usageErrorf("%v", err)
+		// Claimed first, so that no other run can write traces between
+		// the check that it is empty and this run's start.
+		release, err := claimDir(dir)
+		if err != nil {
+			return c.usageErrorf("run: %v", err)
 		}
+		defer release()
 		// Old traces would be analyzed as if this run had written them.
 		if rec, err := scanRecording(dir); err == nil && len(rec.traces)+len(rec.failures) > 0 {
 			return c.usageErrorf("run: %s already holds traces; --keep needs an empty or new directory", shown(dir))
 		}
 	}
 
-	progCode, loaded, err := c.record(dir, *preload, argv)
+	progCode, loaded, err := c.record(dir, *preload, *grace, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return progCode
