@@ -134,7 +134,7 @@ func (c *cli) cmdRecord(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
 	}
-	rec.noteNotLoaded(loaded)
+	rec.noteUnrecorded(*preload, loaded)
 	c.printShimFailures(rec)
 	switch {
 	case len(rec.traces) > 0:
@@ -402,11 +402,29 @@ const notLoaded = "the shim was not loaded into any process of the program, so n
 	"(LD_PRELOAD does not reach a static executable, a set-user-ID one, or one started with a cleared environment; " +
 	"try without --preload)"
 
-// noteNotLoaded adds notLoaded to the failures when the shim was not
-// loaded and left nothing: run must not report such a run as one without
-// CUDA activity, which passes.
-func (rec *recording) noteNotLoaded(loaded bool) {
-	if !loaded && len(rec.traces) == 0 && len(rec.failures) == 0 {
+// noPreloadedTrace is what run and record say when the preloaded shim
+// was loaded but no process wrote a trace. The launcher cannot see a
+// process that was started without LD_PRELOAD (a launcher of the
+// program's that removes it, a cleared environment) and made the CUDA
+// calls: it must not report a run as one without CUDA activity, which
+// passes, when that may be why there is none.
+const noPreloadedTrace = "the shim was loaded, but no process of the program wrote a trace: " +
+	"if the program makes CUDA calls, a process the shim did not reach made them " +
+	"(one started with LD_PRELOAD removed or with a cleared environment), and nothing was checked; " +
+	"try without --preload"
+
+// noteUnrecorded adds to the failures why a preloaded shim recorded
+// nothing, when it left no trace and no reason of its own: run must not
+// report such a run as one without CUDA activity, which passes. Injected,
+// the shim is loaded by the driver at the first CUDA call, so no trace
+// means no CUDA call.
+func (rec *recording) noteUnrecorded(preload, loaded bool) {
+	if !preload || len(rec.traces) > 0 || len(rec.failures) > 0 {
+		return
+	}
+	if loaded {
+		rec.failures = append(rec.failures, noPreloadedTrace)
+	} else {
 		rec.failures = append(rec.failures, notLoaded)
 	}
 }

@@ -27,7 +27,9 @@ Exit codes, the first that applies:
   1              error findings
   3              a trace was truncated or corrupt
   4              the shim reported that it could not record (its message is
-                 printed), or, with --preload, no process loaded it
+                 printed), or, with --preload, no process loaded it, or none
+                 of those that did wrote a trace (a process started with
+                 LD_PRELOAD removed may have made the CUDA calls)
   0              otherwise
 If the program made no CUDA call at all, run prints "streamcheck: no CUDA
 activity was recorded" and exits with the program's code.
@@ -108,7 +110,7 @@ func (c *cli) cmdRun(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)
 	}
-	rec.noteNotLoaded(loaded)
+	rec.noteUnrecorded(*preload, loaded)
 	c.printShimFailures(rec)
 	outcome := &programOutcome{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {
