@@ -46,12 +46,8 @@ func (c *cli) cmdCheck(args []string) int {
 		return c.usageLine(fs, "check: no trace given (try 'streamcheck demo' for an example)")
 	}
 	ins := analysis.Expand(pos, c.stdin)
-	for _, in := range ins {
-		for _, out := range []string{o.output, o.writeBaseline} {
-			if in.Path != "" && sameFile(in.Path, out) {
-				return c.usageErrorf("check: output %s is the input trace %s", out, in.Name)
-			}
-		}
+	if err := o.refuseInputs(ins); err != nil {
+		return c.usageErrorf("check: %v", err)
 	}
 	a := analyzeWith(ins, &o, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {

@@ -47,6 +47,9 @@ func (c *cli) cmdDemo(args []string) int {
 	if err := o.load(); err != nil {
 		return c.usageErrorf("%v", err)
 	}
+	if err := o.refuseInputs(nil); err != nil {
+		return c.usageErrorf("demo: %v", err)
+	}
 	if len(pos) > 0 {
 		return c.usageErrorf("demo takes no arguments (use 'streamcheck check %s')", pos[0])
 	}

@@ -159,7 +159,7 @@ func (c *cli) cmdExplain(args []string) int {
 				report.Plural(res.Stats.Events, "event"), report.Plural(res.Stats.Streams, "stream"))
 		}
 	}
-	if err := c.writeOutput(*output, buf.Bytes()); err != nil {
+	if err := c.writeResult(*output, buf.Bytes()); err != nil {
 		return c.usageErrorf("explain: %v", err)
 	}
 	return exit
@@ -218,16 +218,21 @@ func findingsSummary(res *checker.Result) string {
 	return fmt.Sprintf("%s, %s", report.Plural(errs, "error"), report.Plural(warns, "warning"))
 }
 
-// writeOutput writes data to the file named output, or to stdout.
-func (c *cli) writeOutput(output string, data []byte) error {
+// writeResult writes data to the file named output, or to stdout.
+func (c *cli) writeResult(output string, data []byte) error {
 	if output == "" {
 		_, err := c.stdout.Write(data)
 		return err
 	}
-	return os.WriteFile(output, data, 0o666)
+	return writeOutput(output, 0o666, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
-// sameFile reports whether output names the existing file input.
+// sameFile reports whether output names the existing file input, and is
+// a regular file: a FIFO or device is written through (/dev/stdout may be
+// the terminal /dev/stdin is), never replaced.
 func sameFile(input, output string) bool {
 	if output == "" {
 		return false
@@ -237,7 +242,7 @@ func sameFile(input, output string) bool {
 		return false
 	}
 	b, err := os.Stat(output)
-	return err == nil && os.SameFile(a, b)
+	return err == nil && b.Mode().IsRegular() && os.SameFile(a, b)
 }
 
 // traceExitCode applies check's exit codes to one analyzed trace.

@@ -11,6 +11,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/baseline"
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/report"
@@ -130,6 +131,31 @@ func (o *reportOptions) load() error {
 	return nil
 }
 
+// refuseInputs makes sure that neither -o nor --write-baseline names a
+// file the command reads (a trace of traces, the --suppressions or
+// --baseline file), nor the two the same file: writing it would destroy
+// an input, or one output the other.
+func (o *reportOptions) refuseInputs(traces []analysis.Input) error {
+	type file struct{ what, path, name string }
+	ins := []file{{"the --suppressions file", o.suppressions, o.suppressions}, {"the --baseline file", o.baseline, o.baseline}}
+	for _, in := range traces {
+		if in.Path != "" {
+			ins = append(ins, file{"the input trace", in.Path, in.Name})
+		}
+	}
+	for _, out := range []string{o.output, o.writeBaseline} {
+		for _, in := range ins {
+			if in.path != "" && sameFile(in.path, out) {
+				return fmt.Errorf("output %s is %s %s", out, in.what, in.name)
+			}
+		}
+	}
+	if o.output != "" && (o.output == o.writeBaseline || sameFile(o.output, o.writeBaseline)) {
+		return fmt.Errorf("-o and --write-baseline name the same file %s", o.output)
+	}
+	return nil
+}
+
 // writeReport renders the analysis in the chosen format to -o FILE, or else
 // to console (stdout for check, stderr for run), as it goes. Notes about
 // damaged traces go to stderr too when the report itself is not text on the
@@ -170,24 +196,14 @@ func (c *cli) writeReport(a *report.Analysis, o *reportOptions, console io.Write
 		// for the same traces.
 		opts.Elapsed = a.Elapsed
 	}
-	out := console
-	if o.output != "" {
-		file, err := os.Create(o.output)
-		if err != nil {
+	if o.output == "" {
+		bw := bufio.NewWriterSize(console, 64<<10)
+		if err := f.Format(bw, a, opts); err != nil {
 			return err
 		}
-		defer func() {
-			if cerr := file.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		out = file
+		return bw.Flush()
 	}
-	bw := bufio.NewWriterSize(out, 64<<10)
-	if err := f.Format(bw, a, opts); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return writeOutput(o.output, 0o666, func(w io.Writer) error { return f.Format(w, a, opts) })
 }
 
 // colored decides whether the text report is colored: --color always or

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -16,21 +14,25 @@ usage: streamcheck run [flags] -- PROGRAM [ARG...]
 
 Run records PROGRAM like 'streamcheck record', into a temporary directory
 (or --keep DIR), then analyzes every trace in it (all processes of the
-tree) like 'streamcheck check'. The report goes to stderr, never stdout,
-which stays the program's; -o FILE writes it to a file instead.
+tree, also those the program left running, waited for up to --grace) like
+'streamcheck check'. The report goes to stderr, never stdout, which stays
+the program's; -o FILE writes it to a file instead.
 
 Exit codes, the first that applies:
   the program's  if the program failed: its exit code (128+N if signal N
                  killed it; 126 or 127 if it could not be started). The
                  report is still printed: a failing program is never hidden
   2              bad usage, the shim was not found or is not an ELF shared
-                 object for this machine, a trace is unreadable, or a
-                 --suppressions or --baseline file is missing or malformed
+                 object for this machine, a trace is unreadable, a
+                 --suppressions or --baseline file is missing or malformed,
+                 or the --keep DIR is in use by another record or run
                  (checked before the program starts)
   1              error findings (or N, with --error-exitcode N)
   3              a trace was truncated or corrupt
   4              the shim reported that it could not record (its message is
-                 printed), or, with --preload, no process loaded it
+                 printed), or, with --preload, no process loaded it, or none
+                 of those that did wrote a trace (a process started with
+                 LD_PRELOAD removed may have made the CUDA calls)
   0              otherwise
 Every report states the program's exit status (text: its last line, "the
 program exited with code N"; JSON: program.exit_code; SARIF: the
@@ -53,9 +55,13 @@ func (c *cli) cmdRun(args []string) int {
 	o.register(fs, "stderr")
 	keep := fs.String("keep", "", "record into `DIR` and keep the traces (default: a temporary directory, removed)")
 	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
+	grace := fs.Duration("grace", defaultGrace, graceHelp)
 	argv, code, done := c.parseFlags(fs, runUsage, args, false)
 	if done {
 		return code
+	}
+	if *grace < 0 {
+		return c.usageErrorf("run: --grace %v: want 0 or more", *grace)
 	}
 	if err := o.check(); err != nil {
 		return c.usageErrorf("run: %v", err)
@@ -63,13 +69,16 @@ func (c *cli) cmdRun(args []string) int {
 	if err := o.load(); err != nil {
 		return c.usageErrorf("%v", err)
 	}
+	if err := o.refuseInputs(nil); err != nil {
+		return c.usageErrorf("run: %v", err)
+	}
 	if len(argv) == 0 {
 		return c.usageLine(fs, "run: no program given")
 	}
 	// Find out now, not after a run that may take hours, that the report
 	// or the baseline could not be written.
 	for _, out := range []string{o.output, o.writeBaseline} {
-		if err := checkWritable(out); err != nil {
+		if err := checkOutput(out); err != nil {
 			return c.usageErrorf("run: %v", err)
 		}
 	}
@@ -83,16 +92,20 @@ func (c *cli) cmdRun(args []string) int {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return c.usageErrorf("%v", err)
+		// Claimed first, so that no other run can write traces between
+		// the check that it is empty and this run's start.
+		release, err := claimDir(dir)
+		if err != nil {
+			return c.usageErrorf("run: %v", err)
 		}
+		defer release()
 		// Old traces would be analyzed as if this run had written them.
 		if rec, err := scanRecording(dir); err == nil && len(rec.traces)+len(rec.failures) > 0 {
 			return c.usageErrorf("run: %s already holds traces; --keep needs an empty or new directory", shown(dir))
 		}
 	}
 
-	progCode, loaded, err := c.record(dir, *preload, argv)
+	progCode, loaded, err := c.record(dir, *preload, *grace, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return progCode
@@ -102,7 +115,7 @@ func (c *cli) cmdRun(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)
 	}
-	rec.noteNotLoaded(loaded)
+	rec.noteUnrecorded(*preload, loaded)
 	c.printShimFailures(rec)
 	outcome := &report.Program{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {
@@ -155,22 +168,4 @@ func firstNonZero(codes ...int) int {
 		}
 	}
 	return 0
-}
-
-// checkWritable makes sure the file path can be written, leaving it as it
-// was (a file created to find out is removed again); "" is fine.
-func checkWritable(path string) error {
-	if path == "" {
-		return nil
-	}
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
-	if err != nil {
-		return err
-	}
-	f.Close()
-	if errors.Is(statErr, fs.ErrNotExist) {
-		os.Remove(path)
-	}
-	return nil
 }

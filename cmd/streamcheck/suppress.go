@@ -106,7 +106,7 @@ func (c *cli) filterFindings(a *report.Analysis, o *reportOptions) error {
 	}
 	if o.writeBaseline != "" {
 		b := baseline.New(current)
-		if err := b.WriteFile(o.writeBaseline); err != nil {
+		if err := writeOutput(o.writeBaseline, 0o666, b.Write); err != nil {
 			return fmt.Errorf("cannot write the baseline: %v", err)
 		}
 		fmt.Fprintf(c.stderr, "streamcheck: wrote %s to %s\n", report.Plural(len(b.Findings), "finding"), o.writeBaseline)

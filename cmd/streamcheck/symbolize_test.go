@@ -136,7 +136,7 @@ func TestPerfMapsRemoved(t *testing.T) {
 		}
 
 		c := &cli{stdout: io.Discard, stderr: io.Discard}
-		c.symbolizeTraces(dir, remove)
+		c.symbolizeTraces(dir, remove, nil)
 
 		r, closer, err := model.Open(trace)
 		if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
 
 	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/timeline"
@@ -28,7 +27,9 @@ is read twice; one from a pipe (-, /dev/stdin) is copied to $TMPDIR the
 first time.
 
 The copy, and a -o file not finished, are removed when a signal ends
-streamcheck; a -o file is written 0600 (or less, as the umask says).
+streamcheck; a -o file is written 0600 (or less, as the umask says) under a
+temporary name, renamed into place when complete, and a FIFO or device is
+written through, never replaced.
 
 Exit codes:
   0  written (findings do not change the exit code)
@@ -99,24 +100,17 @@ func (c *cli) cmdTimeline(args []string) int {
 }
 
 // timelineOutput opens where the JSON goes: stdout, or the file named
-// output. finish(ok) closes the file, and removes it unless ok.
+// output (see createOutput). finish(ok) closes it, and puts the file in
+// place only if ok.
 func (c *cli) timelineOutput(output string) (io.Writer, func(ok bool) error, error) {
 	if output == "" {
 		return c.stdout, func(bool) error { return nil }, nil
 	}
 	// 0600, less as the umask says: the timeline holds the whole trace.
-	f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	// Half a timeline is no use: it is renamed into place when complete.
+	f, err := createOutput(output, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
-	forget := removeOnSignal(output) // half a timeline is no use
-	finish := func(ok bool) error {
-		defer forget()
-		err := f.Close()
-		if !ok || err != nil {
-			os.Remove(output)
-		}
-		return err
-	}
-	return f, finish, nil
+	return f, f.finish, nil
 }
