@@ -24,6 +24,8 @@
 #   OUT            output folder (default .gpu/out); only $OUT/* comes back
 #   SC_WORK        work folder for binaries and traces (default .gpu/run; .gpu
 #                  is git-ignored, so it survives between remote calls)
+#   TRACE_DIR      where traces go (default $SC_WORK/traces): a second recording of
+#                  the same binaries (another backend) keeps the first
 #   ONLY           extended regex; only case names matching it are built/run/checked
 #   BUILD_JOBS     parallel nvcc jobs (default 16)
 #   RECORD_JOBS    parallel recordings of the CUDA binaries (default 4);
@@ -55,7 +57,7 @@ SC_WORK="${SC_WORK:-$REPO_ROOT/.gpu/run}"
 case "$SC_WORK" in /*) ;; *) SC_WORK="$REPO_ROOT/$SC_WORK" ;; esac
 case "$OUT" in /*) ;; *) OUT="$REPO_ROOT/$OUT" ;; esac
 BUILD_DIR="$SC_WORK/build"
-TRACE_DIR="$SC_WORK/traces"
+TRACE_DIR="${TRACE_DIR:-$SC_WORK/traces}"
 CUDA_SRC_DIR="$REPO_ROOT/testdata/cuda"
 PY_SRC_DIR="$REPO_ROOT/testdata/python"
 SC_BIN="${SC_BIN:-$REPO_ROOT/bin/streamcheck}"
