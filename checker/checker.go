@@ -65,7 +65,10 @@ type Checker struct {
 	syncAllocs syncAllocs
 	poolChurn  poolChurn
 	hostFuncs  hostFuncs // The latest host function queued to each stream (rule_free_while_in_flight.go).
-	heldWaits  heldWaits // Waits on events never recorded (rule_wait_unrecorded_event.go).
+	// overlappedBases: bases of live allocations a later recorded one
+	// overlapped (lifetime.go), whose accepted frees are not reported.
+	overlappedBases map[uint64]bool
+	heldWaits       heldWaits // Waits on events never recorded (rule_wait_unrecorded_event.go).
 }
 
 // Options adjust an analysis.
