@@ -50,6 +50,8 @@ type jsonLine struct {
 	Pitch    json.RawMessage   `json:"pitch"`
 	Height   json.RawMessage   `json:"height"`
 	Attr     *string           `json:"attr"`
+	SrcSize  json.RawMessage   `json:"src_size"`
+	NRanks   *uint32           `json:"nranks"`
 }
 
 // fieldDecoder reads one group of a line's fields into ev, taking from the
@@ -143,7 +145,8 @@ func resolveName(n *nameSpace, form *OpSpec, bit jsonFields, key string, name *s
 	return "", nil
 }
 
-// decodeAddresses reads the addresses and the size.
+// decodeAddresses reads the addresses and the sizes, and a collective's
+// rank count.
 func (r *JSONLReader) decodeAddresses(l *jsonLine, form *OpSpec, ev *Event) (string, error) {
 	for _, a := range [...]struct {
 		bit   jsonFields
@@ -155,6 +158,7 @@ func (r *JSONLReader) decodeAddresses(l *jsonLine, form *OpSpec, ev *Event) (str
 		{jDst, "dst", l.Dst, &ev.Ptr},
 		{jSrc, "src", l.Src, &ev.Src},
 		{jSize, "size", l.Size, &ev.Size},
+		{jColl, "src_size", l.SrcSize, &ev.SrcSize},
 	} {
 		if !form.has(a.bit) {
 			continue
@@ -169,6 +173,9 @@ func (r *JSONLReader) decodeAddresses(l *jsonLine, form *OpSpec, ev *Event) (str
 		if *a.field, err = parseAddress(a.raw); err != nil {
 			return a.name, err
 		}
+	}
+	if form.has(jColl) && l.NRanks != nil {
+		ev.Ranks = *l.NRanks
 	}
 	return "", nil
 }
