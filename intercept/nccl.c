@@ -412,20 +412,22 @@ SC_EXPORT ncclResult_t ncclMemFree(void *ptr) {
     return r;
 }
 
-SC_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
-    REAL(comm_fn, ncclCommDestroy);
-    if (!fn_) return NCCL_INVALID_USAGE;
-    ncclResult_t r = fn_(comm);
+/* Ends a communicator with fn (NCCL's destroy or abort). */
+static ncclResult_t end_comm(comm_fn fn, ncclComm_t comm) {
+    if (!fn) return NCCL_INVALID_USAGE;
+    ncclResult_t r = fn(comm);
     if (recording()) forget_comm(comm);
     return r;
 }
 
+SC_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+    REAL(comm_fn, ncclCommDestroy);
+    return end_comm(fn_, comm);
+}
+
 SC_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
     REAL(comm_fn, ncclCommAbort);
-    if (!fn_) return NCCL_INVALID_USAGE;
-    ncclResult_t r = fn_(comm);
-    if (recording()) forget_comm(comm);
-    return r;
+    return end_comm(fn_, comm);
 }
 
 /* ---- lookup by name, for a dlsym hook ---- */
