@@ -6,8 +6,9 @@
  * parameters: only the API call names the buffers and the stream. The
  * shim exports wrappers under NCCL's names, with NCCL's signatures
  * (nccl.h), which a preloaded shim interposes on the program's calls
- * (streamcheck run and record preload it: intercept/launch); a program that
- * looks NCCL's functions up with dlsym gets them from sc_nccl_lookup.
+ * (`streamcheck run --preload`; injected, the shim is not in the global
+ * scope and interposes nothing); a dlsym hook can hand a program that
+ * looks NCCL's functions up the wrappers, from sc_nccl_lookup.
  *
  * A wrapper calls the real function first, exactly as the program did,
  * and records after it returns: one OP_COLLECTIVE, a use of the send
