@@ -168,9 +168,17 @@ typedef struct {
 } pending_call;
 
 #define SC_MAX_GROUP 65536 /* NCCL takes at most 2048 calls in a group; past this, calls are written at once */
-static __thread int group_depth;
-static __thread pending_call *group_calls;
-static __thread size_t group_n, group_cap;
+/* The thread's group: initial-exec, as callbacks.c's state, so that no
+ * access calls __tls_get_addr (of the dynamic loader). */
+static __thread struct {
+    int depth;
+    pending_call *calls;
+    size_t n, cap;
+} group __attribute__((tls_model("initial-exec")));
+#define group_depth group.depth
+#define group_calls group.calls
+#define group_n group.n
+#define group_cap group.cap
 
 /* A call's sides: what it reads at src and writes at dst. */
 typedef struct {
