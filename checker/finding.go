@@ -63,7 +63,10 @@ type Op struct {
 	Device *int32 `json:"device,omitempty"`
 	TID    uint32 `json:"tid"`
 	Kernel string `json:"kernel,omitempty"`
-	Ptr    uint64 `json:"ptr,omitempty"` // Address the operation named.
+	// Bytes is a collective's size: the larger of what it reads and
+	// what it writes.
+	Bytes uint64 `json:"bytes,omitempty"`
+	Ptr   uint64 `json:"ptr,omitempty"` // Address the operation named.
 	// Rejected says CUDA refused the call with an error: it changed
 	// nothing, but the program still made it.
 	Rejected bool    `json:"rejected,omitempty"`

@@ -309,6 +309,19 @@ do_record() {
         case "$name" in *_plugin) continue ;; esac
         selected "$name" || continue
         case "$name" in
+            torch_nccl_* | cupy_nccl_*)
+                # NCCL's calls are recorded through the shim's wrappers of
+                # NCCL's functions, which only a preloaded shim interposes.
+                if { [ "${name#torch_}" != "$name" ] && [ "$have_torch" -ne 1 ]; } ||
+                    { [ "${name#cupy_}" != "$name" ] && ! python3 -c 'from cupy.cuda import nccl' >/dev/null 2>&1; }; then
+                    echo "skip   $name-py (torch with CUDA, or cupy.cuda.nccl, not importable)"
+                    echo "skipped" >"$TRACE_DIR/$name-py.rc"
+                    echo "module not available" >"$TRACE_DIR/$name-py.skip"
+                    continue
+                fi
+                RECORD_ARGS="$RECORD_ARGS --preload" run_recorded "$name-py" "$PY_TIMEOUT" \
+                    "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" NCCL_NVLS_ENABLE=0 -- python3 "$py"
+                ;;
             torch_* | triton_*)
                 if [ "$have_torch" -ne 1 ] || { [ "${name#triton_}" != "$name" ] && ! python3 -c 'import triton' >/dev/null 2>&1; }; then
                     echo "skip   $name-py (torch with CUDA, or triton, not importable)"
