@@ -134,6 +134,9 @@ func (c *Checker) handOffFix(before, after *Op) string {
 	if fix, ok := collectiveFix(before, after); ok {
 		return fix
 	}
+	if fix := frameworkHandOff(before, after); fix != "" {
+		return fix // in the program's language: PyTorch's or CuPy's
+	}
 	return fmt.Sprintf("Record an event on stream %s after the %s at %s and make stream %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
 		before.Stream, before.API, before.Site(), after.Stream, after.API, after.Site())
 }
