@@ -255,8 +255,20 @@ typedef struct {
     CUresult (*cuStreamGetCaptureInfo_v2)(CUstream, int *, uint64_t *, CUgraph *, const void **, size_t *);
     CUresult (*cuDeviceGetCount)(int *);
     CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice); /* CUDA 11.2 and later */
+    CUresult (*cuCtxGetCurrent)(CUcontext *);
 } sc_driver_fns;
 extern sc_driver_fns sc_drv;
+
+/* ---- interpose.c: the interposition backend ---- */
+/* Starts recording through the wrappers, whose real entry points are
+ * looked up in libcuda (a dlopen handle); 0 and why in err if it cannot. */
+SC_HIDDEN int sc_interpose_setup(void *libcuda, char *err, size_t errlen);
+SC_HIDDEN void *sc_dlsym_real(void *handle, const char *name); /* glibc's dlsym, not the shim's */
+/* cuGetProcAddress results swapped for a wrapper by address and by name,
+ * and dlsym lookups in libcuda swapped. */
+extern _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped;
+/* The backend recording ("cupti" or "interpose"), for the trace. */
+extern const char *sc_backend;
 
 /* ---- callbacks.c (the per-call path), apitable.c (the table of driver functions), stats.c ---- */
 /* STREAMCHECK_STATS=1: count and time our own work, print at exit. */
