@@ -54,31 +54,39 @@ func TestShimCases(t *testing.T) {
 	}
 }
 
-func runCase(t *testing.T, file string) {
+// caseSections holds the sections of a case file.
+type caseSections struct {
+	ar                      *txtar.Archive
+	program, want, findings *txtar.File
+}
+
+// readCase reads the case file and builds its program into a fake app.
+func readCase(t *testing.T, file string) (built, caseSections) {
+	t.Helper()
 	b := build(t)
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var program, want, findings *txtar.File
+	cs := caseSections{ar: ar}
 	for i := range ar.Files {
 		switch f := &ar.Files[i]; f.Name {
 		case "program.c":
-			program = f
+			cs.program = f
 		case "want.jsonl":
-			want = f
+			cs.want = f
 		case "findings":
-			findings = f
+			cs.findings = f
 		default:
 			t.Fatalf("%s: unknown section %q", file, f.Name)
 		}
 	}
-	if program == nil {
+	if cs.program == nil {
 		t.Fatalf("%s: no program.c", file)
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "program.c")
-	if err := os.WriteFile(src, program.Data, 0o644); err != nil {
+	if err := os.WriteFile(src, cs.program.Data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	app := filepath.Join(dir, "fakeapp")
@@ -87,8 +95,13 @@ func runCase(t *testing.T, file string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
-	caseApp := b
-	caseApp.app = app
+	b.app = app
+	return b, cs
+}
+
+func runCase(t *testing.T, file string) {
+	caseApp, cs := readCase(t, file)
+	ar, want, findings := cs.ar, cs.want, cs.findings
 	r := run(t, caseApp, "case", inject)
 	if r.state.ExitCode() != 0 {
 		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)

@@ -79,7 +79,8 @@ func build(t testing.TB) built {
 			return
 		}
 		steps := [][]string{
-			{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", artifacts.fake, "testdata/fakecupti.c", "-lpthread"},
+			{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", artifacts.fake, "testdata/fakecupti.c",
+				"testdata/fakeroute.c", "-lpthread", "-ldl"},
 			{cc, "-O1", "-g", "-Wall", "-o", artifacts.app, "testdata/fakeapp.c", "-L" + dir, "-lfakecupti",
 				"-Wl,-rpath," + dir, "-ldl", "-lpthread"},
 		}

@@ -232,6 +232,7 @@ extern _Atomic uint64_t sc_stat_release_waits;
 /* ---- params.c ---- */
 /* Modules were unloaded: function handles may name other kernels from now on. */
 SC_HIDDEN void sc_layouts_forget(void);
+SC_HIDDEN const char *sc_kernel_name(CUfunction f); /* from the driver, or NULL */
 /* Fills ts->ptrs with the addresses found, the weak matches last: returns
  * how many in all, *nweak the weak ones. */
 SC_HIDDEN uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,

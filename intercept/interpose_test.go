@@ -1,0 +1,80 @@
+package intercept
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The routes by which a program reaches the driver's entry points, as
+// FAKE_ROUTE names them (testdata/fakeroute.c).
+var interposeRoutes = []string{
+	"plt",   // calls linked against libcuda
+	"dlsym", // dlsym on a libcuda handle
+	"gpa",   // cuGetProcAddress_v2, found with dlsym, as cudart does
+	"gpa1",  // cuGetProcAddress (v1), called directly
+}
+
+// interposeEnv is the environment of a run under the interposition backend:
+// the shim preloaded, the app's driver calls made by route.
+func interposeEnv(route string, extra ...string) []string {
+	return append([]string{"STREAMCHECK_BACKEND=interpose", "FAKE_ROUTE=" + route,
+		// Wrappers see driver calls only: events carry the driver's names.
+		"STREAMCHECK_RUNTIME_NAMES=0"}, extra...)
+}
+
+// TestInterposeCases runs every case of TestShimCases with the
+// interposition backend, its driver calls reaching the fake libcuda's real
+// entry points by each route, and requires the trace the CUPTI backend
+// records of the same calls (runtime names off, as wrappers see driver
+// calls only), and the same findings where the case has them. The fake
+// driver aborts the app if an entry point does not get the app's arguments
+// or its result does not come back unchanged.
+func TestInterposeCases(t *testing.T) {
+	files, err := filepath.Glob("testdata/cases/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			app, cs := readCase(t, file)
+			base := run(t, app, "case", inject, "STREAMCHECK_RUNTIME_NAMES=0")
+			if base.state.ExitCode() != 0 {
+				t.Fatalf("fakeapp (CUPTI): %s\nstderr:\n%s", exitDesc(base.state), base.stderr)
+			}
+			btr := base.onlyTrace(t)
+			want := caseJSONL(t, btr)
+			var wantRules []byte
+			if cs.findings != nil {
+				wantRules = caseFindings(t, btr.path)
+			}
+			for _, route := range interposeRoutes {
+				for _, internal := range []string{"0", "1"} {
+					if internal == "1" && !strings.HasPrefix(route, "gpa") {
+						continue
+					}
+					r := run(t, app, "case", preload, interposeEnv(route, "FAKE_GPA_INTERNAL="+internal)...)
+					label := route
+					if internal == "1" {
+						label += " (entry points not exported)"
+					}
+					if r.state.ExitCode() != 0 {
+						t.Fatalf("%s: fakeapp: %s\nstderr:\n%s", label, exitDesc(r.state), r.stderr)
+					}
+					tr := r.onlyTrace(t)
+					checkTimed(t, tr)
+					if got := caseJSONL(t, tr); !bytes.Equal(got, want) {
+						t.Errorf("%s: recorded:\n%s\nthe CUPTI backend recorded:\n%s", label, got, want)
+					}
+					if cs.findings != nil {
+						if got := caseFindings(t, tr.path); !bytes.Equal(got, wantRules) {
+							t.Errorf("%s: findings:\n%s\nwith the CUPTI backend:\n%s", label, got, wantRules)
+						}
+					}
+				}
+			}
+		})
+	}
+}
