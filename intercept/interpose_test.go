@@ -78,3 +78,49 @@ func TestInterposeCases(t *testing.T) {
 		})
 	}
 }
+
+// TestInterposeProcAddress checks that cuGetProcAddress answers the
+// program as the driver does, result and status, with or without the
+// interposition backend, and hands out the shim's wrapper for an entry
+// point it records (the per-thread variant when the flags ask for it, the
+// one of the version asked for), whose call arrives at the driver as made.
+func TestInterposeProcAddress(t *testing.T) {
+	b := build(t)
+	plain := run(t, b, "gpa", noShim)
+	if plain.state.ExitCode() != 0 {
+		t.Fatalf("fakeapp without the shim: %s\n%s", exitDesc(plain.state), plain.stderr)
+	}
+	for _, internal := range []string{"0", "1"} {
+		r := run(t, b, "gpa", preload, "STREAMCHECK_BACKEND=interpose", "FAKE_GPA_INTERNAL="+internal)
+		if r.state.ExitCode() != 0 {
+			t.Fatalf("fakeapp: %s\n%s", exitDesc(r.state), r.stderr)
+		}
+		want := plain.stdout
+		if internal == "1" { // the driver's own entry points are other addresses than the exported ones
+			want = strings.ReplaceAll(want, "entry own", "entry other")
+		}
+		// Each recorded entry point the driver handed out comes back as the shim's.
+		want = strings.ReplaceAll(want, "entry own", "entry other")
+		if r.stdout != want {
+			t.Errorf("FAKE_GPA_INTERNAL=%s: with the shim:\n%s\nwithout:\n%s", internal, r.stdout, plain.stdout)
+		}
+		if !strings.Contains(plain.stdout, "entry own") {
+			t.Errorf("without the shim the driver's own entry points should be handed out:\n%s", plain.stdout)
+		}
+		tr := r.onlyTrace(t)
+		var n int
+		for _, ev := range tr.events {
+			if api := tr.tab.String(ev.API); api == "cuMemAllocAsync" {
+				n++
+			}
+		}
+		if n != 3 {
+			t.Errorf("FAKE_GPA_INTERNAL=%s: %d cuMemAllocAsync events recorded, want 3 (the calls through the entry points handed out)", internal, n)
+		}
+	}
+	// The CUPTI backend, preloaded, leaves cuGetProcAddress's answers alone.
+	r := run(t, b, "gpa", preload, "STREAMCHECK_BACKEND=cupti")
+	if r.stdout != plain.stdout {
+		t.Errorf("preloaded with the CUPTI backend:\n%s\nwithout the shim:\n%s", r.stdout, plain.stdout)
+	}
+}

@@ -191,7 +191,7 @@ static CUresult impl_cuGetProcAddress_v2(const char *symbol, void **pfn, int ver
                                          int *status) {
     int st = 1;
     const struct row *best = NULL;
-    int pt = (flags & GPA_PER_THREAD) != 0;
+    int pt = (flags & GPA_PER_THREAD) && !(flags & 1); /* CU_GET_PROC_ADDRESS_LEGACY_STREAM wins */
     if (pfn) *pfn = NULL;
     if (strcmp(symbol, "cuGetProcAddress") == 0) {
         if (pfn) *pfn = version >= 12000 ? (void *)impl_cuGetProcAddress_v2 : (void *)impl_cuGetProcAddress;
@@ -278,6 +278,16 @@ void fk_route_call(const char *name, void *params, CUresult result, const char *
         abort();
     }
     expect.name = NULL;
+}
+
+/* The call the app is about to make of name through an entry point it
+ * holds. */
+void fk_route_expect(const char *name, const void *params, CUresult result) {
+    expect.name = name;
+    expect.params = params;
+    expect.result = result;
+    expect.symbol = NULL;
+    expect.calls = 0;
 }
 
 /* For the app's check of cuGetProcAddress's answers: the query, made
