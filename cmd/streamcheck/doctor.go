@@ -285,7 +285,8 @@ func (d *doctor) report() {
 	}
 	d.reportDriver()
 	d.reportRuntime()
-	d.reportCUPTI()
+	backend := d.reportBackend()
+	d.reportCUPTI(backend)
 	d.reportShim()
 	d.reportPython()
 }
@@ -395,10 +396,31 @@ func (d *doctor) reportRuntime() {
 	}
 }
 
-func (d *doctor) reportCUPTI() {
+// reportBackend says which backend streamcheck run and record use, and
+// why; it returns it.
+func (d *doctor) reportBackend() string {
+	b, why, err := launch.Backend("", os.Environ())
+	if err != nil {
+		d.row("backend", "%v", err)
+		d.need("%v", err)
+		return ""
+	}
+	if b == launch.BackendInterpose {
+		d.row("backend", "interpose (%s): the shim stands in for the driver's entry points it records (run and record preload it); CUPTI stays free for compute-sanitizer and ncu", why)
+	} else {
+		d.row("backend", "cupti (%s): the shim records through CUPTI's callbacks, which no profiler can share while it runs; --backend interpose (or %s=interpose) records by interposition instead", why, launch.BackendVar)
+	}
+	return b
+}
+
+func (d *doctor) reportCUPTI(backend string) {
 	cu, err := cudart.FindCUPTI()
 	if err != nil {
 		d.row("CUPTI", "%v", err)
+		if backend == launch.BackendInterpose {
+			d.row("", "the interpose backend does not need CUPTI")
+			return
+		}
 		d.need("no CUPTI found (libcupti; %s)", settingHint(cudart.EnvCUPTI))
 		return
 	}
