@@ -67,7 +67,7 @@ static const struct {
 /* The real entry point of each id, NULL until found. */
 static _Atomic(void *) real[SC_IP_N];
 
-static void *cuda_handle;        /* libcuda, as dlopen returned it */
+static _Atomic(void *) cuda_handle; /* libcuda, as dlopen returned it */
 static _Atomic int ip_recording; /* this backend records */
 _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped;
 
@@ -100,7 +100,8 @@ void *sc_dlsym_real(void *h, const char *name) {
 /* libcuda for the real entry points: the one the shim queries
  * (STREAMCHECK_LIBCUDA, else libcuda.so.1). */
 static void *open_cuda(void) {
-    if (cuda_handle) return cuda_handle;
+    void *c = atomic_load_explicit(&cuda_handle, memory_order_acquire);
+    if (c) return c;
     const char *path = getenv("STREAMCHECK_LIBCUDA");
     if (!path || !*path) path = "libcuda.so.1";
     void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
@@ -370,7 +371,8 @@ SC_COLD static void *swap_dlsym(const char *name, void *f) {
  * dlsym(RTLD_NEXT, ...) searches after the caller's object, which glibc
  * finds from the return address. */
 SC_EXPORT void *dlsym(void *handle, const char *name) {
-    if (handle && handle == cuda_handle && atomic_load_explicit(&ip_recording, memory_order_relaxed))
+    if (handle && handle == atomic_load_explicit(&cuda_handle, memory_order_relaxed) &&
+        atomic_load_explicit(&ip_recording, memory_order_relaxed))
         return swap_dlsym(name, sc_dlsym_real(handle, name));
     dlsym_fn f = real_dlsym();
     if (__builtin_expect(!f, 0)) return NULL;
@@ -382,7 +384,7 @@ SC_EXPORT void *dlsym(void *handle, const char *name) {
 int sc_interpose_setup(void *libcuda, char *err, size_t errlen) {
     size_t n;
     const sc_api_row *rows = sc_api_rows(&n);
-    cuda_handle = libcuda;
+    atomic_store(&cuda_handle, libcuda);
     int found = 0;
     atomic_store(&real_gpa, sc_dlsym_real(libcuda, "cuGetProcAddress"));
     atomic_store(&real_gpa2, sc_dlsym_real(libcuda, "cuGetProcAddress_v2"));

@@ -39,6 +39,7 @@ func TestInterposeCases(t *testing.T) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			app, cs := readCase(t, file)
 			base := run(t, app, "case", inject, "STREAMCHECK_RUNTIME_NAMES=0")
 			if base.state.ExitCode() != 0 {
