@@ -26,20 +26,30 @@ var goal = synth.Config{Events: 10_000_000, Streams: 8, LiveAllocs: 10_000, Seed
 // so only the first run of a benchmark pays for generation.
 func traceFile(b *testing.B, cfg synth.Config) string {
 	b.Helper()
+	return cachedTrace(b, cfg.Key(), func(w io.Writer) error {
+		_, err := synth.Write(w, cfg)
+		return err
+	})
+}
+
+// cachedTrace returns the path of the trace named key in the cache,
+// writing it with write on first use.
+func cachedTrace(b *testing.B, key string, write func(io.Writer) error) string {
+	b.Helper()
 	dir := filepath.Join(os.TempDir(), "streamcheck-bench")
-	path := filepath.Join(dir, cfg.Key()+".trace")
+	path := filepath.Join(dir, key+".trace")
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.CreateTemp(dir, cfg.Key()+".*.tmp")
+	f, err := os.CreateTemp(dir, key+".*.tmp")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer os.Remove(f.Name()) // Fails harmlessly after the rename.
-	if _, err := synth.Write(f, cfg); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		b.Fatal(err)
 	}
@@ -148,7 +158,12 @@ func BenchmarkAnalyzeScaling(b *testing.B) {
 }
 
 func benchmarkAnalyze(b *testing.B, cfg synth.Config, peak *heapmeter.Peaks) {
-	path := traceFile(b, cfg)
+	benchmarkAnalyzeFile(b, traceFile(b, cfg), cfg.Events, peak)
+}
+
+// benchmarkAnalyzeFile is benchmarkAnalyze for the trace at path, of
+// the given number of events.
+func benchmarkAnalyzeFile(b *testing.B, path string, nevents int, peak *heapmeter.Peaks) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)
@@ -168,12 +183,12 @@ func benchmarkAnalyze(b *testing.B, cfg synth.Config, peak *heapmeter.Peaks) {
 		if peak != nil {
 			peak.Reset()
 		}
-		res := analyze(b, path, cfg.Events, wrap)
+		res := analyze(b, path, nevents, wrap)
 		findings = len(res.Findings)
 		runs++
 	}
 	b.StopTimer()
-	events := float64(cfg.Events) * float64(runs)
+	events := float64(nevents) * float64(runs)
 	secs := b.Elapsed().Seconds()
 	b.ReportMetric(events/secs, "events/s")
 	b.ReportMetric(secs*1e9/events, "ns/event")

@@ -64,6 +64,8 @@ type Checker struct {
 	// rule_pool_release_churn.go).
 	syncAllocs syncAllocs
 	poolChurn  poolChurn
+	hostFuncs  hostFuncs // The latest host function queued to each stream (rule_free_while_in_flight.go).
+	heldWaits  heldWaits // Waits on events never recorded (rule_wait_unrecorded_event.go).
 }
 
 // Options adjust an analysis.
@@ -149,7 +151,7 @@ func (c *Checker) Add(ev *model.Event) {
 		return
 	}
 	if st.UnrecordedWait {
-		c.reportUnrecordedWait(ev, st)
+		c.unrecordedWait(ev, st)
 	}
 	switch ev.Op {
 	case model.OpStreamCreate:
@@ -172,7 +174,8 @@ func (c *Checker) Add(ev *model.Event) {
 		c.release(ev, st, ev.Ptr)
 	case model.OpVmmUnmap:
 		c.unmap(ev, st)
-	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport:
+	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport,
+		model.OpIpcEventExport, model.OpIpcEventOpen, model.OpEventRecord, model.OpEventCreate:
 		c.interprocess(ev, st)
 	case model.OpPoolCreate, model.OpPoolSetAttr, model.OpDeviceSetPool:
 		c.notePool(ev)
@@ -205,6 +208,9 @@ func (c *Checker) Add(ev *model.Event) {
 	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
 		c.syncAllocs.noteWork(st)
 		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
+		eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
+	case model.OpHostFunc:
+		c.hostFuncs.queued(ev, st)
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphClone:
@@ -215,6 +221,7 @@ func (c *Checker) Add(ev *model.Event) {
 		c.noteRecordNode(ev, st)
 	case model.OpEventDestroy:
 		delete(c.recordNodes, ev.Event) // the handle may name another event later
+		delete(c.ipc.events, ev.Event)
 	case model.OpGraphForget:
 		c.graphForgotten(ev)
 	case model.OpGraphLaunch:
@@ -284,6 +291,30 @@ func eachUse(ev *model.Event, use func(uint64)) {
 	}
 }
 
+// eachHostSide calls use with the host sides of a copy. A copy reads or
+// writes pinned or registered host memory until it completes, through the
+// same address under unified addressing, so a host free must wait for it.
+func eachHostSide(ev *model.Event, use func(uint64)) {
+	if ev.Op != model.OpMemcpy && ev.Op != model.OpMemcpyAsync {
+		return
+	}
+	if !ev.Kind.DstDevice() {
+		use(ev.Ptr)
+	}
+	if !ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
+		use(ev.Src)
+	}
+}
+
+// useHostSide checks a copy's use of host memory at addr: a use only of
+// live pinned or registered memory. A pageable buffer may sit where pinned
+// memory was freed before, so freed memory there is no use after free.
+func (c *Checker) useHostSide(ev *model.Event, st *hb.Step, addr uint64) {
+	if a := c.allocs.find(addr); a != nil && !a.freed && (a.family == famHost || a.family == famRegistered) {
+		c.use(ev, st, addr)
+	}
+}
+
 // noteThread counts the thread tid.
 func (c *Checker) noteThread(tid uint32) {
 	for _, t := range c.recentTIDs[:c.nRecent] {
@@ -318,6 +349,8 @@ func (c *Checker) Finish(damage error) *Result {
 	}
 	c.reportSyncAllocLoops()
 	c.reportPoolChurn()
+	c.reportUnrecordedWaits() // after the error findings it looks for
+
 	for i := range c.pending {
 		c.resolveFinding(&c.pending[i])
 	}
@@ -330,5 +363,5 @@ func (c *Checker) Finish(damage error) *Result {
 	}
 	c.stats.Streams = streams
 	c.stats.Threads = len(c.threads)
-	return &Result{Trace: c.trace, Findings: c.order, Stats: c.stats, Damage: damage, Tables: c.tables, Exports: c.resolveExports()}
+	return &Result{Trace: c.trace, Findings: c.order, Stats: c.stats, Damage: damage, Tables: c.tables, Exports: c.resolveExports(), ipcEvents: c.ipc.shared}
 }

@@ -96,3 +96,15 @@ func (f family) freedBy(ev *model.Event) bool {
 	}
 	return true
 }
+
+// freeWaits reports whether a free by ev of memory of the family waits for
+// the work issued on its device before releasing it: cudaFree and
+// cuMemFree of cudaMalloc, pitched and managed memory do (the driver
+// reference: cuMemFree "may perform implicit synchronization" for all but
+// cuMemAllocAsync pointers, and programs rely on it). cudaFreeHost,
+// cuMemFreeHost, cudaHostUnregister and cuMemHostUnregister promise no
+// synchronization (openxla/xla#46093 freed a pinned buffer with a memset
+// still pending), and a free of stream-ordered memory waits for nothing.
+func (f family) freeWaits(ev *model.Event) bool {
+	return ev.Op == model.OpFree && ev.Family == model.FamilyDevice && (f == famDevice || f == famPitched || f == famManaged)
+}

@@ -226,6 +226,11 @@ type Finding struct {
 	PID     uint32 `json:"pid,omitempty"`
 	Exe     string `json:"exe,omitempty"`
 	Command string `json:"command,omitempty"`
+	// sharedEvent marks a wait on an event shared with other processes,
+	// ipcEvent its key: LinkImports keeps the finding only when another
+	// process of the tree shares the event and none records it.
+	sharedEvent bool
+	ipcEvent    uint64
 }
 
 // MaxCountedAllocations bounds the distinct allocations remembered per
@@ -262,6 +267,13 @@ type Stats struct {
 	Streams     int    `json:"streams"`
 	Threads     int    `json:"threads"`
 	Skipped     uint64 `json:"skipped"` // Failed or captured calls, not analyzed as uses.
+	// UnknownAddressUses counts uses of device addresses that no live
+	// recorded allocation covers: never recorded, or in a range a
+	// synchronous free gave back to the driver, which allocations the
+	// trace does not see may have handed out again (see use-after-free).
+	// Not zero means the recording misses an allocation path: races on
+	// that memory are not found.
+	UnknownAddressUses uint64 `json:"unknown_address_uses"`
 	// LiveAtExit and LiveBytesAtExit count the stream-ordered allocations
 	// (cudaMallocAsync, from a pool, a graph launch's) still live when a
 	// complete trace ended, and their bytes: what the leak rule reports
@@ -282,6 +294,9 @@ type Result struct {
 	// Exports are the process's exports of memory to other processes,
 	// in trace order.
 	Exports []Export
+	// ipcEvents holds the keys of the events the process shared with
+	// others (exported or opened), each with whether it recorded it.
+	ipcEvents map[uint64]bool
 }
 
 // Errors returns how many findings have error severity.

@@ -53,18 +53,20 @@ type allocID struct{ seq, base uint64 }
 
 // report records a finding, folding it into an earlier one with the same
 // root cause.
-func (c *Checker) report(rule *ruleDef, a *allocation, op access, other *access) {
-	c.reportIn(hb.HostAgent, rule, a, op, other)
+func (c *Checker) report(rule *ruleDef, a *allocation, op access, other *access) *pendingFinding {
+	return c.reportIn(hb.HostAgent, rule, a, op, other)
 }
 
 // reportIn is report for a race between operations captured into a graph
 // by the capture begun on stream origin (the host: not captured).
-func (c *Checker) reportIn(origin hb.AgentID, rule *ruleDef, a *allocation, op access, other *access) {
-	c.reportNoted(origin, rule, a, op, other, memNoteNone)
+func (c *Checker) reportIn(origin hb.AgentID, rule *ruleDef, a *allocation, op access, other *access) *pendingFinding {
+	return c.reportNoted(origin, rule, a, op, other, memNoteNone)
 }
 
 // reportNoted is reportIn for a finding with a note (stream-memory-op's).
-func (c *Checker) reportNoted(origin hb.AgentID, rule *ruleDef, a *allocation, op access, other *access, note memNote) {
+// It returns the finding the occurrence was folded into (valid until the
+// next report).
+func (c *Checker) reportNoted(origin hb.AgentID, rule *ruleDef, a *allocation, op access, other *access, note memNote) *pendingFinding {
 	key := findingKey{rule: rule.id, op: c.siteOf(&op), on: c.siteOf(other), opAgent: -1, onAgent: -1,
 		capture: origin != hb.HostAgent, memNote: note}
 	if other != nil {
@@ -90,7 +92,7 @@ func (c *Checker) reportNoted(origin hb.AgentID, rule *ruleDef, a *allocation, o
 		if a != nil {
 			p.countAlloc(id)
 		}
-		return
+		return p
 	}
 	f := &Finding{Rule: string(rule.id), Severity: rule.severity, Count: 1, Trace: c.trace}
 	p := pendingFinding{f: f, rule: rule, op: op, capture: origin, memNote: note}
@@ -108,6 +110,7 @@ func (c *Checker) reportNoted(origin hb.AgentID, rule *ruleDef, a *allocation, o
 	c.findings[key] = len(c.pending)
 	c.order = append(c.order, f)
 	c.pending = append(c.pending, p)
+	return &c.pending[len(c.pending)-1]
 }
 
 // countAlloc counts an allocation the finding hit, once.

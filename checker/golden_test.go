@@ -21,7 +21,8 @@ var update = flag.Bool("update", false, "rewrite the -- expect -- sections of te
 // summarize prints findings one per line, in the form the golden files use:
 // rule, the sequence numbers of the operations in conflict and of the
 // allocation, how often the bug repeated, on how many allocations (when
-// more than one), and the other rules folded into it.
+// more than one), and the other rules folded into it; then the damage and
+// the count of unknown address uses, if any.
 func summarize(res *checker.Result) string {
 	var b strings.Builder
 	for _, f := range res.Findings {
@@ -43,6 +44,9 @@ func summarize(res *checker.Result) string {
 	}
 	if res.Damage != nil {
 		fmt.Fprintf(&b, "damage: %v\n", res.Damage)
+	}
+	if n := res.Stats.UnknownAddressUses; n != 0 {
+		fmt.Fprintf(&b, "unknown address uses: %d\n", n)
 	}
 	if b.Len() == 0 {
 		return "clean\n"
@@ -76,6 +80,7 @@ func analyzeGolden(t *testing.T, comment, trace []byte) *checker.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checker.LinkImports([]*checker.Result{res}) // as streamcheck check decides for one trace
 	return res
 }
 

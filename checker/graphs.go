@@ -28,6 +28,7 @@ type graphMemory struct {
 type graphUse struct {
 	addr, allocSize uint64
 	free            bool
+	host            bool   // A copy's host side (eachHostSide): a use of live pinned or registered memory only.
 	by              uint32 // The captured operation, or node added by hand, that makes it (Checker.graphOps); 0 unknown.
 }
 
@@ -52,6 +53,7 @@ func (g *graphMemory) captured(ev *model.Event, st *hb.Step, by uint32) {
 		return
 	}
 	eachUse(ev, func(p uint64) { g.Add(st.CaptureOrigin, graphUse{addr: p, by: by}) })
+	eachHostSide(ev, func(p uint64) { g.Add(st.CaptureOrigin, graphUse{addr: p, host: true, by: by}) })
 }
 
 // graphNode adds the uses of a node added to a graph by hand
@@ -65,6 +67,7 @@ func (c *Checker) graphNode(ev *model.Event, st *hb.Step) {
 			uses = append(uses, graphUse{addr: p})
 		}
 	})
+	eachHostSide(ev, func(p uint64) { uses = append(uses, graphUse{addr: p, host: true}) })
 	if len(uses) > 0 {
 		by := c.noteGraphOp(ev, st)
 		for i := range uses {
@@ -328,6 +331,8 @@ func (c *Checker) graphLaunched(ev *model.Event, st *hb.Step) {
 			if !live && !afterFree {
 				c.relaunchAfterFree(ev, st, u.addr)
 			}
+		case u.host:
+			c.useHostSide(ev, st, u.addr)
 		case !u.free:
 			c.use(ev, st, u.addr)
 		}

@@ -17,6 +17,11 @@ import (
 type ipcState struct {
 	imports map[uint64]uint64 // import seq -> key
 	exports []ipcExport
+	// events holds, by handle, the key of each live event shared with
+	// other processes (cudaIpcGetEventHandle, cudaIpcOpenEventHandle), and
+	// shared every key shared, with whether this process recorded it.
+	events map[uint64]uint64
+	shared map[uint64]bool
 }
 
 type ipcExport struct {
@@ -43,6 +48,19 @@ func (c *Checker) interprocess(ev *model.Event, st *hb.Step) {
 		if ev.Value != 0 {
 			c.ipc.exports = append(c.ipc.exports, ipcExport{key: ev.Value, op: c.accessOf(ev, st, ev.Ptr)})
 		}
+	case model.OpIpcEventExport, model.OpIpcEventOpen:
+		if c.ipc.events == nil {
+			c.ipc.events, c.ipc.shared = map[uint64]uint64{}, map[uint64]bool{}
+		}
+		c.ipc.events[ev.Event] = ev.Value
+		// An exporter may have recorded the event before exporting it.
+		c.ipc.shared[ev.Value] = c.ipc.shared[ev.Value] || ev.Op == model.OpIpcEventExport && c.engine.EventRecorded(ev.Event)
+	case model.OpEventRecord:
+		if key, ok := c.ipc.events[ev.Event]; ok {
+			c.ipc.shared[key] = true
+		}
+	case model.OpEventCreate:
+		delete(c.ipc.events, ev.Event) // a new event at a handle an opened one had
 	}
 }
 
@@ -73,7 +91,10 @@ func (c *Checker) resolveExports() []Export {
 // that exported it and its export call, when that process's trace is among
 // results (the traces of one process tree). Only an export in another
 // trace counts, and only one: a key exported by two others names neither.
+// It also decides the waits on events shared between processes
+// (linkSharedWaits).
 func LinkImports(results []*Result) {
+	linkSharedWaits(results)
 	type export struct {
 		r  *Result
 		op *Op
@@ -112,4 +133,40 @@ func pidOf(r *Result) uint32 {
 		return 0
 	}
 	return r.Tables.Process.PID
+}
+
+// linkSharedWaits keeps a finding of a wait on a never-recorded event that
+// the process shared with others only when another trace of results shares
+// the event too and no trace records it: a record in any process of the
+// tree may have come first (their order is out of the traces' sight), and
+// without the other processes' traces nothing says the event was not
+// recorded there.
+func linkSharedWaits(results []*Result) {
+	for _, r := range results {
+		kept := r.Findings[:0]
+		for _, f := range r.Findings {
+			if !f.sharedEvent || sharedUnrecorded(results, r, f.ipcEvent) {
+				kept = append(kept, f)
+			}
+		}
+		clear(r.Findings[len(kept):])
+		r.Findings = kept
+	}
+}
+
+// sharedUnrecorded reports whether another result than r shares the event
+// of key, and none records it.
+func sharedUnrecorded(results []*Result, r *Result, key uint64) bool {
+	if key == 0 {
+		return false // the recorder could not identify the handle
+	}
+	known := false
+	for _, o := range results {
+		recorded, ok := o.ipcEvents[key]
+		if recorded {
+			return false
+		}
+		known = known || ok && o != r
+	}
+	return known
 }

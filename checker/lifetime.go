@@ -96,13 +96,14 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		return
 	}
 	c.mismatchedFree(ev, a, free) // CUDA accepted it: the memory is released all the same
-	// cudaFree and cuMemFree of memory that is not stream-ordered wait for
-	// all work issued on the free's device before they release it (the
+	// cudaFree and cuMemFree of cudaMalloc, pitched and managed memory wait
+	// for all work issued on the free's device before they release it (the
 	// driver skips that only for cuMemAllocAsync memory): its uses there are
 	// complete, and a later allocation at these addresses does not inherit
 	// them. The free orders nothing else: the engine is not told, so the
 	// host is not ordered after that work for the program's other memory.
-	syncs := ev.Op == model.OpFree && !a.async
+	// Host frees (cudaFreeHost, cudaHostUnregister) promise no such wait.
+	syncs := a.family.freeWaits(ev)
 	if syncs {
 		c.completeUses(a, ev.Device)
 	}
@@ -165,14 +166,22 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	}
 	a := c.allocs.find(addr)
 	if a == nil {
-		return
-	}
-	if a.freed {
-		c.stats.Uses++
-		c.report(useAfterFreeRule, a, c.accessOf(ev, st, addr), &a.free)
+		// Memory the trace never saw allocated (an allocation path the
+		// recorder misses, or host memory a default-kind copy names).
+		if !mayBeHost(ev) {
+			c.stats.UnknownAddressUses++
+		}
 		return
 	}
 	c.stats.Uses++
+	if a.freed {
+		if c.mayBeReallocated(a, ev) {
+			c.stats.UnknownAddressUses++
+			return
+		}
+		c.report(useAfterFreeRule, a, c.accessOf(ev, st, addr), &a.free)
+		return
+	}
 	uses := a.uses()
 	prior := -1
 	for i := range uses {
@@ -197,6 +206,38 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 		return
 	}
 	a.addUse(c.accessOf(ev, st, addr), &c.bufs)
+}
+
+// mayBeReallocated reports whether the freed allocation a's addresses may
+// have been handed out again, by a path the trace does not record, before
+// ev used them. A synchronous free of memory that is not stream-ordered
+// (cudaFree, cuMemFree, cudaFreeHost, cudaHostUnregister), an unmap
+// (cuMemUnmap) or the close of an interprocess mapping gives the range back
+// to the driver or the C library, whose other callers (a library's own
+// allocator: cuFFT's work areas) may get it without a call the recorder
+// sees. A pool's memory (cudaFreeAsync, cudaFree of cudaMallocAsync memory,
+// a graph's) is handed out again only by pool allocations, which are
+// recorded. The one use of such a range that is still a use after free is
+// the freeing thread's very next call, with nothing recorded in between on
+// any thread: the program used the pointer it had just freed, not one an
+// allocation handed it since.
+func (c *Checker) mayBeReallocated(a *allocation, ev *model.Event) bool {
+	switch a.free.op {
+	case model.OpFree:
+		if a.async {
+			return false
+		}
+	case model.OpVmmUnmap, model.OpIpcMemClose:
+	default:
+		return false
+	}
+	return ev.TID != a.free.tid || ev.Seq != a.free.seq+1
+}
+
+// mayBeHost reports whether the addresses ev uses may be host memory: a
+// copy of the default kind names either.
+func mayBeHost(ev *model.Event) bool {
+	return (ev.Op == model.OpMemcpy || ev.Op == model.OpMemcpyAsync) && ev.Kind == model.CopyDefault
 }
 
 // carried appends to dst what a freed allocation hands on to one that

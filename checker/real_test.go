@@ -93,6 +93,7 @@ func checkFileWith(t *testing.T, path string, opts checker.Options) *checker.Res
 	if err != nil {
 		t.Fatal(err)
 	}
+	checker.LinkImports([]*checker.Result{res}) // as streamcheck check decides for one trace
 	return res
 }
 

@@ -8,13 +8,15 @@ import (
 )
 
 // useAfterFreeRule: use-after-free. It is checked by use (lifetime.go), by
-// rejectedUse below, and in captures (capture.go).
+// rejectedUse below, and in captures (capture.go). A use of a range a
+// synchronous free gave back to the driver is one only when nothing can
+// have handed the range out again (mayBeReallocated).
 var useAfterFreeRule = &ruleDef{
 	id:       RuleUseAfterFree,
 	severity: SeverityError,
 	doc: Documentation{
 		Title: "memory is used after it was freed",
-		Text:  "memory is used after it was freed (also when CUDA rejected the launch, copy or set: the program still used freed memory; a rejected call that names live memory is no use)",
+		Text:  "memory is used after it was freed (also when CUDA rejected the launch, copy or set: the program still used freed memory; a rejected call that names live memory is no use). After a synchronous free that gives the memory back to the driver (`cudaFree` of `cudaMalloc`, pitched or managed memory, `cudaFreeHost`, `cuMemUnmap`), only the freeing thread's next call is one: a library's allocator may have been handed the range since, unseen; later uses are counted as unknown addresses ([docs/rules.md](docs/rules.md))",
 		Why: "Once freed, stream-ordered memory goes back to its pool, which may hand it to another allocation at once: " +
 			"the use reads or writes memory that may belong to other work.",
 		Fix: "Move the free after the last use, or the use before the free.",

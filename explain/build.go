@@ -31,6 +31,7 @@ type replay struct {
 	cols       []*collector
 	fixed      map[uint64]*recorded // The findings' own operations, by seq.
 	lastRecord map[uint64]*recorded // Most recent record of each event handle.
+	hostFns    map[uint64]*recorded // Enqueued host functions by token, until their run.
 	// lastCaptured is the most recent captured record of each event handle:
 	// a wait in the same capture joined it.
 	lastCaptured map[uint64]*recorded
@@ -56,6 +57,7 @@ func Build(r model.Reader, res *checker.Result, opts Options) ([]*Graph, error) 
 		tables:     r.Tables(),
 		fixed:      map[uint64]*recorded{},
 		lastRecord: map[uint64]*recorded{},
+		hostFns:    map[uint64]*recorded{},
 		eventNames: map[uint64]string{},
 
 		lastCaptured: map[uint64]*recorded{},
@@ -133,6 +135,12 @@ func (rp *replay) add(ev *model.Event) {
 		if record != nil {
 			target = record.step.agent
 		}
+	case model.OpHostFnRun:
+		// The run joins its enqueue, as a wait joins a record.
+		if record = rp.hostFns[ev.Value]; record != nil {
+			target = record.step.agent
+			delete(rp.hostFns, ev.Value)
+		}
 	}
 	captured := rp.lastCaptured[ev.Event]
 	rp.chk.Add(ev)
@@ -159,6 +167,8 @@ func (rp *replay) add(ev *model.Event) {
 		rp.lastRecord[ev.Event] = get()
 	case ev.Op == model.OpEventCreate || ev.Op == model.OpEventDestroy:
 		delete(rp.lastRecord, ev.Event) // The engine forgets the event's records too.
+	case ev.Op == model.OpHostFunc && ev.Value != 0:
+		rp.hostFns[ev.Value] = get()
 	}
 	if isFixed && ev.Op != model.OpStreamMemOp {
 		// A finding's own operation, not context. A stream memory

@@ -30,7 +30,7 @@ func (rp *replay) sync(ev *model.Event, st *hb.Step, target hb.AgentID, record *
 	device := false
 	legacy := false
 	switch ev.Op {
-	case model.OpEventRecord, model.OpStreamWait:
+	case model.OpEventRecord, model.OpStreamWait, model.OpHostFunc:
 		touched = append(touched, st.Agent)
 		if ev.Op == model.OpStreamWait && target != 0 {
 			touched = append(touched, target)
@@ -40,7 +40,7 @@ func (rp *replay) sync(ev *model.Event, st *hb.Step, target hb.AgentID, record *
 			target = j.From.Agent
 			touched = append(touched, target)
 		}
-	case model.OpEventSync, model.OpEventQuery:
+	case model.OpEventSync, model.OpEventQuery, model.OpHostFnRun:
 		if _, ok := syncJoin(st); ok && record != nil {
 			touched = append(touched, target)
 		} else {

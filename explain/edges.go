@@ -71,6 +71,9 @@ func classify(u, v *Vertex) (EdgeKind, string) {
 	if u.Op == model.OpEventRecord.String() && v.joined == u.Seq {
 		return EdgeEvent, "event " + v.event
 	}
+	if u.Op == model.OpHostFunc.String() && v.joined == u.Seq {
+		return EdgeSync, "host function ran"
+	}
 	if u.memWrite && v.memFollowed && u.memAddr&^7 == v.memAddr&^7 {
 		return EdgeValue, fmt.Sprintf("value at 0x%x", v.memAddr)
 	}
@@ -99,7 +102,7 @@ func classify(u, v *Vertex) (EdgeKind, string) {
 func hostSync(op string) bool {
 	switch op {
 	case model.OpStreamSync.String(), model.OpEventSync.String(), model.OpDeviceSync.String(),
-		model.OpStreamQuery.String(), model.OpEventQuery.String():
+		model.OpStreamQuery.String(), model.OpEventQuery.String(), model.OpHostFnRun.String():
 		return true
 	}
 	return false

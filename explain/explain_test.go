@@ -112,6 +112,7 @@ func TestGolden(t *testing.T) {
 	cases := []struct{ name, path string }{
 		{"reuse_while_in_flight_racy", txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "reuse_while_in_flight_racy"))},
 		{"event_rerecord_racy", txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "event_rerecord_racy"))},
+		{"host_fn_run_later_fn_racy", txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "host_fn_run_later_fn_racy"))},
 		// A race inside a captured graph: the capture's own orderings (the
 		// fork's event, stream order) are drawn from its own clocks.
 		{"capture_inner_free_racy", txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "capture_inner_free_racy"))},

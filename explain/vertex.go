@@ -130,6 +130,10 @@ func (rp *replay) detail(r *recorded, devices []int32) string {
 		if r.target != 0 {
 			s = "stream " + rp.lane(r.target).Name
 		}
+	case model.OpHostFnRun:
+		if r.record != nil {
+			s = fmt.Sprintf("ran; enqueued on %s at #%d", rp.lane(r.record.step.agent).Name, r.record.ev.Seq)
+		}
 	case model.OpDeviceSync:
 		s = fmt.Sprintf("device %d", ev.Device)
 		if len(devices) > 0 && !slices.Contains(devices, ev.Device) {

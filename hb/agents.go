@@ -145,7 +145,9 @@ func (e *Engine) hostJoin(o *vclock) {
 func (e *Engine) prune() {
 	keep := e.dying[:0]
 	for _, id := range e.dying {
-		if a := e.agents[id]; e.host.Get(a.Slot) < a.count() {
+		if a := e.agents[id]; a.pruned { // its slot inherited
+			continue
+		} else if e.host.Get(a.Slot) < a.count() {
 			keep = append(keep, id)
 		} else {
 			e.retire(a)
@@ -199,9 +201,43 @@ func (e *Engine) passesOn(a *Agent, s AgentID) bool {
 	return a.Kind == KindBlocking && h.Kind == KindNonBlocking
 }
 
+// inherit gives stream a, before its first operation, the slot of the
+// destroyed stream whose event its first operation waited for, if a's
+// clock now covers all of that stream's work: a's operations count on from
+// there, so a clock that learns one of them covers the destroyed stream's
+// work too, which is true (a was ordered after it), and the slot is not
+// held apart for it until the host is. Without this, a program that hands
+// work from stream to stream, each destroyed after handing off and none
+// waited for by the host, had every clock as wide as all the streams it
+// ever made, and took time and memory with the square of their number.
+// The destroyed stream is then done with: a device synchronization, or
+// (when a is blocking if it was) the legacy stream, joins a, which knows
+// all it knew.
+func (e *Engine) inherit(a *Agent, waited *eventState) {
+	if !waited.recorded || waited.captureOrigin != 0 || (a.Kind != KindBlocking && a.Kind != KindNonBlocking) {
+		return
+	}
+	d := e.agents[waited.agent]
+	if !d.destroyed || d.pruned || d.dev != a.dev || (d.Kind != a.Kind && d.Kind != KindNonBlocking) ||
+		a.clock.Get(d.Slot) < d.count() {
+		return
+	}
+	e.freeSlots = append(e.freeSlots, a.Slot) // never counted on by a
+	a.Slot, a.base = d.Slot, d.count()
+	e.slotHolder[a.Slot] = a.ID
+	e.forget(d) // prune drops it from dying, its slot not freed
+}
+
 // retire hands the slot of a destroyed stream the host is ordered after to
 // the next stream created.
 func (e *Engine) retire(a *Agent) {
+	e.forget(a)
+	e.freeSlots = append(e.freeSlots, a.Slot)
+}
+
+// forget marks a destroyed stream as pruned, nothing left to wait for,
+// and drops it from its device.
+func (e *Engine) forget(a *Agent) {
 	a.pruned, a.residue = true, nil
 	// Swapped out, not searched for: a device synchronization after
 	// 100,000 unwaited streams retired them all, each search costing the
@@ -211,7 +247,6 @@ func (e *Engine) retire(a *Agent) {
 	ags[a.devIndex] = last
 	e.agents[last].devIndex = a.devIndex
 	a.dev.agents = ags[:len(ags)-1]
-	e.freeSlots = append(e.freeSlots, a.Slot)
 }
 
 // Agent returns the agent with the given id.

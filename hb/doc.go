@@ -5,8 +5,10 @@
 // the count on that slot); operation A happens before operation B exactly
 // when B's clock covers A's epoch. A destroyed stream keeps only the
 // entries of its clock that the host has not reached, and its slot is
-// handed to the next stream once the host is ordered after its work, so
-// memory and clock width follow the streams alive at once. Clocks wider
+// handed to the next stream once the host is ordered after its work, or
+// at once to a stream whose first operation waits for all of that work
+// (a hand-off chain), so memory and clock width follow the streams alive
+// at once. Clocks wider
 // than 512 slots are held in chunks that clocks share (see Clock), so that
 // thousands of streams alive at once, which mostly know the same (what
 // the host knew when they last did work), hold that once, not once each.
@@ -27,9 +29,17 @@
 //     stream is a blocking stream.
 //   - An event record snapshots its stream's clock; a wait joins the snapshot
 //     of the most recent record issued before it. Waiting on an event never
-//     recorded orders nothing.
+//     recorded orders nothing (Step.UnrecordedWait; also for an event opened
+//     from another process's handle, whose records there this trace does
+//     not see: the checker decides across processes).
 //   - Stream, event and device synchronization, and queries that returned
 //     success, order the host after the work they cover.
+//   - A host function that started running (OpHostFnRun, linked by its
+//     token to the OpHostFunc that enqueued it) orders the host, every
+//     thread, after the work issued to its stream before the enqueue: the
+//     function may tell any thread by means the trace cannot see. A thread
+//     it did not tell is ordered too, which can hide a race, never make
+//     one up. A captured host function's runs order nothing.
 //   - Synchronous cudaMemcpy runs on the default stream; device-to-host and
 //     host-to-host copies, and copies from pinned host memory, return to the
 //     host only after completion. A pageable host-to-device copy first
@@ -99,7 +109,7 @@
 // rule that made it (Why: JoinStreamSync, JoinStreamQuery, JoinEventSync,
 // JoinEventQuery, JoinEventWait, JoinDeviceSync, JoinLegacy,
 // JoinPeerCopy, JoinBarrier, JoinCopy, JoinCopyPresync, JoinGraphLaunch,
-// JoinGraphEventWait, JoinValueWait). A query appears only when it
+// JoinGraphEventWait, JoinValueWait, JoinHostFunc). A query appears only when it
 // returned success, a wait or event synchronization only for a recorded
 // event, and a device synchronization has a join for every stream of its
 // device. Operations captured into a graph list none (their order in the

@@ -126,6 +126,9 @@ type Engine struct {
 	// unknownMemOps is set once a stream memory operation the trace does
 	// not describe ran: it may have written anywhere.
 	unknownMemOps bool
+	// hostFns are the host functions enqueued whose run is not yet
+	// recorded (hostfuncs.go).
+	hostFns hostFns
 	// hostVer counts changes of the host clock, so that work issued to a
 	// stream joins it only when it changed since the stream last did.
 	hostVer uint64
@@ -184,6 +187,7 @@ const (
 	advGraphChange
 	advGraphClone
 	advGraphEventNode
+	advHostFnRun
 )
 
 // advances is the dispatch table of the ops not issued to a stream: the
@@ -223,6 +227,8 @@ var advances = [256]advance{
 	model.OpGraphClone:           advGraphClone,
 	model.OpGraphEventRecordNode: advGraphEventNode,
 	model.OpGraphEventWaitNode:   advGraphEventNode,
+
+	model.OpHostFnRun: advHostFnRun,
 }
 
 // advance applies an event of an op not issued to a stream by its entry
@@ -255,6 +261,8 @@ func (e *Engine) advance(ev *model.Event, st *Step) {
 		e.advanceGraphClone(ev, st)
 	case advGraphEventNode:
 		e.advanceGraphEventNode(ev, st)
+	case advHostFnRun:
+		e.advanceHostFnRun(ev, st)
 	default:
 		e.advanceNothing(ev, st)
 	}
@@ -388,6 +396,9 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	case model.OpGraphLaunch:
 		graphWork = e.launchJoins(ev, a)
 	}
+	if a.own == 0 && waited != nil {
+		e.inherit(a, waited)
+	}
 	st.Epoch = a.clock.tick(a.Slot)
 	st.Epoch.Agent, a.own = a.ID, st.Epoch.Clock
 	st.Clock = a.clock.view()
@@ -398,6 +409,10 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		e.memOpIssued(ev, a, st)
 	case model.OpGraphLaunch:
 		e.launched(ev, a, graphWork)
+	case model.OpHostFunc:
+		if ev.Value != 0 {
+			e.hostFnEnqueued(ev.Value, a)
+		}
 	}
 }
 

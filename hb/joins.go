@@ -47,6 +47,10 @@ const (
 	// JoinValueWait: a stream memory operation's wait for a value after
 	// the recorded writes that can give it (From has no agent).
 	JoinValueWait
+	// JoinHostFunc: a host function that started running (OpHostFnRun)
+	// orders the host after the work its stream had before the host
+	// function was enqueued.
+	JoinHostFunc
 )
 
 func (r JoinReason) String() string {
@@ -79,15 +83,17 @@ func (r JoinReason) String() string {
 		return "graph event wait"
 	case JoinValueWait:
 		return "value wait"
+	case JoinHostFunc:
+		return "host function ran"
 	}
 	return "none"
 }
 
 // HostSync reports whether r orders the host after a stream's work at a
-// synchronization: a stream or event synchronization, or a query that
-// returned success.
+// synchronization: a stream or event synchronization, a query that
+// returned success, or a host function that ran.
 func (r JoinReason) HostSync() bool {
-	return r == JoinStreamSync || r == JoinStreamQuery || r == JoinEventSync || r == JoinEventQuery
+	return r == JoinStreamSync || r == JoinStreamQuery || r == JoinEventSync || r == JoinEventQuery || r == JoinHostFunc
 }
 
 // Record reports whether r joins an event's most recent record: a wait for

@@ -16,6 +16,15 @@ func applier(e *Engine) func(op model.Op, stream uint64) Step {
 	}
 }
 
+// eventApplier is applier for ops that also name an event.
+func eventApplier(e *Engine) func(op model.Op, stream, event uint64) Step {
+	seq := uint64(0)
+	return func(op model.Op, stream, event uint64) Step {
+		seq++
+		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1, Flags: model.FlagNonBlocking})
+	}
+}
+
 // TestDestroyedStreamsPruned creates, uses, synchronizes and destroys a
 // stream over and over, as a program with a stream per step does: the
 // engine must keep the clocks of the live streams only, and clocks as wide
@@ -78,11 +87,7 @@ func TestDestroyedStreamKeptUntilOrdered(t *testing.T) {
 // the work one of them only knew of through an event.
 func TestUnorderedDestroyedStreamsKeepResidue(t *testing.T) {
 	e := New()
-	seq := uint64(0)
-	apply := func(op model.Op, stream, event uint64) Step {
-		seq++
-		return e.Apply(&model.Event{Seq: seq, Op: op, Stream: stream, Event: event, TID: 1, Flags: model.FlagNonBlocking})
-	}
+	apply := eventApplier(e)
 	const n = 3000
 	var epochs []Epoch
 	for i := range n {

@@ -44,23 +44,27 @@ func (e *Engine) advanceEventDestroy(ev *model.Event, st *Step) {
 	*st = Step{Agent: HostAgent, Clock: e.host.view()}
 }
 
-// advanceIpcEventOpen applies cuIpcOpenEventHandle: an event recorded in
-// another process, out of the trace's sight (see eventState.foreign).
+// advanceIpcEventOpen applies cuIpcOpenEventHandle: a new event object
+// for the handle, whose records in other processes this trace does not
+// see (a wait before a record here orders nothing it can see, and is
+// Step.UnrecordedWait: the checker decides across processes).
 func (e *Engine) advanceIpcEventOpen(ev *model.Event, st *Step) {
-	e.events[ev.Event] = &eventState{foreign: true}
+	e.events[ev.Event] = &eventState{}
 	*st = Step{Agent: HostAgent, Clock: e.host.view()}
+}
+
+// EventRecorded reports whether the event of handle has a record (one
+// that a wait would join).
+func (e *Engine) EventRecorded(handle uint64) bool {
+	es := e.events[handle]
+	return es != nil && es.recorded
 }
 
 type eventState struct {
 	recorded bool
-	// foreign is set for an event opened from another process's handle
-	// (cudaIpcOpenEventHandle): it is recorded there, out of this trace's
-	// sight, so a wait for it before a record here orders nothing the
-	// trace can see, and is no wait for an event never recorded.
-	foreign bool
-	agent   AgentID // Stream of the most recent record.
-	count   uint64  // The record's count on its stream's slot (Join.From).
-	snap    vclock
+	agent    AgentID // Stream of the most recent record.
+	count    uint64  // The record's count on its stream's slot (Join.From).
+	snap     vclock
 	// captureOrigin is set when the most recent record was captured into a
 	// graph: waiting on it pulls the waiting stream into that capture.
 	captureOrigin AgentID

@@ -37,7 +37,7 @@ func (e *Engine) advanceEventSync(ev *model.Event, st *Step) {
 	es := e.events[ev.Event]
 	if es == nil || !es.recorded {
 		// cudaEventSynchronize on an event never recorded returns at once.
-		*st = Step{Agent: HostAgent, Clock: e.host.view(), UnrecordedWait: ev.Op == model.OpEventSync && (es == nil || !es.foreign)}
+		*st = Step{Agent: HostAgent, Clock: e.host.view(), UnrecordedWait: ev.Op == model.OpEventSync}
 		return
 	}
 	if why := syncReason(ev, JoinEventSync, JoinEventQuery); why != JoinNone {
@@ -76,7 +76,7 @@ func (e *Engine) advanceDeviceSync(ev *model.Event, st *Step) {
 // it waits for (waited), if there is one.
 func (e *Engine) eventWait(a *Agent, waited *eventState, st *Step) {
 	if waited == nil || !waited.recorded {
-		st.UnrecordedWait = waited == nil || !waited.foreign
+		st.UnrecordedWait = true
 		return
 	}
 	a.clock.join(&waited.snap)

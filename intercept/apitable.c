@@ -97,7 +97,8 @@ const char *sc_display_name(const char *fn, char *buf, size_t n) {
 void sc_call_info_set(uint32_t id, const sc_api_row *row, int pt, const char *name) {
     char disp[256];
     uint8_t rel = release_kind(row->decode), tm = timed(row->decode);
-    sc_drv_calls[id] = (sc_drv_info){row->decode, row->async, row->elem, (uint8_t)pt, rel, tm, rel || tm};
+    uint8_t hf = row->decode == sc_dec_host_func;
+    sc_drv_calls[id] = (sc_drv_info){row->decode, row->async, row->elem, (uint8_t)pt, rel, tm, rel || tm || hf, hf};
     sc_drv_disp[id] = strdup(sc_display_name(name, disp, sizeof disp));
 }
 

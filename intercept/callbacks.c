@@ -227,6 +227,13 @@ SC_COLD static void timed_entry(sc_tstate *ts, CUpti_CallbackId cbid, const sc_C
 SC_HOT void sc_call_enter(sc_tstate *ts, uint32_t id, const sc_CUpti_CallbackData *cb) {
     if (sc_drv_calls[id].timed) {
         timed_entry(ts, id, cb);
+    } else if (sc_drv_calls[id].hostfn) {
+        /* The parameters the driver is then called with name our trampoline
+         * (hostfn.c): CUPTI calls the driver with the struct it hands us, the
+         * interposed wrappers with the struct they built. */
+        ts->busy = 1; /* a marker's enqueue re-enters the callback, or the wrappers */
+        sc_hostfn_wrap_params(ts, id, (void *)cb->functionParams);
+        ts->busy = 0;
     } else {
         ts->busy = 1;
         announce_release(ts, id, cb);
@@ -256,7 +263,7 @@ SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callb
     const sc_CUpti_CallbackData *cb = cbdata;
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     int driver_exit = driver && cb->callbackSite == CUPTI_API_EXIT;
-    /* Driver entries matter only for frees and destroys, and the timed calls. */
+    /* Driver entries matter only for frees and destroys, the timed calls and host functions. */
     if (driver && (!sc_drv_calls[cbid].decode || (!driver_exit && !sc_drv_calls[cbid].entry))) return;
     if (!driver && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
     int saved = errno; /* the program must never see ours */

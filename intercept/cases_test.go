@@ -33,6 +33,7 @@ var updateCases = flag.Bool("update", false, "rewrite the want.jsonl sections of
 //	-- findings --    optional: the rules of the findings the checker
 //	                  makes of the recorded trace (its stacks included),
 //	                  one a line, in order
+//	-- env --         optional: KEY=VALUE lines set for the run
 //
 // Of dur, every case checks that the shim times the synchronous
 // allocations and frees (malloc, free) and no other call.
@@ -58,12 +59,12 @@ func TestShimCases(t *testing.T) {
 type caseSections struct {
 	ar                      *txtar.Archive
 	program, want, findings *txtar.File
+	env                     []string // the env section's KEY=VALUE settings
 }
 
 // readCase reads the case file and builds its program into a fake app.
 func readCase(t *testing.T, file string) (built, caseSections) {
 	t.Helper()
-	b := build(t)
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +78,8 @@ func readCase(t *testing.T, file string) (built, caseSections) {
 			cs.want = f
 		case "findings":
 			cs.findings = f
+		case "env":
+			cs.env = strings.Fields(string(f.Data))
 		default:
 			t.Fatalf("%s: unknown section %q", file, f.Name)
 		}
@@ -84,9 +87,16 @@ func readCase(t *testing.T, file string) (built, caseSections) {
 	if cs.program == nil {
 		t.Fatalf("%s: no program.c", file)
 	}
+	return buildCaseProgram(t, cs.program.Data), cs
+}
+
+// buildCaseProgram builds a case's program into a fake app.
+func buildCaseProgram(t *testing.T, program []byte) built {
+	t.Helper()
+	b := build(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "program.c")
-	if err := os.WriteFile(src, cs.program.Data, 0o644); err != nil {
+	if err := os.WriteFile(src, program, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	app := filepath.Join(dir, "fakeapp")
@@ -96,13 +106,13 @@ func readCase(t *testing.T, file string) (built, caseSections) {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
 	b.app = app
-	return b, cs
+	return b
 }
 
 func runCase(t *testing.T, file string) {
 	caseApp, cs := readCase(t, file)
 	ar, want, findings := cs.ar, cs.want, cs.findings
-	r := run(t, caseApp, "case", inject)
+	r := run(t, caseApp, "case", inject, cs.env...)
 	if r.state.ExitCode() != 0 {
 		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
 	}
@@ -167,6 +177,17 @@ func checkTimed(t *testing.T, tr trace) {
 			t.Errorf("event %d (%v, %s): dur %d", ev.Seq, ev.Op, tr.tab.String(ev.API), ev.Dur)
 		}
 	}
+}
+
+// runCaseProgram builds the fake app with a case's program.c, runs it
+// with the shim injected (and extraEnv), and returns its trace.
+func runCaseProgram(t *testing.T, program []byte, extraEnv []string) trace {
+	t.Helper()
+	r := run(t, buildCaseProgram(t, program), "case", inject, extraEnv...)
+	if r.state.ExitCode() != 0 {
+		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
+	}
+	return r.onlyTrace(t)
 }
 
 // caseJSONL writes tr's events as JSON Lines without their tid, time and

@@ -64,7 +64,8 @@ typedef struct {
     uint8_t async, elem, pt;
     uint8_t release; /* SC_REL_*: a free or destroy, announced at its entry (releases.c) */
     uint8_t timed;   /* a synchronous allocation or free: its entry stamps the clock (sc_call_dur) */
-    uint8_t entry;   /* release or timed: the entry callback has work (one byte to test per callback) */
+    uint8_t entry;   /* release, timed or hostfn: the entry callback has work (one byte to test per callback) */
+    uint8_t hostfn;  /* cuLaunchHostFunc, cuStreamAddCallback: the entry wraps the function (hostfn.c) */
 } sc_drv_info;
 
 extern sc_drv_info sc_drv_calls[MAXCB];
@@ -83,6 +84,24 @@ SC_HIDDEN void sc_call_exit(sc_tstate *ts, uint32_t id, const sc_CUpti_CallbackD
  * (sc_intern, set at a name's first use). */
 extern char *sc_drv_disp[MAXCB], *sc_rt_disp[MAXCB];
 extern _Atomic uint32_t sc_drv_sid[MAXCB], sc_rt_sid[MAXCB];
+
+/* ---- hostfn.c: host functions that ran ---- */
+
+/* sc_api_row.elem of cuStreamAddCallback: its function is a stream callback. */
+#define SC_HOSTFN_CALLBACK 1
+/* At the entry of cuLaunchHostFunc(_ptsz) or cuStreamAddCallback(_ptsz):
+ * only edits params, the call's CUPTI-layout parameters, so that the
+ * driver runs our trampoline, which records the run and calls the
+ * program's function (or, with STREAMCHECK_HOSTFN=marker, enqueues a
+ * marker before it). Any backend that calls the driver with the struct's
+ * values after its entry hook uses it. */
+SC_HIDDEN void sc_hostfn_wrap_params(sc_tstate *ts, CUpti_CallbackId cbid, void *params);
+/* At the call's exit: the token its host_func event carries (0: none); ok
+ * says the call succeeded (if not, a record made at its entry is freed). */
+SC_HIDDEN uint64_t sc_hostfn_enqueued(sc_tstate *ts, int ok);
+/* The graph a capture on stream (a normalized handle) is building, 0 if
+ * none or the driver does not say (decode_graphs.c). */
+SC_HIDDEN uint64_t sc_capturing_graph(uint64_t stream);
 
 /* ---- helpers of several families ---- */
 

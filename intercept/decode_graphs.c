@@ -86,7 +86,7 @@ static int event_node(sc_event *ev, int type, const unsigned char *own, uint64_t
 /* The graph a capture on stream (a normalized handle) is building, 0 if
  * the driver does not say: nodes a program adds to it by hand
  * (cuStreamGetCaptureInfo, then cuGraphAddNode) are part of the capture. */
-static uint64_t capturing_graph(uint64_t stream) {
+uint64_t sc_capturing_graph(uint64_t stream) {
     CUstream s = (CUstream)(uintptr_t)stream;
     int status = 0;
     CUgraph g = NULL;
@@ -139,7 +139,7 @@ SC_COLD int sc_dec_capture_begin(sc_call *c, sc_event *ev) {
     ev->stream = norm_stream(((const p_stream_first *)c->pp)->hStream, c->pt);
     if (c->elem == 1) {
         ev->graph = (uint64_t)(uintptr_t)((const p_first_two *)c->pp)->second;
-    } else if (c->ok && (ev->graph = capturing_graph(ev->stream))) {
+    } else if (c->ok && (ev->graph = sc_capturing_graph(ev->stream))) {
         ev->flags |= FLAG_LIFETIME; /* the new graph the capture builds */
     }
     return 1;

@@ -53,6 +53,7 @@ SC_HOT int sc_dec_stream_wait(sc_call *c, sc_event *ev) {
 SC_HOT int sc_dec_host_func(sc_call *c, sc_event *ev) {
     ev->op = OP_HOST_FUNC;
     ev->stream = norm_stream(((const p_cuLaunchHostFunc *)c->pp)->hStream, c->pt);
+    ev->value = sc_hostfn_enqueued(c->ts, c->ok); /* the token its run's record carries (hostfn.c) */
     return 1;
 }
 

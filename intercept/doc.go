@@ -99,6 +99,13 @@
 // function handle, are dropped when modules are unloaded or contexts
 // destroyed, since a handle may then name another kernel.
 //
+// Host functions (cuLaunchHostFunc, cuStreamAddCallback) are wrapped at
+// their entry callback (hostfn.c): the call's parameters get a trampoline
+// of the shim's and a record of the program's function, argument and a
+// token, so that the host function's run is recorded (host_fn_run, on the
+// thread that runs it) before the program's function runs. Graph host
+// nodes (cuGraphAddHostNode, cudaGraphAddHostNode) are not wrapped.
+//
 // The synchronous allocations and frees are timed: their entry callback
 // leaves the clock in CUPTI's correlation data, which the exit callback
 // reads (sc_call_dur). No other call's entry does more than before, and
@@ -114,6 +121,10 @@
 //	STREAMCHECK_LAUNCHER=1   set by `streamcheck run` and `record`, which report
 //	                         the error markers: the shim then does not also print
 //	                         why it cannot record (unless the marker cannot be written)
+//	STREAMCHECK_HOSTFN       how host functions' runs are recorded: wrap (default:
+//	                         a trampoline in the call's parameters), marker (a
+//	                         marker host function enqueued before the program's;
+//	                         none in a capture), off (runs not recorded)
 //	STREAMCHECK_STACK_DEPTH  host frames kept per event (default 32, 64 in a Python process,
 //	                         one with libpython loaded; 0 = no stacks, at most 128)
 //	STREAMCHECK_STACK_CACHE_NODES  size of each thread's stack cache in trie nodes

@@ -171,7 +171,7 @@ typedef unsigned long long sc_ull;
     X(cuMemsetD2D32Async, sc_dec_set2d, 1, 4, PT_SZ, 0, (CUdeviceptr, dstDevice), (size_t, dstPitch), (sc_uint, ui),   \
       (size_t, Width), (size_t, Height), (CUstream, hStream))                                                          \
     X(cuLaunchHostFunc, sc_dec_host_func, 1, 0, PT_SZ, 0, (CUstream, hStream), (void *, fn), (void *, userData))       \
-    X(cuStreamAddCallback, sc_dec_host_func, 1, 0, PT_SZ, 0, (CUstream, hStream), (void *, callback),                 \
+    X(cuStreamAddCallback, sc_dec_host_func, 1, SC_HOSTFN_CALLBACK, PT_SZ, 0, (CUstream, hStream), (void *, callback),                 \
       (void *, userData), (sc_uint, flags))                                                                            \
     X(cuStreamBeginCapture, sc_dec_capture_begin, 1, 0, PT_SZ, 10000, (CUstream, hStream))                             \
     X(cuStreamBeginCapture_v2, sc_dec_capture_begin, 1, 0, PT_SZ, 10010, (CUstream, hStream), (int, mode))             \

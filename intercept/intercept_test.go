@@ -60,7 +60,6 @@ func build(t testing.TB) built {
 			artifacts.skip = m
 			return
 		}
-		cc := shimbuild.CC()
 		dir, err := os.MkdirTemp("", "streamcheck-intercept-test-")
 		if err != nil {
 			artifacts.err = err
@@ -68,28 +67,11 @@ func build(t testing.TB) built {
 		}
 		artifacts.dir = dir
 		artifacts.shim = filepath.Join(dir, "libstreamcheck.so")
-		artifacts.fake = filepath.Join(dir, "libfakecupti.so")
-		artifacts.app = filepath.Join(dir, "fakeapp")
 		if err := shimbuild.Build(artifacts.shim); err != nil {
 			artifacts.err = err
 			return
 		}
-		if err := shimbuild.Consult("testdata/*.[ch]"); err != nil { // what the steps below compile
-			artifacts.err = err
-			return
-		}
-		steps := [][]string{
-			{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", artifacts.fake, "testdata/fakecupti.c",
-				"testdata/fakeroute.c", "-lpthread", "-ldl"},
-			{cc, "-O1", "-g", "-Wall", "-o", artifacts.app, "testdata/fakeapp.c", "-L" + dir, "-lfakecupti",
-				"-Wl,-rpath," + dir, "-ldl", "-lpthread"},
-		}
-		for _, s := range steps {
-			if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
-				artifacts.err = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
-				return
-			}
-		}
+		artifacts.fake, artifacts.app, artifacts.err = shimbuild.BuildFake(dir)
 	})
 	if artifacts.skip != "" {
 		t.Skip(artifacts.skip)

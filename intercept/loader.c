@@ -223,6 +223,7 @@ static int load_driver(char *why, size_t whylen) {
         h, "cuStreamGetCaptureInfo_v2");
     sc_drv.cuDeviceGetCount = (CUresult(*)(int *))dlsym(h, "cuDeviceGetCount");
     sc_drv.cuDeviceGetDefaultMemPool = (CUresult(*)(CUmemoryPool *, CUdevice))dlsym(h, "cuDeviceGetDefaultMemPool");
+    sc_drv.cuLaunchHostFunc = (CUresult(*)(CUstream, void (*)(void *), void *))dlsym(h, "cuLaunchHostFunc");
     sc_drv.cuCtxGetCurrent = (CUresult(*)(CUcontext *))dlsym(h, "cuCtxGetCurrent");
 #undef dlsym
     return 1;
@@ -294,6 +295,7 @@ static void start(int eager_file, int preloaded) {
      * nothing: it measures what the backend alone costs (bench/gpu-overhead.sh). */
     const char *co = getenv("STREAMCHECK_CALLBACK_ONLY");
     sc_callback_only = co && strcmp(co, "1") == 0;
+    sc_hostfn_init();
     char driver_why[PATH_MAX + 256] = "";
     int have_driver = load_driver(driver_why, sizeof driver_why);
     int backend = choose_backend(err, sizeof err);
@@ -426,6 +428,10 @@ __attribute__((destructor)) static void sc_dtor(void) {
                 if (rw)
                     dprintf(2, "streamcheck: stats: %llu allocations or creates waited for another thread's free or destroy to be recorded\n",
                             (unsigned long long)rw);
+                uint64_t hw = atomic_load(&sc_stat_hostfn_wrapped);
+                if (hw)
+                    dprintf(2, "streamcheck: stats: host functions: %llu wrapped, %llu runs recorded\n",
+                            (unsigned long long)hw, (unsigned long long)atomic_load(&sc_stat_hostfn_ran));
                 uint64_t nl = atomic_load(&sc_stat_launches);
                 if (nl)
                     dprintf(2, "streamcheck: stats: launches: %llu, %.1f parameter words looked up, %.0f ns each\n",

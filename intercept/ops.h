@@ -54,6 +54,7 @@ enum {
     OP_POOL_SET_ATTR = 43,           /* pool_set_attr */
     OP_DEVICE_SET_POOL = 44,         /* device_set_pool */
     OP_POOL_TRIM = 45,               /* pool_trim */
+    OP_HOST_FN_RUN = 46,             /* host_fn_run */
 };
 
 /* model.Flag*: bits of an event record's flags field. */

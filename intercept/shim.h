@@ -119,6 +119,8 @@ typedef struct {
     struct sc_pylines *pylines; /* pylines.c */
     uint32_t release_slot;     /* releases.c: 1 + this thread's slot, 0 none yet */
     sc_ext ext;                /* the current event's fields 30 on, when it has them (sc_event.ext) */
+    uint64_t hostfn_token;     /* hostfn.c: the token of the host function this thread is enqueuing, 0 none */
+    void *hostfn_rec;          /* and its record, if the call's parameters now name our trampoline */
     uint64_t ptrs[SC_MAX_PTRS];
     uint64_t sort_tmp[SC_MAX_PTRS]; /* scratch for sorting ptrs */
     uint8_t payload[SC_PAYLOAD_MAX];
@@ -257,6 +259,7 @@ typedef struct {
     CUresult (*cuDeviceGetCount)(int *);
     CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice); /* CUDA 11.2 and later */
     CUresult (*cuCtxGetCurrent)(CUcontext *);
+    CUresult (*cuLaunchHostFunc)(CUstream, void (*)(void *), void *); /* STREAMCHECK_HOSTFN=marker's */
 } sc_driver_fns;
 extern sc_driver_fns sc_drv;
 
@@ -292,6 +295,8 @@ SC_HIDDEN double sc_stat_ns_per_unit(void);
  * event, updating the allocation map. */
 enum { SC_PHASE_DECODE, SC_PHASE_STACK, SC_PHASE_EMIT, SC_PHASE_MAP, SC_NPHASES };
 extern _Atomic uint64_t sc_stat_phase_time[SC_NPHASES];
+extern _Atomic uint64_t sc_stat_hostfn_wrapped, sc_stat_hostfn_ran; /* hostfn.c: host functions wrapped, runs seen */
+SC_HIDDEN void sc_hostfn_init(void); /* hostfn.c: reads STREAMCHECK_HOSTFN */
 extern _Atomic uint64_t sc_stat_prefaulted; /* trace bytes faulted in ahead by the helper thread */
 extern _Atomic int sc_stat_prefault_started;
 SC_HIDDEN void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata);

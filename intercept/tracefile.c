@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <linux/futex.h>
 #include <sys/stat.h>
@@ -319,6 +320,14 @@ static int create_file(char *path, size_t pathlen) {
             snprintf(path, pathlen, "%s/streamcheck-%d-%d.sctrace", tf_dir, (int)pid, i);
         int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
+            /* Held while the file is open here (the kernel drops it when
+             * the process ends, however it ends): streamcheck's symbolizing
+             * rewrite leaves a locked trace alone, since a writer still
+             * appending would go on writing into the replaced file. Taken
+             * before the file has a byte, so no one reads it unlocked and
+             * whole but unfinished. A fork's child closes its copy of the
+             * descriptor, which leaves the parent's lock in place. */
+            flock(fd, LOCK_EX | LOCK_NB);
             fchmod(fd, 0600); /* whatever the umask left */
             /* A program started with stdout or stderr closed would write
              * its output into the trace: stay clear of 0-2. */

@@ -36,7 +36,7 @@ const (
 	OpMemcpy        // Synchronous copy (cudaMemcpy) of Size bytes from Src to Ptr; Kind, Flags (FlagPageable).
 	OpMemsetAsync   // Set of Size bytes at Ptr on Stream.
 	OpMemset        // Synchronous-API set (cudaMemset) of Size bytes at Ptr.
-	OpHostFunc      // Host function enqueued on Stream.
+	OpHostFunc      // Host function enqueued on Stream; Value is its token (see OpHostFnRun), 0 if it has none.
 	OpCaptureBegin  // Stream capture begins on Stream; Graph is the graph it builds, when known: a new one (FlagLifetime), or the one cudaStreamBeginCaptureToGraph adds to.
 	OpCaptureEnd    // Stream capture ends on Stream; Graph is the graph it made.
 	OpGraphLaunch   // Executable graph Exec launched on Stream.
@@ -136,6 +136,12 @@ const (
 	// OpPoolTrim releases the memory of Pool beyond Value bytes that no
 	// allocation uses (cuMemPoolTrimTo, cudaMemPoolTrimTo).
 	OpPoolTrim
+	// OpHostFnRun is a host function starting to run, recorded on the
+	// thread that runs it: Value is the token of the OpHostFunc that
+	// enqueued it. All work issued to that stream before the enqueue is
+	// complete then, and host calls recorded after it (on any thread) are
+	// ordered after that work.
+	OpHostFnRun
 
 	opCount
 )
@@ -525,7 +531,8 @@ type Event struct {
 	// MemOp, MemFlags and Value describe an OpStreamMemOp: what it does,
 	// CUDA's flags (MemWait*, MemWriteNoBarrier) and the value it waits
 	// for or writes. Value is also the key of the interprocess data an
-	// OpPtrExport, OpPtrImport, OpIpc{Event,Mem}{Export,Open} passes.
+	// OpPtrExport, OpPtrImport, OpIpc{Event,Mem}{Export,Open} passes, and
+	// the token that links an OpHostFunc to its OpHostFnRun.
 	MemOp    MemOpKind
 	MemFlags uint32
 	Value    uint64

@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"reflect"
@@ -131,6 +132,7 @@ func FuzzJSONLReader(f *testing.F) {
 }
 
 func fuzzJSONL(t *testing.T, text string) {
+	checkLineScanner(t, text)
 	r := NewJSONLReader(strings.NewReader(text), "fuzz.jsonl")
 	// Every event takes at least one line.
 	events := readFuzz(t, r, strings.Count(text, "\n")+2, ErrCorrupt, ErrFormat)
@@ -162,5 +164,27 @@ func fuzzJSONL(t *testing.T, text string) {
 	}
 	if again, err := Collect(r2); err != nil || !reflect.DeepEqual(resolve(again, r2.Tables()), resolve(events, tb)) {
 		t.Fatalf("binary round trip changed events (%v)", err)
+	}
+}
+
+// checkLineScanner holds the JSON Lines scanner to encoding/json: every
+// line it decodes, encoding/json decodes to the same jsonLine (but for a
+// key given twice, which encoding/json takes the last of).
+func checkLineScanner(t *testing.T, text string) {
+	var s lineScanner
+	for line := range strings.SplitSeq(text, "\n") {
+		b := bytes.TrimSpace([]byte(line))
+		var fast, slow jsonLine
+		dup, ok := s.scan(b, &fast)
+		if !ok || dup != "" {
+			continue
+		}
+		fast.stackRaw = nil
+		if err := json.Unmarshal(b, &slow); err != nil {
+			t.Fatalf("the scanner decodes a line encoding/json refuses (%v): %q", err, line)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("the scanner and encoding/json differ on %q:\n%+v\n%+v", line, fast, slow)
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"strconv"
+	"unsafe"
 )
 
 // jsonLine is one decoded line. Pointer and RawMessage fields tell a missing
@@ -50,6 +52,9 @@ type jsonLine struct {
 	Pitch    json.RawMessage   `json:"pitch"`
 	Height   json.RawMessage   `json:"height"`
 	Attr     *string           `json:"attr"`
+	// stackRaw is the text of "stack" when the scanner read the line: the
+	// same text makes the same stack (see JSONLReader.stack).
+	stackRaw []byte
 }
 
 // fieldDecoder reads one group of a line's fields into ev, taking from the
@@ -74,9 +79,20 @@ var fieldDecoders = [...]fieldDecoder{
 
 // decode fills ev from one line, or names the field at fault.
 func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
-	var l jsonLine
-	if err := json.Unmarshal(b, &l); err != nil {
-		return jsonError(err)
+	// The reader's own, not a local: the decoders below would make a local
+	// escape, an allocation of its size a line.
+	l := &r.decoded
+	*l = jsonLine{}
+	dup, ok := r.scanner.scan(b, l)
+	if !ok {
+		*l = jsonLine{}
+		if err := json.Unmarshal(b, l); err != nil {
+			return jsonError(err)
+		}
+		dup = duplicateKey(b)
+	}
+	if dup != "" {
+		return dup, corruptf("given twice (a key may appear once in a line)")
 	}
 	if l.Op == nil {
 		return "op", corruptf("missing")
@@ -88,7 +104,7 @@ func (r *JSONLReader) decode(b []byte, ev *Event) (string, error) {
 	form := &opSpecs[op]
 	*ev = Event{Op: op, TID: 1, Ptrs: ev.Ptrs[:0]}
 	for _, decodeFields := range fieldDecoders {
-		if field, err := decodeFields(r, &l, form, ev); err != nil {
+		if field, err := decodeFields(r, l, form, ev); err != nil {
 			return field, err
 		}
 	}
@@ -483,14 +499,23 @@ func jsonKind(t reflect.Type) string {
 // parseAddress reads an address or size: a JSON number, or a string in hex
 // ("0x...") or decimal.
 func parseAddress(raw json.RawMessage) (uint64, error) {
-	s := string(raw)
-	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return 0, corruptf("want a number or a string")
-		}
+	s := unsafe.String(unsafe.SliceData(raw), len(raw)) // parsed here, never kept
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 {
+		// No escapes: the string is its bytes (the common case, kept off
+		// encoding/json).
+		s = s[1 : n-1]
 		if v, ok := parseHex(s); ok {
 			return v, nil
 		}
+	} else if raw[0] == '"' {
+		var u string // not s: taking its address would move s to the heap
+		if err := json.Unmarshal(raw, &u); err != nil {
+			return 0, corruptf("want a number or a string")
+		}
+		if v, ok := parseHex(u); ok {
+			return v, nil
+		}
+		s = u
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -37,7 +38,11 @@ type JSONLReader struct {
 	stackIDs map[string]StackID
 	key      []byte // Scratch for stack keys.
 	frames   []Frame
-	damage   string // From a "# the source trace is damaged: " line.
+	scanner  lineScanner
+	decoded  jsonLine           // The line being decoded.
+	spelled  map[string]StackID // Stacks by their text in a line (see stack).
+	spelling []byte             // Scratch for keys of spelled.
+	damage   string             // From a "# the source trace is damaged: " line.
 	// started is set once a line showed the input is a trace: an event,
 	// or one of JSONLWriter's comments. Before that, a line that is not a
 	// JSON object with an "op" means the input is not a trace at all
@@ -63,6 +68,7 @@ func NewJSONLReader(r io.Reader, file string) *JSONLReader {
 		execs:    newNameSpace(t, objectUnnamed),
 		nodes:    newNameSpace(t, objectUnnamed),
 		stackIDs: map[string]StackID{},
+		spelled:  map[string]StackID{},
 	}
 }
 
@@ -84,7 +90,10 @@ func (r *JSONLReader) Next(ev *Event) error {
 			continue
 		}
 		if b[0] == '#' {
-			r.directive(b)
+			if err := r.directive(b); err != nil {
+				r.err = &PositionError{File: r.file, Line: r.line, Err: err}
+				return r.err
+			}
 			continue
 		}
 		if field, err := r.decode(b, ev); err != nil {
@@ -122,30 +131,37 @@ func (r *JSONLReader) Next(ev *Event) error {
 // so that a converted trace keeps them: the recorder's dropped count, and
 // the damage of the trace it was converted from.
 const (
-	directiveDropped = "# the recorder dropped %d events"
-	directiveDamaged = "# the source trace is damaged: "
-	directiveProcess = "# process %d (parent %d), exe %q, command %q, started %d ns after the Unix epoch, recorder %q"
-	directiveEmpty   = "# a streamcheck trace without events"
+	directiveDropped       = "# the recorder dropped %d events"
+	directiveDroppedPrefix = "# the recorder dropped "
+	directiveDamaged       = "# the source trace is damaged: "
+	directiveProcess       = "# process %d (parent %d), exe %q, command %q, started %d ns after the Unix epoch, recorder %q"
+	directiveEmpty         = "# a streamcheck trace without events"
 )
 
 // directive acts on a comment line that is one of JSONLWriter's notes.
 // Any of them marks the input as a trace (a converted trace may hold no
-// event).
-func (r *JSONLReader) directive(b []byte) {
+// event). A dropped count that is not a count is an error: read as a
+// plain comment, it would lose the warning that findings may be
+// incomplete.
+func (r *JSONLReader) directive(b []byte) error {
 	if string(b) == directiveEmpty {
 		r.started = true
-		return
+		return nil
 	}
-	var n uint64
-	if _, err := fmt.Sscanf(string(b), directiveDropped, &n); err == nil {
+	if count, ok := bytes.CutPrefix(b, []byte(directiveDroppedPrefix)); ok {
+		count, _ = bytes.CutSuffix(count, []byte(" events"))
+		n, err := strconv.ParseUint(string(count), 10, 64)
+		if err != nil {
+			return corruptf("the recorder's dropped-events count %q is not a number from 0 to %d", short(count), uint64(math.MaxUint64))
+		}
 		r.tables.Dropped = n
 		r.started = true
-		return
+		return nil
 	}
 	if note, ok := bytes.CutPrefix(b, []byte(directiveDamaged)); ok {
 		r.damage = string(note)
 		r.started = true
-		return
+		return nil
 	}
 	var p Process
 	var exe, args, version string
@@ -154,6 +170,7 @@ func (r *JSONLReader) directive(b []byte) {
 		r.tables.Process = p
 		r.started = true
 	}
+	return nil
 }
 
 // notAnEvent reports whether line is not even the start of an event: not
@@ -216,6 +233,33 @@ func optionalUint(raw *json.RawMessage) (uint64, error) {
 }
 
 func (r *JSONLReader) stack(l *jsonLine, ev *Event) (string, error) {
+	// A stack is parsed once per spelling: most lines repeat one of a few.
+	var text []byte
+	switch {
+	case l.Site != nil && l.Stack == nil:
+		text = append(append(r.spelling[:0], 's'), *l.Site...)
+	case l.Site == nil && l.stackRaw != nil:
+		text = append(append(r.spelling[:0], '['), l.stackRaw...)
+	}
+	if text != nil {
+		r.spelling = text
+		if id, ok := r.spelled[string(text)]; ok {
+			ev.Stack = id
+			return "", nil
+		}
+	}
+	field, err := r.parseStack(l, ev)
+	if err == nil && text != nil && len(r.spelled) < maxSpelledStacks {
+		r.spelled[string(text)] = ev.Stack
+	}
+	return field, err
+}
+
+// maxSpelledStacks bounds JSONLReader.spelled.
+const maxSpelledStacks = 1 << 16
+
+// parseStack reads "site" or "stack" into ev.Stack, a stack of r.tables.
+func (r *JSONLReader) parseStack(l *jsonLine, ev *Event) (string, error) {
 	r.frames = r.frames[:0]
 	switch {
 	case l.Site != nil && l.Stack != nil:

@@ -10,8 +10,8 @@ import (
 
 // NewReader returns a reader for a trace in either form: binary when r
 // starts with BinaryMagic, JSON Lines otherwise; a file named *.sctrace that
-// is empty or starts with a zero byte is a binary trace cut before its
-// header (ErrTruncated). Input that is neither (its first non-blank byte
+// starts with a zero byte is a binary trace cut before its header
+// (ErrTruncated). Input that is neither (its first non-blank byte
 // opens no JSON object or comment), or is empty (blank), gives a
 // *PositionError wrapping ErrFormat; so does JSON Lines whose first line
 // that is not a comment is no JSON object with an "op", or that holds no
@@ -26,8 +26,9 @@ func NewReader(r io.Reader, file string) (Reader, error) {
 	whole := io.MultiReader(bytes.NewReader(head), r) // Give back what was sniffed.
 	// The shim creates its file, sized with zeros, before it writes the
 	// header: a recording that died in between leaves a .sctrace file that
-	// is empty or starts with a zero byte.
-	if strings.HasSuffix(file, ".sctrace") && (len(head) == 0 || head[0] == 0) {
+	// starts with a zero byte. An empty file is no trace, whatever its name
+	// (below), so that every empty input is told apart from a damaged one.
+	if strings.HasSuffix(file, ".sctrace") && len(head) > 0 && head[0] == 0 {
 		return nil, &PositionError{File: file, Err: truncatedf("%v: the recorder stopped before it wrote the header", ErrTruncated)}
 	}
 	if looksBinary(head) {

@@ -31,6 +31,7 @@ const (
 	SyncHost                   // A step of the host: work issued after it is ordered after it.
 	SyncLegacy                 // A synchronous-API copy or set: issued to the legacy (or per-thread) stream; the host waits for it, or for what came before it, as CUDA's rules for its memory say.
 	SyncGraph                  // Changes the work a graph's launches do (their events, copies, nodes); orders nothing when made.
+	SyncHostFunc               // A host function ran: the host is ordered after the work its stream had before the host function was enqueued.
 )
 
 var syncDocs = [...]string{
@@ -45,6 +46,7 @@ var syncDocs = [...]string{
 	SyncHost:       "a step of the host, which work issued later follows",
 	SyncLegacy:     "on the legacy (or per-thread) stream; the host waits as CUDA's rules for its memory say",
 	SyncGraph:      "none now; changes what a graph's launches do",
+	SyncHostFunc:   "the host is ordered after the work the host function's stream had before it was enqueued",
 }
 
 // String returns a short description, as the trace-format tables give it.
@@ -268,7 +270,8 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpHostFunc: {
 		Name: "host_func", CName: "OP_HOST_FUNC", API: "cudaLaunchHostFunc",
-		OnStream: true, Sync: SyncIssue, required: jStream,
+		OnStream: true, Sync: SyncIssue, required: jStream, optional: jValue,
+		notes: map[string]string{"value": "the host function's token, which the `host_fn_run` of its run carries (absent or 0: no run is recorded); also `cudaStreamAddCallback`"},
 	},
 	OpCaptureBegin: {
 		Name: "capture_begin", CName: "OP_CAPTURE_BEGIN", API: "cudaStreamBeginCapture",
@@ -408,6 +411,11 @@ var opSpecs = [opCount]OpSpec{
 		Name: "pool_trim", CName: "OP_POOL_TRIM", API: "cudaMemPoolTrimTo",
 		Sync: SyncNone, required: jPool, optional: jValue,
 		notes: map[string]string{"value": "the bytes the pool may keep (`minBytesToKeep`)"},
+	},
+	OpHostFnRun: {
+		Name: "host_fn_run", CName: "OP_HOST_FN_RUN", API: "host function",
+		Sync: SyncHostFunc, required: jValue,
+		notes: map[string]string{"value": "the token of the `host_func` that enqueued the host function; recorded on the thread that runs it, as it starts"},
 	},
 }
 

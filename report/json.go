@@ -3,13 +3,22 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 
 	"github.com/streamcheck/streamcheck/checker"
 )
 
+// JSONVersion is the version of the JSON report's schema
+// (docs/json-report.md), its "version" field: it changes when a field
+// changes meaning or type, not when one is added.
+const JSONVersion = 1
+
 // jsonReport is the --format json document: exactly one object.
 type jsonReport struct {
+	Version  int                `json:"version"`
 	Findings []*checker.Finding `json:"findings"`
 	Traces   []jsonTrace        `json:"traces"`
 	// Unreadable lists the inputs that could not be read at all (exit 2),
@@ -30,13 +39,13 @@ type jsonTrace struct {
 	Damage   *string `json:"damage"`
 	Errors   int     `json:"errors"`
 	Warnings int     `json:"warnings"`
-	Notes    int     `json:"notes,omitempty"`
+	Notes    int     `json:"notes"`
 }
 
 type jsonSummary struct {
 	Errors   int `json:"errors"`
 	Warnings int `json:"warnings"`
-	Notes    int `json:"notes,omitempty"`
+	Notes    int `json:"notes"`
 	Traces   int `json:"traces"`
 	Damaged  int `json:"damaged"`
 	// Suppressed and Baselined count the findings left out by
@@ -50,6 +59,9 @@ type jsonSummary struct {
 	LiveBytesAtExit uint64 `json:"live_bytes_at_exit"`
 	// LeakCheck is --leak-check: full, summary or none.
 	LeakCheck string `json:"leak_check"`
+	// UnknownAddressUses counts the uses of device addresses no live
+	// recorded allocation covered (checker.Stats.UnknownAddressUses).
+	UnknownAddressUses uint64 `json:"unknown_address_uses"`
 }
 
 // JSON is the report as one JSON object: every finding, a summary of each
@@ -59,7 +71,7 @@ type JSON struct{}
 
 // Format writes the JSON report of a to w.
 func (JSON) Format(w io.Writer, a *Analysis, _ *Options) error {
-	rep := jsonReport{Findings: []*checker.Finding{}, Traces: []jsonTrace{}, Unreadable: []string{}}
+	rep := jsonReport{Version: JSONVersion, Findings: []*checker.Finding{}, Traces: []jsonTrace{}, Unreadable: []string{}}
 	for _, err := range a.Unreadable {
 		rep.Unreadable = append(rep.Unreadable, err.Error())
 	}
@@ -78,7 +90,7 @@ func (JSON) Format(w io.Writer, a *Analysis, _ *Options) error {
 	tot := a.Totals()
 	rep.Summary = jsonSummary{Errors: tot.Errors, Warnings: tot.Warnings, Notes: tot.Notes, Traces: tot.Traces, Damaged: tot.Damaged,
 		Suppressed: tot.Suppressed, Baselined: tot.Baselined, LiveAtExit: tot.Live, LiveBytesAtExit: tot.LiveBytes,
-		LeakCheck: a.leakMode()}
+		LeakCheck: a.leakMode(), UnknownAddressUses: tot.UnknownAddressUses}
 	rep.Program = a.Program
 
 	// The document without findings, whose "findings": [] the findings
@@ -87,7 +99,7 @@ func (JSON) Format(w io.Writer, a *Analysis, _ *Options) error {
 	if err := newJSONEncoder(&doc).Encode(rep); err != nil {
 		return err
 	}
-	return spliceArray(w, doc.Bytes(), "\n  \"findings\": []", "  ", false, func(yield func(any) bool) {
+	return spliceArray(w, doc.Bytes(), "\n  \"findings\": []", "  ", false, hexAddresses, func(yield func(any) bool) {
 		for _, res := range a.Results {
 			for _, f := range res.Findings {
 				if !yield(f) {
@@ -103,4 +115,24 @@ func newJSONEncoder(w io.Writer) *json.Encoder {
 	enc.SetEscapeHTML(false) // Messages are read by people, not embedded in HTML.
 	enc.SetIndent("", "  ")
 	return enc
+}
+
+// addressLine matches a line of an indented finding that holds an address
+// (an allocation's or operation's ptr, a frame's pc, a stream's handle) as
+// encoding/json writes a number: one key a line, so that no string value
+// can match (a string cannot hold a raw newline or an unescaped quote).
+var addressLine = regexp.MustCompile(`(?m)^(\s*"(?:ptr|pc|stream_handle)": )([0-9]+)(,?)$`)
+
+// hexAddresses rewrites the addresses of an encoded finding as "0x..."
+// strings, as the text report and traces write them: a JSON number loses
+// the low bits of a 64-bit address in most JSON readers (float64).
+func hexAddresses(b []byte) []byte {
+	return addressLine.ReplaceAllFunc(b, func(line []byte) []byte {
+		m := addressLine.FindSubmatch(line)
+		n, err := strconv.ParseUint(string(m[2]), 10, 64)
+		if err != nil {
+			return line
+		}
+		return fmt.Appendf(nil, "%s\"0x%x\"%s", m[1], n, m[3])
+	})
 }

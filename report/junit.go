@@ -14,21 +14,25 @@ import (
 )
 
 const (
-	// junitClass is every testcase's classname.
+	// junitClass is the classname of the testcases that are not findings.
 	junitClass = "streamcheck"
 	// JUnitReadCase names the testcase that passes when a trace was read
 	// completely, and errs when it was damaged or could not be read.
 	JUnitReadCase = "read-trace"
 )
 
-// JUnit is a JUnit XML report for CI systems that show test results: one testsuite per trace (named by the trace file) with one
-// testcase per rule of the checker, so that rules without findings show
-// as passed tests, plus a read-trace testcase. A rule's testcase fails when
-// the rule has error findings; the failure's message is the finding's (or
-// says how many there are) and its body is the text report of every one of
-// them. Warnings do not fail the testcase: their text report is its
-// system-out. A damaged trace makes read-trace an error, with the damage
-// note; an unreadable input is a testsuite whose read-trace has the reason.
+// JUnit is a JUnit XML report for CI systems that show test results: one
+// testsuite per trace (named by the trace file) with one testcase per
+// finding, named by its message, whose classname is the rule and the
+// source file of its first operation ("use-after-free: app.cu"), so that CI
+// groups findings by rule and file. An error finding's testcase fails; its
+// failure holds the finding's text report. A warning's or a note's
+// testcase passes, with its text report as system-out: the testcase's name
+// shows it in the list of tests. The failures of a report are then its
+// error findings, and its tests the findings plus a read-trace testcase per
+// trace, which errs when the trace was damaged; an unreadable input is a
+// testsuite whose read-trace has the reason. Each testsuite's properties
+// count its errors, warnings and notes as the text report does.
 //
 // The report has no timings (time="0.000"), so that the same traces give
 // the same file.
@@ -38,7 +42,7 @@ type JUnit struct{}
 func (JUnit) Format(w io.Writer, a *Analysis, _ *Options) error {
 	suites := junit.Testsuites{Name: toolName}
 	for _, res := range a.Results {
-		suites.AddSuite(junitSuite(res, len(suites.Suites), a.leakMode() == "full"))
+		suites.AddSuite(junitSuite(res, len(suites.Suites)))
 	}
 	if a.Program != nil {
 		suites.AddSuite(junitProgramSuite(a.Program, len(suites.Suites)))
@@ -65,10 +69,14 @@ const junitTime = "0.000"
 
 // junitProgramSuite reports, for streamcheck run, how the program ended:
 // "exit-code" fails when the program failed, and "recording" is an error
-// when the shim could not record, skipped when there was nothing to record.
+// when the shim could not record; with nothing recorded it passes, saying
+// so in its system-out and in the suite's "recorded" property.
 func junitProgramSuite(p *Program, id int) junit.Testsuite {
 	s := junit.Testsuite{Name: "program", ID: id, Time: junitTime}
-	exit := junit.Testcase{Name: "exit-code", Classname: junitClass, Time: junitTime}
+	s.AddProperty("exit_code", fmt.Sprint(p.ExitCode))
+	s.AddProperty("recorded", fmt.Sprint(p.Recorded))
+	exit := junit.Testcase{Name: "exit-code", Classname: junitClass, Time: junitTime,
+		SystemOut: &junit.Output{Data: p.Status()}}
 	if f := p.Failure(); f != "" {
 		exit.Failure = &junit.Result{Message: f, Type: "exit-code"}
 	}
@@ -78,17 +86,19 @@ func junitProgramSuite(p *Program, id int) junit.Testsuite {
 	case len(p.NotRecorded) > 0:
 		rec.Error = &junit.Result{Message: xmlText(strings.Join(p.NotRecorded, "; ")), Type: "not-recorded"}
 	case !p.Recorded:
-		rec.Skipped = &junit.Result{Message: NoCUDAActivity}
+		rec.SystemOut = &junit.Output{Data: NoCUDAActivity}
 	}
 	s.AddTestcase(rec)
 	return s
 }
 
-// junitSuite is a trace's testsuite; leaks says the leak rule was checked
-// (--leak-check full); otherwise its testcase is skipped, saying how much
-// stream-ordered memory was live at exit.
-func junitSuite(res *checker.Result, id int, leaks bool) junit.Testsuite {
+// junitSuite is a trace's testsuite.
+func junitSuite(res *checker.Result, id int) junit.Testsuite {
 	s := junit.Testsuite{Name: res.Trace, ID: id, Time: junitTime, File: res.Trace}
+	errs, warns, notes := countSeverities(res.Findings)
+	s.AddProperty("errors", fmt.Sprint(errs))
+	s.AddProperty("warnings", fmt.Sprint(warns))
+	s.AddProperty("notes", fmt.Sprint(notes))
 	s.AddProperty("events", fmt.Sprint(res.Stats.Events))
 	s.AddProperty("allocations", fmt.Sprint(res.Stats.Allocations))
 	s.AddProperty("streams", fmt.Sprint(res.Stats.Streams))
@@ -96,39 +106,15 @@ func junitSuite(res *checker.Result, id int, leaks bool) junit.Testsuite {
 	s.AddProperty("live_at_exit", fmt.Sprint(res.Stats.LiveAtExit))
 	s.AddProperty("live_bytes_at_exit", fmt.Sprint(res.Stats.LiveBytesAtExit))
 
-	byRule := map[string][]*checker.Finding{}
-	for _, f := range res.Findings {
-		byRule[f.Rule] = append(byRule[f.Rule], f)
-	}
 	plain := newPalette(false)
-	for _, r := range rules() {
-		tc := junit.Testcase{Name: r.id, Classname: junitClass, Time: junitTime}
-		var errs, warns bytes.Buffer
-		var errFindings []*checker.Finding
-		for _, f := range byRule[r.id] {
-			buf := &warns
-			if f.Severity == checker.SeverityError {
-				buf = &errs
-				errFindings = append(errFindings, f)
-			}
-			if buf.Len() > 0 {
-				buf.WriteString("\n")
-			}
-			writeFinding(buf, f, false, plain)
-		}
-		if len(errFindings) > 0 {
-			msg := errFindings[0].Message
-			if len(errFindings) > 1 {
-				msg = fmt.Sprintf("%d findings; the first: %s", len(errFindings), msg)
-			}
-			tc.Failure = &junit.Result{Message: xmlText(msg), Type: r.id, Data: xmlText(errs.String())}
-		}
-		if warns.Len() > 0 {
-			tc.SystemOut = &junit.Output{Data: xmlText(warns.String())}
-		}
-		if r.id == leakRule && !leaks {
-			tc.Skipped = &junit.Result{Message: fmt.Sprintf("not checked without --leak-check full: %s, %s of stream-ordered memory live at exit",
-				Plural(res.Stats.LiveAtExit, "allocation"), Plural(res.Stats.LiveBytesAtExit, "byte"))}
+	for _, f := range res.Findings {
+		var body bytes.Buffer
+		writeFinding(&body, f, false, plain)
+		tc := junit.Testcase{Name: xmlText(f.Message), Classname: xmlText(junitClassname(f)), Time: junitTime}
+		if f.Severity == checker.SeverityError {
+			tc.Failure = &junit.Result{Message: xmlText(f.Message), Type: f.Rule, Data: xmlText(body.String())}
+		} else {
+			tc.SystemOut = &junit.Output{Data: xmlText(body.String())}
 		}
 		s.AddTestcase(tc)
 	}
@@ -142,6 +128,19 @@ func junitSuite(res *checker.Result, id int, leaks bool) junit.Testsuite {
 		s.SystemErr = &junit.Output{Data: xmlText(n)}
 	}
 	return s
+}
+
+// junitClassname is a finding's rule and the source file of its first
+// operation's call site ("use-after-free: app.cu"), or the rule alone when
+// no source file was recorded.
+func junitClassname(f *checker.Finding) string {
+	if len(f.Ops) > 0 {
+		op := &f.Ops[0]
+		if i := op.SiteFrame(); i >= 0 && op.Stack[i].File != "" {
+			return f.Rule + ": " + op.Stack[i].File
+		}
+	}
+	return f.Rule
 }
 
 // xmlText replaces the characters XML 1.0 cannot hold (most control

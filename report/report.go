@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/streamcheck/streamcheck/checker"
 )
@@ -27,6 +28,9 @@ type Options struct {
 	// ToolVersion is the driver's version ("v1.2.0"; "" when unknown),
 	// which SARIF names.
 	ToolVersion string
+	// Elapsed, when not 0, is how long the analysis took: the text
+	// summary then says so, with the events analyzed a second.
+	Elapsed time.Duration
 }
 
 // Analysis is what a report is made of: the checker's results for a set of
@@ -45,6 +49,8 @@ type Analysis struct {
 	// "summary" (or "") has reports say how much memory was live at exit,
 	// "none" says nothing.
 	LeakCheck string
+	// Elapsed is how long the analysis took.
+	Elapsed time.Duration
 }
 
 // An InputError is an error of Analysis.Unreadable that names the input it
@@ -76,6 +82,12 @@ func (p *Program) Failure() string {
 	return fmt.Sprintf("the program failed: exit code %d", p.ExitCode)
 }
 
+// Status says how the program ended, in the words every report format
+// uses: "the program exited with code 0".
+func (p *Program) Status() string {
+	return fmt.Sprintf("the program exited with code %d", p.ExitCode)
+}
+
 // Notes says, one line each, what a report should carry besides findings.
 func (p *Program) Notes() []string {
 	var n []string
@@ -96,6 +108,7 @@ type Totals struct {
 	Streams, Threads                         int
 	Suppressed, Baselined                    int
 	Live, LiveBytes                          uint64 // Stream-ordered memory live at exit.
+	UnknownAddressUses                       uint64 // Uses of addresses no live recorded allocation covers.
 }
 
 // Totals sums a's findings and statistics.
@@ -114,6 +127,7 @@ func (a *Analysis) Totals() Totals {
 		t.Threads += r.Stats.Threads
 		t.Live += r.Stats.LiveAtExit
 		t.LiveBytes += r.Stats.LiveBytesAtExit
+		t.UnknownAddressUses += r.Stats.UnknownAddressUses
 	}
 	t.Suppressed, t.Baselined = len(a.Suppressed), len(a.Baselined)
 	return t
@@ -155,6 +169,19 @@ func (a *Analysis) LiveNote() string {
 	}
 	return fmt.Sprintf("live at exit: %s, %s (no leak findings: --leak-check full lists them)",
 		Plural(t.Live, "stream-ordered allocation"), Plural(t.LiveBytes, "byte"))
+}
+
+// UnknownNote says how many uses named device addresses that no live
+// recorded allocation covers, when some did; "" otherwise. Such memory
+// comes from an allocation path the recording misses, so a gap in what
+// was checked shows instead of passing in silence.
+func (a *Analysis) UnknownNote() string {
+	n := a.Totals().UnknownAddressUses
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("unknown addresses: %s of device addresses no recorded allocation covers (memory allocated where the recorder cannot see, or given back to the driver and handed out again): races on it are not looked for",
+		Plural(n, "use"))
 }
 
 // DamageNote says where a damaged trace stopped and how much of it was

@@ -53,7 +53,7 @@ func (SARIF) Format(w io.Writer, a *Analysis, o *Options) error {
 		return err
 	}
 	doc.WriteString("\n")
-	return spliceArray(w, doc.Bytes(), "\n      \"results\": []", "      ", true, func(yield func(any) bool) {
+	return spliceArray(w, doc.Bytes(), "\n      \"results\": []", "      ", true, nil, func(yield func(any) bool) {
 		for _, res := range a.Results {
 			for _, f := range res.Findings {
 				if !yield(sarifResult(run, f, uris)) {
@@ -244,6 +244,9 @@ func ruleName(id string) string {
 func sarifInvocation(a *Analysis, uris *uriCache) *sarif.Invocation {
 	inv := sarif.NewInvocation().WithExecutionSuccessful(len(a.Unreadable) == 0)
 	if a.Program != nil {
+		// The program's own status, so that a failed program and one
+		// with findings read apart whatever streamcheck exited with.
+		inv.WithExitCode(a.Program.ExitCode).WithExitCodeDescription(a.Program.Status())
 		for _, n := range a.Program.Notes() {
 			inv.AddToolExecutionNotification(sarif.NewNotification().
 				WithLevel(sarif.LevelWarning).

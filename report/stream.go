@@ -15,8 +15,8 @@ import (
 // elems yields: each is encoded when its turn comes, as it would be inside
 // the document, so that the array is never in memory whole. escapeHTML is
 // whether the document was encoded escaping <, > and & (json.Marshal does;
-// an Encoder may not).
-func spliceArray(w io.Writer, doc []byte, key, indent string, escapeHTML bool, elems iter.Seq[any]) error {
+// an Encoder may not). edit, if not nil, rewrites each encoded element.
+func spliceArray(w io.Writer, doc []byte, key, indent string, escapeHTML bool, edit func([]byte) []byte, elems iter.Seq[any]) error {
 	at := bytes.Index(doc, []byte(key))
 	if at < 0 {
 		return fmt.Errorf("report: %q not in the document", key)
@@ -39,7 +39,11 @@ func spliceArray(w io.Writer, doc []byte, key, indent string, escapeHTML bool, e
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n" + indent + "  ")
-		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		elem := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if edit != nil {
+			elem = edit(elem)
+		}
+		bw.Write(elem)
 		n++
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
@@ -24,15 +25,33 @@ const maxFrames = 6
 // last (at most Options.PrintLimit of them in full, unless it is 0), notes
 // on damaged traces, a table of findings per rule and one of the traces,
 // then a summary: with LeakCheck "summary", a line saying how much
-// stream-ordered memory was live at exit (when some was), and a line
-// counting the findings. Options.Color colors it.
+// stream-ordered memory was live at exit (when some was), one counting
+// uses of unknown addresses (when there were some), a line counting the
+// findings and, for a run, the program's exit status. Options.Color colors it.
 type Text struct{}
 
 // Format writes the text report of a to w.
 func (Text) Format(w io.Writer, a *Analysis, o *Options) error {
 	ew := &errWriter{w: w}
 	writeText(ew, a, newPalette(o.Color), o.PrintLimit)
+	if o.Elapsed > 0 && len(a.Results) > 0 {
+		t := a.Totals()
+		fmt.Fprintf(ew, "analyzed in %s, %s events/s\n", o.Elapsed.Round(time.Millisecond), rate(t.Events, o.Elapsed))
+	}
 	return ew.err
+}
+
+// rate is n events over d, a second, as a short figure: "812", "45.3k",
+// "2.1M".
+func rate(n uint64, d time.Duration) string {
+	r := float64(n) / d.Seconds()
+	switch {
+	case r >= 1e6:
+		return strconv.FormatFloat(r/1e6, 'f', 1, 64) + "M"
+	case r >= 1e4:
+		return strconv.FormatFloat(r/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
 }
 
 // errWriter keeps the first error of a writer and writes nothing after it,
@@ -71,7 +90,12 @@ func writeText(w io.Writer, a *Analysis, p *palette, limit int) {
 		writeFinding(w, f, multi, p)
 	}
 	if len(a.Results) == 0 {
-		return // Nothing could be read; stderr says why.
+		// Nothing could be read (stderr says why), or nothing recorded.
+		if a.Program != nil {
+			section()
+			fmt.Fprintln(w, a.Program.Status())
+		}
+		return
 	}
 	if rest := len(all) - len(shown); rest > 0 {
 		section()
@@ -108,6 +132,9 @@ func writeText(w io.Writer, a *Analysis, p *palette, limit int) {
 	if n := a.LiveNote(); n != "" {
 		fmt.Fprintln(w, p.note.Sprint(n))
 	}
+	if n := a.UnknownNote(); n != "" {
+		fmt.Fprintln(w, p.note.Sprint(n))
+	}
 	stats := fmt.Sprintf("in %s (%s, %s, %s)", Plural(t.Traces, "trace"), Plural(t.Events, "event"),
 		Plural(t.Allocations, "allocation"), Plural(t.Streams, "stream"))
 	var accepted []string
@@ -133,6 +160,9 @@ func writeText(w io.Writer, a *Analysis, p *palette, limit int) {
 		fmt.Fprintf(w, "%s, %s%s %s\n", p.error.Sprint(Plural(t.Errors, "error")), Plural(t.Warnings, "warning"), notes, stats)
 	default:
 		fmt.Fprintf(w, "0 errors, %s%s %s\n", p.warning.Sprint(Plural(t.Warnings, "warning")), notes, stats)
+	}
+	if a.Program != nil {
+		fmt.Fprintln(w, a.Program.Status())
 	}
 }
 

@@ -17,7 +17,8 @@
 # and testdata/python/corpus-torch.tsv. Then
 #   scripts/gpu-corpus.sh .corpus/manifest.tsv
 #
-# Environment: NVCC (default from PATH, else /usr/local/cuda/bin/nvcc),
+# Environment: ONLY (an extended regex: build only the programs whose names match it),
+# NVCC (default from PATH, else /usr/local/cuda/bin/nvcc),
 # ARCH (default sm_90), BUILD_JOBS (default 16).
 # Exit status: 0 when every program built, 1 when any failed (the others are
 # still in the manifest), 2 when the sources or nvcc are missing.
@@ -41,13 +42,16 @@ mkdir -p "$build/logs" "$corpus/variants"
 # extended lambdas, line info, the Common/ headers, and the CUDA libraries
 # some of them link (an unused one costs nothing).
 flags=(-arch="$arch" -rdc=true --extended-lambda -lineinfo -I"$src/Common")
-libs=(-lcublas -lcusparse -lcurand -lcuda)
+libs=(-lcublas -lcusparse -lcurand -lcufft -lnvrtc -lcuda)
+
+selected() { [ -z "${ONLY:-}" ] || [[ $1 =~ $ONLY ]]; }
 
 build_one() {  # build_one NAME DIR SOURCE...
     local name=$1 dir=$2; shift 2
     local extra=()
     case "$name" in
-        UnifiedMemoryStreams) extra=(-Xcompiler -fopenmp -lgomp) ;;
+        UnifiedMemoryStreams | cudaOpenMP) extra=(-Xcompiler -fopenmp -lgomp) ;;
+        simpleIPC | memMapIPCDrv) set -- "$@" "$src/Common/helper_multiprocess.cpp" ;;
         streamOrderedAllocationIPC) set -- "$@" "$src/Common/helper_multiprocess.cpp" ;;
     esac
     if "$nvcc" "${flags[@]}" "${extra[@]}" -I"$dir" "$@" -o "$build/$name" "${libs[@]}" >"$build/logs/$name.log" 2>&1; then
@@ -60,15 +64,44 @@ build_one() {  # build_one NAME DIR SOURCE...
 
 # Samples: the rows of VERDICTS.tsv whose program is "NVIDIA cuda-samples Samples/...".
 samples=$(awk -F'\t' '!/^#/ && $2 ~ /^NVIDIA cuda-samples Samples\// { split($2, w, " "); print $1 "\t" w[3] }' "$verdicts")
+# Extra samples (scripts/corpus-samples-extra.tsv) not yet in VERDICTS.tsv, each in a folder of its own.
+extras=$(awk -F'\t' 'NR == FNR { if (!/^#/) seen[$1] = 1; next } !/^#/ && NF == 2 && !($1 in seen)' \
+    "$verdicts" scripts/corpus-samples-extra.tsv)
 # Variants: name and the sample each changes.
 variants=$(python3 scripts/corpus-variants.py --list) || exit 2
 while IFS=$'\t' read -r name dir; do
+    selected "$name" || continue
     d="$src/$dir"
     if [ ! -d "$d" ]; then echo "FAILED $name (no $d)"; continue; fi
     build_one "$name" "$d" $(ls "$d"/*.cu "$d"/*.cpp 2>/dev/null) &
     while [ "$(jobs -r | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
 done <<<"$samples"
+build_extra() {  # build_extra NAME DIR: driver-API kernels as their CMake file says, then the program
+    local name=$1 d=$2 out="$build/$name.d" k srcs=()
+    mkdir -p "$out"
+    for k in "$d"/*_kernel.cu; do
+        [ -f "$k" ] || continue
+        if grep -q 'CUDA_FATBIN_FILE' "$d/CMakeLists.txt" 2>/dev/null; then
+            "$nvcc" -arch="$arch" -I"$src/Common" -fatbin "$k" -o "$out/$(basename "$k" .cu)64.fatbin" >>"$build/logs/$name.log" 2>&1
+        elif grep -q 'CUDA_PTX_FILE' "$d/CMakeLists.txt" 2>/dev/null; then
+            "$nvcc" -arch="$arch" -I"$src/Common" -ptx "$k" -o "$out/$(basename "$k" .cu)64.ptx" >>"$build/logs/$name.log" 2>&1
+        else
+            cp "$k" "$out/"  # NVRTC samples compile it at run time
+        fi
+    done
+    for k in "$d"/*.cu "$d"/*.cpp "$d"/src/*.cu "$d"/src/*.cpp; do
+        [ -f "$k" ] && [ "${k%_kernel.cu}" = "$k" ] && srcs+=("$k")
+    done
+    build_one "$name" "$d" -I"$d/inc" "${srcs[@]}" && [ -f "$build/$name" ] && mv "$build/$name" "$out/$name"
+}
+while IFS=$'\t' read -r name dir; do
+    [ -n "$name" ] && selected "$name" || continue
+    if [ ! -d "$src/$dir" ]; then echo "FAILED $name (no $src/$dir)"; continue; fi
+    build_extra "$name" "$src/$dir" &
+    while [ "$(jobs -r | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
+done <<<"$extras"
 while IFS=$'\t' read -r variant sample; do
+    selected "$variant" || continue
     dir=$(awk -F'\t' -v s="$sample" '$1 == s { print $2 }' <<<"$samples")
     if python3 scripts/corpus-variants.py "$src/$dir/$sample.cu" "$variant" "$corpus/variants/$variant.cu"; then
         build_one "$variant" "$src/$dir" "$corpus/variants/$variant.cu" &
@@ -89,9 +122,12 @@ rel=${build#"$repo"/}
         rules=$(awk -F'\t' -v n="$variant" '$1 == n { print $4 }' "$verdicts" | sed -E 's/:[0-9]+//g')
         printf '%s\tcuda\t%s\t%s\t./%s\n' "$variant" "${rules:-review}" "$rel" "$variant"
     done <<<"$variants"
+    while IFS=$'\t' read -r name _; do
+        [ -n "$name" ] && printf '%s\tcuda\treview\t%s\t./%s\n' "$name" "$rel/$name.d" "$name"
+    done <<<"$extras"
     grep -v '^#' testdata/python/corpus-cupy.tsv testdata/python/corpus-torch.tsv -h | grep .
 } >"$manifest"
-built=$(ls "$build" | grep -vc '^logs$')
-want=$(( $(grep -c . <<<"$samples") + $(grep -c . <<<"$variants") ))
+built=$(( $(ls "$build" | grep -v '^logs$' | grep -vc '\.d$') + $(ls "$build"/*.d/* 2>/dev/null | grep -c -v -E '\.(fatbin|ptx|cu)$') ))
+want=$(( $(grep -c . <<<"$samples") + $(grep -c . <<<"$variants") + $(grep -c . <<<"$extras") ))
 echo "corpus-build.sh: $built of $want programs built; manifest $manifest ($(grep -vc '^#' "$manifest") programs)"
 [ "$built" -eq "$want" ]

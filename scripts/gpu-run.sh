@@ -29,6 +29,8 @@
 #   OUT            output folder (default .gpu/out); only $OUT/* comes back
 #   SC_WORK        work folder for binaries and traces (default .gpu/run; .gpu
 #                  is git-ignored, so it survives between remote calls)
+#   TRACE_DIR      where traces go (default $SC_WORK/traces): a second recording of
+#                  the same binaries (another backend) keeps the first
 #   ONLY           extended regex; only case names matching it are built/run/checked
 #   BUILD_JOBS     parallel nvcc jobs (default 16)
 #   RECORD_JOBS    parallel recordings of the CUDA binaries (default 4);
@@ -60,7 +62,7 @@ SC_WORK="${SC_WORK:-$REPO_ROOT/.gpu/run}"
 case "$SC_WORK" in /*) ;; *) SC_WORK="$REPO_ROOT/$SC_WORK" ;; esac
 case "$OUT" in /*) ;; *) OUT="$REPO_ROOT/$OUT" ;; esac
 BUILD_DIR="$SC_WORK/build"
-TRACE_DIR="$SC_WORK/traces"
+TRACE_DIR="${TRACE_DIR:-$SC_WORK/traces}"
 CUDA_SRC_DIR="$REPO_ROOT/testdata/cuda"
 PY_SRC_DIR="$REPO_ROOT/testdata/python"
 SC_BIN="${SC_BIN:-$REPO_ROOT/bin/streamcheck}"
@@ -320,6 +322,18 @@ do_record() {
                     continue
                 fi
                 run_recorded "$name-py" "$PY_TIMEOUT" "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" \
+                    -- python3 "$py"
+                ;;
+            jax_*)
+                if ! python3 -c 'import jax, sys; sys.exit(0 if jax.default_backend() == "gpu" else 1)' >/dev/null 2>&1; then
+                    echo "skip   $name-py (jax with a GPU backend not importable)"
+                    echo "skipped" >"$TRACE_DIR/$name-py.rc"
+                    echo "module not available" >"$TRACE_DIR/$name-py.skip"
+                    continue
+                fi
+                # JAX's stream-ordered allocator; torch (for DLPack hand-offs) on its cudaMallocAsync backend.
+                run_recorded "$name-py" "$PY_TIMEOUT" XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async \
+                    XLA_PYTHON_CLIENT_PREALLOCATE=false PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
                     -- python3 "$py"
                 ;;
             cupy_*)

@@ -2,6 +2,7 @@ package suppress
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,9 @@ type List struct {
 	Root string
 }
 
+// MaxLine is the longest line a suppression file may hold, in bytes.
+const MaxLine = 64 << 10
+
 // Error is a problem with one line of a suppression file.
 type Error struct {
 	File string
@@ -66,8 +70,9 @@ func Load(path string) (*List, error) {
 func Parse(r io.Reader, name string) (*List, error) {
 	l := &List{}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(make([]byte, 0, 4096), MaxLine+1) // room for the newline
+	n := 1
+	for ; sc.Scan(); n++ {
 		text := sc.Text()
 		if n == 1 {
 			text = strings.TrimPrefix(text, "\ufeff") // a byte order mark some editors write
@@ -83,7 +88,10 @@ func Parse(r io.Reader, name string) (*List, error) {
 		l.Entries = append(l.Entries, e)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &Error{File: name, Line: n, Msg: fmt.Sprintf("line longer than %d bytes (an entry is one line)", MaxLine)}
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return l, nil
 }

@@ -67,6 +67,21 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// A line over MaxLine bytes is an error naming the file and the line; one
+// of exactly MaxLine bytes is read.
+func TestParseLongLine(t *testing.T) {
+	entry := "leak frame=main reason="
+	fits := entry + strings.Repeat("x", MaxLine-len(entry))
+	if l, err := Parse(strings.NewReader("# first\n"+fits+"\n"), "f.txt"); err != nil || len(l.Entries) != 1 {
+		t.Errorf("a line of %d bytes: %v", len(fits), err)
+	}
+	_, err := Parse(strings.NewReader("# first\n"+fits+"x\nleak frame=f reason=y\n"), "f.txt")
+	var se *Error
+	if !errors.As(err, &se) || err.Error() != "f.txt:2: line longer than 65536 bytes (an entry is one line)" {
+		t.Errorf("a line of %d bytes: %v", len(fits)+1, err)
+	}
+}
+
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.txt")

@@ -4,13 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
 )
+
+// ErrBusy is returned by Rewrite for a trace that a running process may
+// still be writing.
+var ErrBusy = errors.New("a running process is still writing it")
+
+// alive reports whether a process pid runs (or has not been waited for).
+func alive(pid uint32) bool {
+	if pid == 0 || pid > math.MaxInt32 {
+		return false
+	}
+	err := unix.Kill(int(pid), 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
 
 // Rewrite symbolizes the stacks of the binary trace at path in place, so the
 // trace names source locations even where the program's files are gone (a
@@ -19,7 +35,9 @@ import (
 // when the rewrite succeeded; its permissions are kept, at most 0600. Only a
 // regular file the current user owns is rewritten, and a symbolic link is
 // not followed (see package safefile): the directory may be writable by
-// others.
+// others. A trace a running process may still be writing is left as it is
+// (ErrBusy): one the shim holds locked, or one without its End record whose
+// writer's pid is alive.
 //
 // Reading twice keeps memory bounded: the first pass collects the complete
 // tables and symbolizes them, the second copies the events, whose ids are
@@ -29,10 +47,21 @@ func (s *Symbolizer) Rewrite(path string) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer in.Close() // Drops the lock too.
+	// The shim holds a lock on its trace while it has it open. A process
+	// still writing would go on writing into the file the rename below
+	// unlinks, and every event it writes from now on would be lost.
+	if err := unix.Flock(int(in.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
+		return ErrBusy
+	}
 	tables, damage, err := readTables(in, path)
 	if err != nil {
 		return err
+	}
+	if damage != nil && alive(tables.Process.PID) {
+		// Without its End record, and its writer runs: a shim that took no
+		// lock (an older one), or a file system without locks.
+		return ErrBusy
 	}
 	var jit perfMap
 	if s.PerfMapDir != "" && tables.Process.PID != 0 {

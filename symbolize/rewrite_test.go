@@ -1,11 +1,14 @@
 package symbolize
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -82,5 +85,54 @@ func TestRewrite(t *testing.T) {
 		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
 			t.Errorf("%s: mode %v (%v), want 0600 kept", path, info.Mode(), err)
 		}
+	}
+}
+
+// TestRewriteBusy: a trace a running process may still write is left as it
+// is: one another open file description holds locked (as the shim does
+// while it writes), and one without its End record whose writer's pid
+// runs.
+func TestRewriteBusy(t *testing.T) {
+	abs, _ := filepath.Abs("testdata/prog.c")
+	bin := build(t, "cc", abs, "-g", "-O0")
+	data := writeTrace(t, bin)
+	dir := t.TempDir()
+	locked := filepath.Join(dir, "locked.sctrace")
+	if err := os.WriteFile(locked, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := os.Open(locked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if err := unix.Flock(int(writer.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+
+	// A trace cut before its End record, of a process that runs: this one.
+	tables := model.NewTables()
+	tables.Process.PID = uint32(os.Getpid())
+	running, err := model.EncodeBinary(tables, []model.Event{{Op: model.OpDeviceSync}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "running.sctrace")
+	if err := os.WriteFile(cut, running[:len(running)-2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s := New()
+	for path, want := range map[string][]byte{locked: data, cut: running[:len(running)-2]} {
+		if err := s.Rewrite(path); !errors.Is(err, ErrBusy) {
+			t.Errorf("Rewrite(%s) = %v, want ErrBusy", path, err)
+		}
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s was changed (%v)", path, err)
+		}
+	}
+	writer.Close() // The writer is done: the trace is rewritten now.
+	if err := s.Rewrite(locked); err != nil {
+		t.Errorf("Rewrite after the lock was dropped: %v", err)
 	}
 }

@@ -233,6 +233,12 @@ func (tw *writer) placeOf(ev *model.Event, st *hb.Step) place {
 	}
 	tw.last = ts
 	tr := tw.hostTrack(ev.TID) // Every thread gets its track, numbered in order of its first call.
+	if ev.Op == model.OpStreamCreate || ev.Op == model.OpStreamDestroy {
+		// Made and destroyed by the host: a stream gets its track from
+		// the first work it runs, so that streams that never ran any
+		// (a pool's spares) draw none.
+		return place{tr, ts}
+	}
 	if st.Agent != hb.HostAgent {
 		tr = tw.streamTrack(st.Agent)
 	} else if ev.Failed() && ev.Op.OnStream() {
@@ -350,7 +356,7 @@ func category(op model.Op) string {
 	case model.OpMemcpyAsync, model.OpMemcpy, model.OpMemsetAsync, model.OpMemset:
 		return "copy"
 	case model.OpEventRecord, model.OpStreamWait, model.OpStreamSync, model.OpEventSync, model.OpDeviceSync,
-		model.OpStreamQuery, model.OpEventQuery:
+		model.OpStreamQuery, model.OpEventQuery, model.OpHostFnRun:
 		return "sync"
 	}
 	return "setup"

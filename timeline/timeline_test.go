@@ -61,7 +61,8 @@ func TestIssueOrder(t *testing.T) {
 }
 
 // TestTracks: stream work goes on its stream's track in its device's
-// process, host calls on their thread's track.
+// process, host calls (a stream's creation among them) on their thread's
+// track.
 func TestTracks(t *testing.T) {
 	ss := slicesOf(t, `{"op":"stream_create","stream":"s1","device":1}
 {"op":"launch","stream":"s1","kernel":"k","device":1,"tid":7}
@@ -72,7 +73,7 @@ func TestTracks(t *testing.T) {
 		name     string
 		pid, tid int
 	}{
-		{"cudaStreamCreateWithFlags", DevicePID(1), 1},
+		{"cudaStreamCreateWithFlags", HostPID, 1}, // the host makes a stream
 		{"k", DevicePID(1), 1},
 		{"cudaDeviceSynchronize", HostPID, 2}, // Thread 7 is the second seen.
 		{"cudaMalloc", HostPID, 1},
@@ -81,6 +82,29 @@ func TestTracks(t *testing.T) {
 		if s.Name != want[i].name || s.PID != want[i].pid || s.TID != want[i].tid {
 			t.Errorf("slice %d: %s on %d/%d, want %s on %d/%d", i, s.Name, s.PID, s.TID, want[i].name, want[i].pid, want[i].tid)
 		}
+	}
+}
+
+// TestUnusedStreamsHaveNoTrack: a stream that never ran anything (created,
+// perhaps destroyed) draws no track; one that did, does.
+func TestUnusedStreamsHaveNoTrack(t *testing.T) {
+	var out bytes.Buffer
+	trace := `{"op":"stream_create","stream":"used"}
+{"op":"stream_create","stream":"spare1"}
+{"op":"stream_create","stream":"spare2"}
+{"op":"launch","stream":"used","kernel":"k"}
+{"op":"stream_destroy","stream":"spare2"}
+`
+	r := model.NewJSONLReader(strings.NewReader(trace), "t.jsonl")
+	if err := Write(&out, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if n := strings.Count(got, `"name":"thread_name"`); n != 2 { // the host thread's and used's
+		t.Errorf("%d named tracks, want 2:\n%s", n, got)
+	}
+	if !strings.Contains(got, `stream used`) || strings.Contains(got, `stream spare`) {
+		t.Errorf("tracks:\n%s", got)
 	}
 }
 

@@ -1,23 +1,28 @@
 package main
 
-import "fmt"
+import (
+	"github.com/streamcheck/streamcheck/analysis"
+)
 
 const checkUsage = `
-usage: streamcheck check [flags] TRACE|DIR...
+usage: streamcheck check [flags] TRACE|DIR|-...
 
 Check analyzes recorded traces and reports every race or misuse of
 stream-ordered memory it finds. Each file is one process; a directory stands
-for every *.sctrace and *.jsonl file in it (a process tree recorded by
-'streamcheck record'), in name order. Traces may be binary or JSON Lines.
+for every *.sctrace and *.jsonl file under it, searched recursively in name
+order (a process tree recorded by 'streamcheck record', or a folder of such
+recordings), and - for standard input. A trace named twice is analyzed
+once. Traces may be binary or JSON Lines.
 
 A truncated or corrupt trace is analyzed up to the damage, and the report
 says where it stopped.
 
 Exit codes:
   0  no error findings (warnings allowed)
-  1  error findings
+  1  error findings (or N, with --error-exitcode N)
   2  bad usage, an input that could not be read (missing, or not a trace:
-     empty, JSON Lines without events, or in neither form), or a
+     empty whatever its name, JSON Lines without events, or in neither
+     form), or a
      --suppressions or --baseline file that is missing or malformed
   3  a trace was truncated or corrupt, and no error findings
 ` + acceptHelp + leakHelp
@@ -38,24 +43,18 @@ func (c *cli) cmdCheck(args []string) int {
 		return c.usageErrorf("%v", err)
 	}
 	if len(pos) == 0 {
-		fmt.Fprintln(c.stderr, "streamcheck check: no trace given (try 'streamcheck demo' for an example)")
-		printUsage(c.stderr, fs, checkUsage)
-		return exitUsage
+		return c.usageLine(fs, "check: no trace given (try 'streamcheck demo' for an example)")
 	}
-	ins := expandArgs(pos)
-	for _, in := range ins {
-		for _, out := range []string{o.output, o.writeBaseline} {
-			if in.path != "" && sameFile(in.path, out) {
-				return c.usageErrorf("check: output %s is the input trace %s", out, in.name)
-			}
-		}
+	ins := analysis.Expand(pos, c.stdin)
+	if err := o.refuseInputs(ins); err != nil {
+		return c.usageErrorf("check: %v", err)
 	}
-	a := analyzeInputs(ins, o.root, o.leakCheck, o.allocLoopThreshold, newProgress(c.stderr))
+	a := analyzeWith(ins, &o, newProgress(c.stderr))
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		if isBrokenPipe(err) {
 			return exitBrokenPipe
 		}
 		return c.usageErrorf("%v", err)
 	}
-	return a.exitCode()
+	return exitCode(a, &o)
 }

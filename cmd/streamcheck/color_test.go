@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/streamcheck/streamcheck/analysis"
 )
 
 // openPTY returns both ends of a new pseudo-terminal, or skips the test.
@@ -53,9 +56,9 @@ func reportTo(t *testing.T, w io.Writer, args ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := analyzeAll([]input{{name: "demo.jsonl", open: func() (io.ReadCloser, error) {
+	a := analysis.Run([]analysis.Input{{Name: "demo.jsonl", Open: func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
-	}}}, o.root)
+	}}}, analysis.Options{SourceRoot: o.root})
 	c := &cli{stdout: io.Discard, stderr: io.Discard}
 	if err := c.writeReport(a, &o, w); err != nil {
 		t.Fatal(err)
@@ -93,12 +96,19 @@ func TestColorTerminal(t *testing.T) {
 			if has := strings.Contains(out, "\x1b["); has != tc.want {
 				t.Errorf("escape codes: %v, want %v\n%q", has, tc.want, out)
 			}
+			// A person watching is told how long it took.
+			if !regexp.MustCompile(`(?m)^analyzed in [0-9.]+m?s, [0-9.]+[kM]? events/s\r?$`).MatchString(out) {
+				t.Errorf("no timing line on the terminal:\n%q", out)
+			}
 		})
 	}
 
 	var buf bytes.Buffer
 	t.Setenv("NO_COLOR", "")
 	reportTo(t, &buf)
+	if strings.Contains(buf.String(), "events/s") {
+		t.Errorf("report to a buffer has a timing line, which would differ from run to run:\n%q", buf.String())
+	}
 	if strings.Contains(buf.String(), "\x1b[") {
 		t.Errorf("report to a buffer has escape codes:\n%q", buf.String())
 	}

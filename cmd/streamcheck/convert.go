@@ -9,6 +9,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/report"
 )
@@ -29,7 +30,8 @@ corrupt).
 
 The output is written 0600 (or less, as the umask says). With -o it is
 written under a temporary name, removed if the conversion fails or a signal
-ends it.
+ends it; a FIFO or device named by -o (/dev/null, a FIFO a reader waits on)
+is written through, never replaced.
 
 Exit codes:
   0  converted
@@ -51,9 +53,7 @@ func (c *cli) cmdConvert(args []string) int {
 	}
 	switch {
 	case len(pos) != 1:
-		fmt.Fprintln(c.stderr, "streamcheck convert: want exactly one TRACE")
-		printUsage(c.stderr, fs, convertUsage)
-		return exitUsage
+		return c.usageLine(fs, "convert: want exactly one TRACE")
 	case *to != "" && *to != "jsonl" && *to != "binary":
 		return c.usageErrorf("convert: unknown form %q for --to (want jsonl or binary)", *to)
 	}
@@ -62,14 +62,14 @@ func (c *cli) cmdConvert(args []string) int {
 
 	in, err := os.Open(path)
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{name, err})
+		return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: err})
 	}
 	defer in.Close()
 	r, err := model.NewReader(in, name)
 	var damage error
 	if err != nil {
 		if !model.IsDamage(err) {
-			return c.usageErrorf("%v", &inputError{name, err})
+			return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: err})
 		}
 		damage = err // A binary trace cut inside its header: no events.
 		r = nil      // NewReader may return a typed nil.
@@ -95,9 +95,9 @@ func (c *cli) cmdConvert(args []string) int {
 			finish(false)
 			return c.outputOrInputError(name, err)
 		}
-		if off := following(r); damage == nil && off >= 0 {
+		if off := analysis.Following(r); damage == nil && off >= 0 {
 			finish(false)
-			return c.usageErrorf("%v", &inputError{name, errConcatenated(off)})
+			return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: analysis.ErrConcatenated(off)})
 		}
 	}
 	var note string
@@ -135,7 +135,7 @@ func (c *cli) outputOrInputError(name string, err error) int {
 	case errors.As(err, &oe):
 		return c.usageErrorf("convert: %v", err)
 	}
-	return c.usageErrorf("%v", &inputError{name, err})
+	return c.usageErrorf("%v", &analysis.InputError{Name: name, Err: err})
 }
 
 // defaultForm is the output form when --to is not given: the one the -o
@@ -183,7 +183,8 @@ func copyEvents(w model.Writer, r model.Reader) (n uint64, damage, err error) {
 
 // convertOutput opens where a conversion goes. A file is written under a
 // temporary name and renamed into place by finish(true), so a failed
-// conversion never leaves half a trace (or clobbers the input).
+// conversion never leaves half a trace (or clobbers the input); a FIFO or
+// device is written in place (see createOutput).
 func (c *cli) convertOutput(output, input string, binaryOut bool) (io.Writer, func(ok bool) error, error) {
 	if output == "" {
 		if f, ok := c.stdout.(*os.File); ok && binaryOut && isatty.IsTerminal(f.Fd()) {
@@ -191,29 +192,14 @@ func (c *cli) convertOutput(output, input string, binaryOut bool) (io.Writer, fu
 		}
 		return c.stdout, func(bool) error { return nil }, nil
 	}
-	if a, err := os.Stat(input); err == nil {
-		if b, err := os.Stat(output); err == nil && os.SameFile(a, b) {
-			return nil, nil, fmt.Errorf("output %s is the input", output)
-		}
+	if sameFile(input, output) {
+		return nil, nil, fmt.Errorf("output %s is the input", output)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".tmp*")
+	// A trace names the program's files and kernels: 0600, as the shim's
+	// traces are.
+	f, err := createOutput(output, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
-	forget := removeOnSignal(tmp.Name())
-	finish := func(ok bool) error {
-		defer forget()
-		err := tmp.Close()
-		if ok && err == nil {
-			// The temporary file is 0600 (less as the umask says), as the
-			// shim's traces are: a trace names the program's files and
-			// kernels.
-			err = os.Rename(tmp.Name(), output)
-		}
-		if !ok || err != nil {
-			os.Remove(tmp.Name())
-		}
-		return err
-	}
-	return tmp, finish, nil
+	return f, f.finish, nil
 }

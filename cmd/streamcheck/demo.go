@@ -5,6 +5,8 @@ import (
 	"embed"
 	"io"
 	"path"
+
+	"github.com/streamcheck/streamcheck/analysis"
 )
 
 // demoTrace is the embedded example "streamcheck demo" analyzes. To switch
@@ -45,6 +47,9 @@ func (c *cli) cmdDemo(args []string) int {
 	if err := o.load(); err != nil {
 		return c.usageErrorf("%v", err)
 	}
+	if err := o.refuseInputs(nil); err != nil {
+		return c.usageErrorf("demo: %v", err)
+	}
 	if len(pos) > 0 {
 		return c.usageErrorf("demo takes no arguments (use 'streamcheck check %s')", pos[0])
 	}
@@ -52,12 +57,12 @@ func (c *cli) cmdDemo(args []string) int {
 	if err != nil {
 		panic(err) // The file is embedded at build time.
 	}
-	in := input{name: path.Base(demoTrace), open: func() (io.ReadCloser, error) {
+	in := analysis.Input{Name: path.Base(demoTrace), Open: func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}}
-	a := analyzeInputs([]input{in}, o.root, o.leakCheck, o.allocLoopThreshold, nil)
+	a := analyzeWith([]analysis.Input{in}, &o, nil)
 	if err := c.writeReport(a, &o, c.stdout); err != nil {
 		return c.usageErrorf("%v", err)
 	}
-	return a.exitCode()
+	return exitCode(a, &o)
 }

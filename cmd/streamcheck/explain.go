@@ -8,33 +8,43 @@ import (
 	"os"
 	"slices"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/explain"
 	"github.com/streamcheck/streamcheck/report"
 )
 
 const explainUsage = `
-usage: streamcheck explain [flags] TRACE
+usage: streamcheck explain [flags] TRACE|DIR|-...
 
-Explain shows why each finding of one trace is a bug, as a small
-happens-before graph: the finding's operations, the synchronization between
-their streams around them (event records and waits, stream, event and device
-synchronization, successful queries, the legacy stream's implicit joins), the
-orderings that exist between them, and the one that is missing.
+Explain shows why each finding is a bug, as a small happens-before graph:
+the finding's operations, the synchronization between their streams around
+them (event records and waits, stream, event and device synchronization,
+successful queries, the legacy stream's implicit joins), the orderings that
+exist between them, and the one that is missing. A directory stands for
+every trace under it, as for check; - is standard input.
 
-Without --dot it prints every finding, numbered, with its graph as text (or
-only finding N with --finding N). With --dot it writes the graph of finding N
-(default: the first error, else finding 1) in Graphviz DOT; render it with 'dot -Tsvg -o finding.svg'. The
-output is the same, byte for byte, for the same trace. The trace is read
-twice; one from a pipe (/dev/stdin) is copied to $TMPDIR the first time.
+Without --dot it prints every finding, numbered through all the traces,
+with its graph as text, and a summary line per trace (or only finding N
+with --finding N). With --dot it writes the graph of finding N (default:
+the first error, else finding 1) in Graphviz DOT; render it with 'dot -Tsvg
+-o finding.svg'. The output is the same, byte for byte, for the same
+traces. Each trace is read twice; one from a pipe (-, /dev/stdin) is copied
+to $TMPDIR the first time.
 
 Exit codes:
   0  no error findings (warnings allowed)
   1  error findings
   2  bad usage, an input that could not be read (missing, not a trace), or
      no finding N
-  3  the trace was truncated or corrupt, and no error findings
+  3  a trace was truncated or corrupt, and no error findings
 `
+
+// explained is one trace's findings with their graphs.
+type explained struct {
+	tr     *replayedTrace
+	graphs []*explain.Graph
+}
 
 // cmdExplain implements "streamcheck explain". See explainUsage.
 func (c *cli) cmdExplain(args []string) int {
@@ -46,77 +56,123 @@ func (c *cli) cmdExplain(args []string) int {
 	if done {
 		return code
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(c.stderr, "streamcheck explain: want exactly one TRACE")
-		printUsage(c.stderr, fs, explainUsage)
-		return exitUsage
+	if len(pos) == 0 {
+		return c.usageLine(fs, "explain: no TRACE given")
 	}
 	set := false // --finding 0 is a mistake, not "every finding"
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "finding" })
 	if *number < 0 || (set && *number == 0) {
 		return c.usageErrorf("explain: --finding must be 1 or more")
 	}
-	path := pos[0]
-	if sameFile(path, *output) {
-		return c.usageErrorf("explain: output %s is the input", *output)
+	ins := analysis.Expand(pos, c.stdin)
+	for _, in := range ins {
+		if in.Path != "" && sameFile(in.Path, *output) {
+			return c.usageErrorf("explain: output %s is the input", *output)
+		}
 	}
-	name := shown(path)
-	tr, err := loadTrace(path)
-	if err != nil {
-		return c.usageErrorf("%v", err)
+	var traces []explained
+	defer func() {
+		for _, e := range traces {
+			e.tr.close()
+		}
+	}()
+	total := 0
+	for _, in := range ins {
+		tr, err := loadTrace(in, c.stdin)
+		if err != nil {
+			return c.usageErrorf("%v", err)
+		}
+		graphs, err := tr.graphs()
+		traces = append(traces, explained{tr, graphs})
+		if err != nil {
+			return c.usageErrorf("%v", &analysis.InputError{Name: tr.name, Err: err})
+		}
+		total += len(graphs)
 	}
-	defer tr.close()
-	graphs, err := tr.graphs()
-	if err != nil {
-		return c.usageErrorf("%v", &inputError{name, err})
+	exit := exitOK
+	for _, e := range traces {
+		exit = worseExit(exit, traceExitCode(e.tr.res))
 	}
-	res := tr.res
-	if *number > len(graphs) {
-		return c.usageErrorf("explain: %s has no finding %d (it has %s)", name, *number, report.Plural(len(graphs), "finding"))
+	// Number the findings through all the traces, then keep those asked for.
+	var picked []*explain.Graph
+	for _, e := range traces {
+		for _, g := range e.graphs {
+			g.Number = len(picked) + 1
+			picked = append(picked, g)
+		}
+	}
+	if *number > total {
+		which := shown(pos[0])
+		if len(ins) > 1 {
+			which = "the traces"
+		}
+		return c.usageErrorf("explain: %s has no finding %d (it has %s)", which, *number, report.Plural(total, "finding"))
 	}
 	if *number > 0 {
-		graphs = graphs[*number-1 : *number]
+		picked = picked[*number-1 : *number]
 	} else if *dot {
 		// One graph: the first error's, rather than a warning listed
 		// before it (a stream memory operation's, say).
-		if i := slices.IndexFunc(graphs, func(g *explain.Graph) bool { return g.Finding.Severity == checker.SeverityError }); i > 0 {
-			graphs = graphs[i:]
+		if i := slices.IndexFunc(picked, func(g *explain.Graph) bool { return g.Finding.Severity == checker.SeverityError }); i > 0 {
+			picked = picked[i:]
 		}
 	}
 
 	var buf bytes.Buffer
 	if *dot {
-		c.replayNotes(res)
-		if len(graphs) == 0 {
-			fmt.Fprintf(c.stderr, "streamcheck: %s: no findings to draw\n", name)
-			return traceExitCode(res) // No file either.
+		for _, e := range traces {
+			c.replayNotes(e.tr.res)
 		}
-		if err := explain.DOT(&buf, graphs[0]); err != nil {
+		if len(picked) == 0 {
+			for _, e := range traces {
+				fmt.Fprintf(c.stderr, "streamcheck: %s: no findings to draw\n", e.tr.name)
+			}
+			return exit // No file either.
+		}
+		if err := explain.DOT(&buf, picked[0]); err != nil {
 			return c.usageErrorf("explain: %v", err)
 		}
 	} else {
 		if *output != "" {
-			c.replayNotes(res)
+			for _, e := range traces {
+				c.replayNotes(e.tr.res)
+			}
 		}
-		for i, g := range graphs {
+		for i, g := range picked {
 			if i > 0 {
 				buf.WriteByte('\n')
+			}
+			if len(traces) > 1 {
+				fmt.Fprintf(&buf, "trace %s\n", g.Finding.Trace)
 			}
 			if err := explain.Text(&buf, g); err != nil {
 				return c.usageErrorf("explain: %v", err)
 			}
 		}
-		if len(graphs) > 0 {
+		if len(picked) > 0 {
 			buf.WriteByte('\n')
 		}
-		writeReplayNotes(&buf, res)
-		fmt.Fprintf(&buf, "%s in %s (%s, %s)\n", findingsSummary(res), name,
-			report.Plural(res.Stats.Events, "event"), report.Plural(res.Stats.Streams, "stream"))
+		for _, e := range traces {
+			res := e.tr.res
+			writeReplayNotes(&buf, res)
+			fmt.Fprintf(&buf, "%s in %s (%s, %s)\n", findingsSummary(res), e.tr.name,
+				report.Plural(res.Stats.Events, "event"), report.Plural(res.Stats.Streams, "stream"))
+		}
 	}
-	if err := c.writeOutput(*output, buf.Bytes()); err != nil {
+	if err := c.writeResult(*output, buf.Bytes()); err != nil {
 		return c.usageErrorf("explain: %v", err)
 	}
-	return traceExitCode(res)
+	return exit
+}
+
+// worseExit is the exit code of two traces' together: error findings
+// before damage, damage before none.
+func worseExit(a, b int) int {
+	rank := func(c int) int { return map[int]int{exitOK: 0, exitDamaged: 1, exitFindings: 2}[c] }
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
 }
 
 // graphs builds the explanation graph of each finding.
@@ -162,16 +218,21 @@ func findingsSummary(res *checker.Result) string {
 	return fmt.Sprintf("%s, %s", report.Plural(errs, "error"), report.Plural(warns, "warning"))
 }
 
-// writeOutput writes data to the file named output, or to stdout.
-func (c *cli) writeOutput(output string, data []byte) error {
+// writeResult writes data to the file named output, or to stdout.
+func (c *cli) writeResult(output string, data []byte) error {
 	if output == "" {
 		_, err := c.stdout.Write(data)
 		return err
 	}
-	return os.WriteFile(output, data, 0o666)
+	return writeOutput(output, 0o666, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
-// sameFile reports whether output names the existing file input.
+// sameFile reports whether output names the existing file input, and is
+// a regular file: a FIFO or device is written through (/dev/stdout may be
+// the terminal /dev/stdin is), never replaced.
 func sameFile(input, output string) bool {
 	if output == "" {
 		return false
@@ -181,7 +242,7 @@ func sameFile(input, output string) bool {
 		return false
 	}
 	b, err := os.Stat(output)
-	return err == nil && os.SameFile(a, b)
+	return err == nil && b.Mode().IsRegular() && os.SameFile(a, b)
 }
 
 // traceExitCode applies check's exit codes to one analyzed trace.

@@ -82,7 +82,7 @@ func TestJSONReport(t *testing.T) {
 			Severity   string `json:"severity"`
 			Message    string `json:"message"`
 			Allocation *struct {
-				Ptr  uint64 `json:"ptr"`
+				Ptr  string `json:"ptr"`
 				Size uint64 `json:"size"`
 				API  string `json:"api"`
 			} `json:"allocation"`
@@ -116,7 +116,7 @@ func TestJSONReport(t *testing.T) {
 	if f.Rule != string(checker.RuleUseBeforeAlloc) || f.Severity != "error" || f.Count != 2 || f.Trace != goldenTrace {
 		t.Errorf("first finding = %+v", f)
 	}
-	if f.Allocation == nil || f.Allocation.Ptr != 0x7f0000000000 || f.Allocation.Size != 4096 || f.Allocation.API != "cudaMallocAsync" {
+	if f.Allocation == nil || f.Allocation.Ptr != "0x7f0000000000" || f.Allocation.Size != 4096 || f.Allocation.API != "cudaMallocAsync" {
 		t.Errorf("allocation = %+v", f.Allocation)
 	}
 	if len(f.Operations) == 0 || f.Operations[0].Role != "use" || f.Operations[0].Stream != "s2" || f.Why == "" || f.Fix == "" {

@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -61,35 +60,39 @@ func TestJUnitReport(t *testing.T) {
 		t.Fatalf("%d suites, want 1", len(doc.Suites))
 	}
 	s := doc.Suites[0]
-	if s.Name != goldenTrace || s.Tests != len(checker.Rules)+1 || s.Failures != 2 || s.Errors != 0 || doc.Failures != 2 {
+	// One testcase per finding, and read-trace: the counts are the text
+	// report's (2 errors, 1 warning).
+	if s.Name != goldenTrace || s.Tests != 4 || s.Failures != 2 || s.Errors != 0 || doc.Failures != 2 || doc.Tests != 4 {
 		t.Errorf("suite %s: %d tests, %d failures, %d errors", s.Name, s.Tests, s.Failures, s.Errors)
 	}
-	for i, r := range checker.Rules {
-		c := s.Cases[i]
-		if c.Name != r.ID || c.Classname != "streamcheck" {
-			t.Errorf("case %d = %s.%s, want streamcheck.%s", i, c.Classname, c.Name, r.ID)
-		}
-		failed := c.Failure != nil
-		if want := r.ID == string(checker.RuleUseBeforeAlloc) || r.ID == string(checker.RuleFreeWhileInFlight); failed != want {
-			t.Errorf("%s failed: %v, want %v", r.ID, failed, want)
+	wantClass := []string{"use-before-alloc: /src/app/main.cu", "free-while-in-flight: app.cu", "leak", "streamcheck"} // the leak's call has no site
+	for i, c := range s.Cases {
+		if i < len(wantClass) && c.Classname != wantClass[i] {
+			t.Errorf("case %d %q: classname %q, want %q", i, c.Name, c.Classname, wantClass[i])
 		}
 	}
 	f := s.Cases[0].Failure
-	if !strings.HasPrefix(f.Message, "cudaLaunchKernel of scale on stream s2 uses 4096 bytes") ||
+	if f == nil || !strings.HasPrefix(f.Message, "cudaLaunchKernel of scale on stream s2 uses 4096 bytes") || f.Type != string(checker.RuleUseBeforeAlloc) ||
 		!strings.Contains(f.Body, "\n  allocation: 4096 bytes") || !strings.Contains(f.Body, "\n  fix: Record an event") {
-		t.Errorf("failure of use-before-alloc: message %q, body:\n%s", f.Message, f.Body)
+		t.Fatalf("failure of use-before-alloc: %+v", f)
 	}
-	leak := s.Cases[slices.IndexFunc(checker.Rules, func(r checker.Rule) bool { return r.ID == string(checker.RuleLeak) })]
-	if leak.Name != string(checker.RuleLeak) || leak.Failure != nil || leak.SystemOut == nil || !strings.HasPrefix(*leak.SystemOut, "warning[leak]") {
+	if s.Cases[0].Name != f.Message {
+		t.Errorf("case named %q, not by its finding", s.Cases[0].Name)
+	}
+	leak := s.Cases[2]
+	if leak.Failure != nil || leak.SystemOut == nil || !strings.HasPrefix(*leak.SystemOut, "warning[leak]") {
 		t.Errorf("the leak warning should pass with its report in system-out: %+v", leak)
 	}
 	if last := s.Cases[len(s.Cases)-1]; last.Name != junitReadCase || last.Error != nil {
 		t.Errorf("last case %s, error %v: want a passing %s", last.Name, last.Error, junitReadCase)
 	}
+	if strings.Contains(out, "<skipped") {
+		t.Errorf("skipped testcases in the report:\n%s", out)
+	}
 }
 
-// TestJUnitEdges: several error findings of one rule are one failure that
-// counts them; a damaged trace errs in read-trace; an unreadable input is a
+// TestJUnitEdges: several error findings of one rule are a failing
+// testcase each; a damaged trace errs in read-trace; an unreadable input is a
 // suite of its own; characters XML cannot hold are replaced.
 func TestJUnitEdges(t *testing.T) {
 	dir := t.TempDir()
@@ -113,12 +116,12 @@ func TestJUnitEdges(t *testing.T) {
 		t.Fatalf("%d suites, want 2", len(doc.Suites))
 	}
 	s := doc.Suites[0]
-	f := s.Cases[0].Failure
-	if f == nil || !strings.HasPrefix(f.Message, "3 findings; the first: cudaLaunchKernel of k\uFFFD on stream s2") {
-		t.Fatalf("use-before-alloc failure: %+v", f)
+	if s.Tests != 4 || s.Failures != 3 {
+		t.Errorf("%d tests, %d failures; want 4 and 3", s.Tests, s.Failures)
 	}
-	if n := strings.Count(f.Body, "error[use-before-alloc]"); n != 3 {
-		t.Errorf("failure body has %d findings, want 3", n)
+	f := s.Cases[0].Failure
+	if f == nil || !strings.HasPrefix(f.Message, "cudaLaunchKernel of k\uFFFD on stream s2") || s.Cases[0].Classname != "use-before-alloc: a.cu" {
+		t.Fatalf("use-before-alloc failure: %+v", s.Cases[0])
 	}
 	read := s.Cases[len(s.Cases)-1]
 	if read.Name != junitReadCase || read.Error == nil || !strings.Contains(read.Error.Message, `unknown op "teleport"`) || s.Errors != 1 {

@@ -136,7 +136,7 @@ Run 'streamcheck help COMMAND' for a command's flags.
 
 Exit codes (check, demo, explain):
   0  no error findings (warnings allowed)
-  1  error findings
+  1  error findings (check, demo, run: --error-exitcode N picks another)
   2  bad usage, or an input that could not be read (missing, not a trace)
   3  a trace was truncated or corrupt, and no error findings
 convert and timeline exit 0 when they wrote their output, else 2 or 3.
@@ -169,7 +169,8 @@ func newFlags(name string) *flag.FlagSet {
 // the positional arguments ("check a.jsonl --format json"); "--" ends the
 // flags either way. It returns the positional arguments, or done with the
 // exit code when the command should stop: 0 after -h (usage on stdout),
-// exitUsage after a bad flag (the error and the usage on stderr).
+// exitUsage after a bad flag (the error, and where the usage is, on
+// stderr).
 func (c *cli) parseFlags(fs *flag.FlagSet, usage string, args []string, interspersed bool) (pos []string, code int, done bool) {
 	for {
 		err := fs.Parse(args)
@@ -178,9 +179,7 @@ func (c *cli) parseFlags(fs *flag.FlagSet, usage string, args []string, interspe
 			return nil, exitOK, true
 		}
 		if err != nil {
-			fmt.Fprintf(c.stderr, "streamcheck %s: %v\n", fs.Name(), err)
-			printUsage(c.stderr, fs, usage)
-			return nil, exitUsage, true
+			return nil, c.usageLine(fs, "%s: %v", fs.Name(), err), true
 		}
 		rest := fs.Args()
 		// fs.Parse stops at the first positional argument, or after "--";
@@ -192,6 +191,14 @@ func (c *cli) parseFlags(fs *flag.FlagSet, usage string, args []string, interspe
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// usageLine reports a usage error in one line that says where the
+// command's usage is (not the usage itself: sixty lines would hide the
+// error), and returns exitUsage.
+func (c *cli) usageLine(fs *flag.FlagSet, format string, args ...any) int {
+	fmt.Fprintf(c.stderr, "streamcheck %s; see 'streamcheck help %s'\n", model.Printable(fmt.Sprintf(format, args...)), fs.Name())
+	return exitUsage
 }
 
 func printUsage(w io.Writer, fs *flag.FlagSet, usage string) {

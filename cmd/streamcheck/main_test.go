@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/streamcheck/streamcheck/intercept/launch"
+	"github.com/streamcheck/streamcheck/internal/shimbuild"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files (testdata/golden) and the cmp files of testdata/script")
@@ -32,6 +33,9 @@ func TestMain(m *testing.M) {
 //
 //	status CODE PROGRAM [ARG...]   run PROGRAM and want exit code CODE
 //	truncate FILE N                cut FILE to N bytes (N < 0: drop -N bytes from the end)
+//	jsonschema stdout|stderr|FILE  the JSON report there is valid by docs/json-report.schema.json
+//	fakecuda                       build the real shim and the fake CUDA of intercept's tests: $FAKEAPP
+//	                               then records through the shim (scripts skip first without bash or cc)
 //
 // $STREAMCHECK_SHIM names a stand-in for the recording shim, an ELF header
 // with no code (see standInShim): the
@@ -50,8 +54,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status":   cmdStatus,
-			"truncate": cmdTruncate,
+			"status":     cmdStatus,
+			"truncate":   cmdTruncate,
+			"jsonschema": cmdJSONSchema,
+			"fakecuda":   cmdFakeCUDA,
 		},
 	})
 }
@@ -72,6 +78,31 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
+
+// cmdFakeCUDA builds the shim and the fake CUPTI, driver and program of
+// intercept's tests into the script's work directory, and points the
+// environment at them: $STREAMCHECK_SHIM is the real shim, which the fake
+// program ($FAKEAPP) loads as the driver would, and which records its calls.
+func cmdFakeCUDA(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: fakecuda")
+	}
+	if m := shimbuild.Missing(); m != "" {
+		ts.Fatalf("%s (skip the script with [!exec:cc] skip)", m)
+	}
+	dir := ts.MkAbs(".fakecuda")
+	ts.Check(os.MkdirAll(dir, 0o755))
+	shim := filepath.Join(dir, launch.ShimName)
+	ts.Check(shimbuild.Build(shim))
+	lib, app, err := shimbuild.BuildFake(dir)
+	ts.Check(err)
+	for k, v := range map[string]string{
+		"STREAMCHECK_SHIM": shim, "FAKE_INJECT": shim, "FAKEAPP": app,
+		"STREAMCHECK_CUPTI": lib, "STREAMCHECK_LIBCUDA": lib,
+	} {
+		ts.Setenv(k, v)
 	}
 }
 

@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/streamcheck/streamcheck/analysis"
 )
 
 // progressDelay is how long an analysis runs before the progress bar
@@ -25,34 +26,62 @@ type progress struct {
 	done  int64
 	name  string // The trace being read.
 	begin time.Time
-	bar   *progressbar.ProgressBar // Nil until delay has passed.
+	bar   *progressbar.ProgressBar // Nil until Start, or without files to measure.
 }
 
 // newProgress returns a progress bar for w, or nil unless w is a terminal
 // (never in tests or CI, whose stderr is a pipe or a file).
 func newProgress(w io.Writer) *progress {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("TERM") == "dumb" || !(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+	if !isTerminal(w) {
 		return nil
 	}
 	return &progress{w: w, delay: progressDelay}
 }
 
-// start sizes the bar for the inputs.
-func (p *progress) start(ins []input) {
+// Start sizes the bar for the inputs.
+func (p *progress) Start(ins []analysis.Input) {
 	p.begin = time.Now()
 	for _, in := range ins {
-		if in.path == "" {
+		if in.Path == "" {
 			continue
 		}
-		if st, err := os.Stat(in.path); err == nil && st.Mode().IsRegular() {
+		if st, err := os.Stat(in.Path); err == nil && st.Mode().IsRegular() {
 			p.total += st.Size()
 		}
 	}
+	if p.total <= 0 {
+		return
+	}
+	// The bar starts now, so that its rate is bytes over the time since
+	// the analysis began from its first frame (one started at the delay
+	// would divide what was read before it by almost nothing); what it
+	// draws before the delay is dropped.
+	p.bar = progressbar.NewOptions64(p.total,
+		progressbar.OptionSetWriter(&delayedWriter{w: p.w, from: p.begin.Add(p.delay)}),
+		progressbar.OptionSetDescription(p.description()),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
 }
 
-// wrap returns open with its reader counted.
-func (p *progress) wrap(name string, open func() (io.ReadCloser, error)) func() (io.ReadCloser, error) {
+// delayedWriter drops what is written to it before from.
+type delayedWriter struct {
+	w    io.Writer
+	from time.Time
+}
+
+func (d *delayedWriter) Write(b []byte) (int, error) {
+	if time.Now().Before(d.from) {
+		return len(b), nil
+	}
+	return d.w.Write(b)
+}
+
+// Wrap returns open with its reader counted.
+func (p *progress) Wrap(name string, open func() (io.ReadCloser, error)) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) {
 		rc, err := open()
 		if err != nil {
@@ -73,32 +102,13 @@ func (p *progress) description() string { return "analyzing " + filepath.Base(p.
 // add counts n more bytes read.
 func (p *progress) add(n int) {
 	p.done += int64(n)
-	if p.total <= 0 {
-		return
-	}
-	if p.bar == nil {
-		if time.Since(p.begin) < p.delay {
-			return
-		}
-		p.bar = progressbar.NewOptions64(p.total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription(p.description()),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-		_ = p.bar.Set64(min(p.done, p.total))
-		return
-	}
-	if p.done <= p.total { // A file that grew while read: stop at full.
+	if p.bar != nil && p.done <= p.total { // A file that grew while read: stop at full.
 		_ = p.bar.Add64(int64(n))
 	}
 }
 
-// finish clears the bar.
-func (p *progress) finish() {
+// Finish clears the bar.
+func (p *progress) Finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish() // With ClearOnFinish, this erases the line.
 	}

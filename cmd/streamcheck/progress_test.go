@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/streamcheck/streamcheck/analysis"
 )
 
 // TestProgressOnlyOnTerminal: no progress bar unless stderr is a terminal,
@@ -62,10 +65,10 @@ func TestProgressBar(t *testing.T) {
 		t.Fatal("no progress on a terminal")
 	}
 	p.delay = 0 // Show it at once: the trace is read in milliseconds.
-	a := analyzeInputs([]input{fileInput("big.jsonl", trace)}, t.TempDir(), "summary", 0, p)
+	a := analysis.Run([]analysis.Input{analysis.FileInput("big.jsonl", trace)}, analysis.Options{SourceRoot: t.TempDir(), LeakCheck: "summary", Progress: p})
 	term.Close()
 	out := <-got
-	if len(a.results) != 1 || a.results[0].Stats.Events != 8001 {
+	if len(a.Results) != 1 || a.Results[0].Stats.Events != 8001 {
 		t.Fatalf("analysis: %+v", a)
 	}
 	if !strings.Contains(out, "analyzing big.jsonl") || !strings.Contains(out, " kB") {
@@ -77,4 +80,28 @@ func TestProgressBar(t *testing.T) {
 	if !strings.HasSuffix(out, "\r") || last < 0 || strings.TrimSpace(out[last+1:]) != "" {
 		t.Errorf("the bar is not erased at the end:\n%q", out)
 	}
+}
+
+// TestProgressFirstRate: the bar's first frame, drawn once the delay has
+// passed, gives the rate over the time since the analysis began, not over
+// the instant since the bar appeared.
+func TestProgressFirstRate(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(trace, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	p := &progress{w: &out, delay: 100 * time.Millisecond}
+	p.Start([]analysis.Input{analysis.FileInput("t.jsonl", trace)})
+	p.add(100 << 10) // read at once: 100 kB in the first instant
+	time.Sleep(150 * time.Millisecond)
+	p.add(1)
+	if out.Len() == 0 {
+		t.Fatal("no frame after the delay")
+	}
+	// 100 kB over 0.15 s or more is well under 1 MB/s.
+	if s := out.String(); !strings.Contains(s, "kB/s") {
+		t.Errorf("first frame's rate is not that of the whole read so far:\n%q", s)
+	}
+	p.Finish()
 }

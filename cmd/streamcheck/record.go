@@ -9,11 +9,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/intercept/launch"
 	"github.com/streamcheck/streamcheck/internal/safefile"
 	"github.com/streamcheck/streamcheck/model"
@@ -27,6 +30,13 @@ usage: streamcheck record -o DIR [flags] -- PROGRAM [ARG...]
 Record runs PROGRAM with the recording shim, which writes one trace per
 process that uses CUDA (PROGRAM and its children) into DIR, named
 streamcheck-PID.sctrace. Analyze them with 'streamcheck check DIR'.
+
+Record waits for PROGRAM, then for the processes it left running (a &
+job, a daemon: streamcheck becomes their parent when theirs exits), up to
+--grace (default 10s); when it stops waiting it names them, and a trace
+one of them still writes is left as it is. DIR belongs to one recording at
+a time: another record or run given DIR meanwhile is refused (exit 2).
+Traces already in DIR are left as they are.
 
 The program keeps stdin, stdout and stderr. Signals sent to streamcheck
 (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH,
@@ -44,8 +54,9 @@ copy in a private temporary directory. DIR is created with mode 0700.
 Exit codes:
   the program's own exit code (128+N if signal N killed it)
   126, 127  the program could not be started (127: not found)
-  2         bad usage, or the shim was not found or is not a shared
-            object for this machine
+  2         bad usage, the shim was not found or is not a shared
+            object for this machine, or DIR is in use by another record
+            or run
 `
 
 // signalsToForward are passed on to the recorded program, so that it (not
@@ -94,12 +105,16 @@ func (c *cli) cmdRecord(args []string) int {
 	dir := fs.String("o", "", "write the traces into `DIR` (created if needed)")
 	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
 	backend := backendFlag(fs)
+	grace := fs.Duration("grace", defaultGrace, graceHelp)
 	argv, code, done := c.parseFlags(fs, recordUsage, args, false)
 	if done {
 		return code
 	}
 	if err := c.useBackend(*backend, preload); err != nil {
 		return c.usageErrorf("record: %v", err)
+	}
+	if *grace < 0 {
+		return c.usageErrorf("record: --grace %v: want 0 or more", *grace)
 	}
 	if *dir == "" || len(argv) == 0 {
 		if *dir == "" {
@@ -110,10 +125,12 @@ func (c *cli) cmdRecord(args []string) int {
 		printUsage(c.stderr, fs, recordUsage)
 		return exitUsage
 	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
-		return c.usageErrorf("%v", err)
+	release, err := claimDir(*dir)
+	if err != nil {
+		return c.usageErrorf("record: %v", err)
 	}
-	code, loaded, err := c.record(*dir, *preload, argv)
+	defer release()
+	code, loaded, err := c.record(*dir, *preload, *grace, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
@@ -123,7 +140,7 @@ func (c *cli) cmdRecord(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
 	}
-	rec.noteNotLoaded(loaded)
+	rec.noteUnrecorded(*preload, loaded)
 	c.printShimFailures(rec)
 	switch {
 	case len(rec.traces) > 0:
@@ -155,14 +172,16 @@ func (c *cli) useBackend(flag string, preload *bool) error {
 	return nil
 }
 
-// record runs argv with the shim loaded, writing traces into dir, and
-// returns the program's exit code. A non-nil error means the program did not
+// record runs argv with the shim loaded, writing traces into dir (which
+// the caller claimed, see claimDir), waits for the program and then up to
+// grace for the processes it left running, and returns the program's exit
+// code. A non-nil error means the program did not
 // run (the shim is missing or not a shared object for this machine, or the
 // program could not be started); code is then the exit code to use. loaded
 // is false when the shim was preloaded and no process of the program
 // loaded it (see launch.LoadedMark); injected, the driver loads it only at
 // cuInit, so there is nothing to tell, and loaded is true.
-func (c *cli) record(dir string, preload bool, argv []string) (code int, loaded bool, err error) {
+func (c *cli) record(dir string, preload bool, grace time.Duration, argv []string) (code int, loaded bool, err error) {
 	shim, err := launch.FindShim()
 	if err != nil {
 		return exitUsage, false, err
@@ -214,6 +233,12 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, loaded 
 		}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+	// Traces already there are another run's: the rewrite leaves them.
+	before, err := recordedFiles(abs)
+	if err != nil {
+		return exitUsage, false, err
+	}
+	becomeSubreaper()
 
 	// Catch the signals before the start, so that one arriving in between
 	// is forwarded rather than killing streamcheck.
@@ -244,8 +269,13 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, loaded 
 	}()
 	err = cmd.Wait()
 	close(done)
+	// The processes the program left running are streamcheck's children
+	// now: wait for them, and the traces they write.
+	if left := waitDescendants(grace, sigs); len(left) > 0 {
+		fmt.Fprintf(c.stderr, "streamcheck: %s\n", leftRunning(left, grace))
+	}
 	signal.Stop(sigs) // From here on a signal is for streamcheck itself.
-	c.symbolizeTraces(abs, !userPerf)
+	c.symbolizeTraces(abs, !userPerf, before)
 	loaded = true
 	if preload {
 		_, err := os.Lstat(mark)
@@ -259,12 +289,14 @@ func (c *cli) record(dir string, preload bool, argv []string) (code int, loaded 
 // while the program's files are still on this machine, so the traces stay
 // readable elsewhere (a CI job, a bug report). Paths under the working
 // directory become relative to it. A trace that cannot be symbolized is
-// kept as recorded.
+// kept as recorded, and so is one a process still writes (see
+// symbolize.Rewrite) and those named in before, which were there before
+// the program started.
 //
 // Python functions are named from the perf maps Python processes wrote in
 // /tmp (see launch.Env); removePerfMaps removes the ones read, when the
 // launcher, not the user, asked Python to write them.
-func (c *cli) symbolizeTraces(dir string, removePerfMaps bool) {
+func (c *cli) symbolizeTraces(dir string, removePerfMaps bool, before []string) {
 	names, err := recordedFiles(dir)
 	if err != nil {
 		return
@@ -280,10 +312,12 @@ func (c *cli) symbolizeTraces(dir string, removePerfMaps bool) {
 		}()
 	}
 	for _, name := range names {
-		if !strings.HasSuffix(name, ".sctrace") {
+		if !strings.HasSuffix(name, ".sctrace") || slices.Contains(before, name) {
 			continue
 		}
-		if err := sym.Rewrite(filepath.Join(dir, name)); err != nil {
+		if err := sym.Rewrite(filepath.Join(dir, name)); errors.Is(err, symbolize.ErrBusy) {
+			fmt.Fprintf(c.stderr, "streamcheck: %s: left unsymbolized: %v\n", shown(name), err)
+		} else if err != nil {
 			fmt.Fprintf(c.stderr, "streamcheck: %s: stacks left unsymbolized: %v\n", shown(name), err)
 		}
 	}
@@ -376,7 +410,7 @@ func recordedFiles(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if !isTraceName(e.Name()) || !e.Type().IsRegular() {
+		if !analysis.IsTraceName(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		fi, err := e.Info()
@@ -397,11 +431,29 @@ const notLoaded = "the shim was not loaded into any process of the program, so n
 	"(LD_PRELOAD does not reach a static executable, a set-user-ID one, or one started with a cleared environment; " +
 	"try without --preload)"
 
-// noteNotLoaded adds notLoaded to the failures when the shim was not
-// loaded and left nothing: run must not report such a run as one without
-// CUDA activity, which passes.
-func (rec *recording) noteNotLoaded(loaded bool) {
-	if !loaded && len(rec.traces) == 0 && len(rec.failures) == 0 {
+// noPreloadedTrace is what run and record say when the preloaded shim
+// was loaded but no process wrote a trace. The launcher cannot see a
+// process that was started without LD_PRELOAD (a launcher of the
+// program's that removes it, a cleared environment) and made the CUDA
+// calls: it must not report a run as one without CUDA activity, which
+// passes, when that may be why there is none.
+const noPreloadedTrace = "the shim was loaded, but no process of the program wrote a trace: " +
+	"if the program makes CUDA calls, a process the shim did not reach made them " +
+	"(one started with LD_PRELOAD removed or with a cleared environment), and nothing was checked; " +
+	"try without --preload"
+
+// noteUnrecorded adds to the failures why a preloaded shim recorded
+// nothing, when it left no trace and no reason of its own: run must not
+// report such a run as one without CUDA activity, which passes. Injected,
+// the shim is loaded by the driver at the first CUDA call, so no trace
+// means no CUDA call.
+func (rec *recording) noteUnrecorded(preload, loaded bool) {
+	if !preload || len(rec.traces) > 0 || len(rec.failures) > 0 {
+		return
+	}
+	if loaded {
+		rec.failures = append(rec.failures, noPreloadedTrace)
+	} else {
 		rec.failures = append(rec.failures, notLoaded)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
@@ -18,8 +19,9 @@ import (
 
 // replayedTrace is one trace analyzed for a command that replays it.
 type replayedTrace struct {
-	path string
-	name string // path as shown (see shown)
+	path string    // "" for src
+	src  io.Reader // A trace read from standard input.
+	name string    // path as shown (see shown)
 	// copied is where the second pass reads a trace that can be read
 	// only once (a pipe, /dev/stdin): a copy the first pass made.
 	copied string
@@ -42,9 +44,13 @@ func (t *replayedTrace) close() {
 // the end, or to the damage it stops at, which the second pass then meets
 // at the same place.
 func (t *replayedTrace) openOnce() (model.Reader, io.Closer, error) {
-	f, err := os.Open(t.path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open trace: %w", err)
+	var f io.ReadCloser = io.NopCloser(t.src)
+	if t.src == nil {
+		of, err := os.Open(t.path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open trace: %w", err)
+		}
+		f = of
 	}
 	// The extension keeps the sniffing of a cut .sctrace file.
 	tmp, err := os.CreateTemp("", "streamcheck-replay-*"+filepath.Ext(t.path))
@@ -74,8 +80,9 @@ var errCopy = errors.New("cannot copy the trace to a temporary file (TMPDIR) for
 // is kept apart (err), not passed to the trace reader, which would take it
 // for damage to the trace.
 type copyingReader struct {
-	src, dst *os.File
-	err      error
+	src io.ReadCloser
+	dst *os.File
+	err error
 }
 
 func (c *copyingReader) Read(p []byte) (int, error) {
@@ -97,20 +104,27 @@ func (c *copyingReader) Close() error {
 	return c.err
 }
 
-// loadTrace analyzes one trace file as check does (stacks symbolized, paths
-// relative to the current directory). A damaged trace is a result; the
-// error is for input that is not a trace or cannot be read.
-func loadTrace(path string) (*replayedTrace, error) {
-	st, err := os.Stat(path)
-	if err == nil && st.IsDir() {
-		return nil, &inputError{shown(path), fmt.Errorf("is a directory; name one of its trace files")}
+// loadTrace analyzes one input (a trace file, or standard input) as check
+// does (stacks symbolized, paths relative to the current directory). A
+// damaged trace is a result; the error is for input that is not a trace or
+// cannot be read.
+func loadTrace(in analysis.Input, stdin io.Reader) (*replayedTrace, error) {
+	if in.Err != nil {
+		return nil, &analysis.InputError{Name: in.Name, Err: in.Err}
 	}
 	sym := symbolize.New()
 	if wd, err := os.Getwd(); err == nil {
 		sym.RelativeTo = wd
 	}
-	t := &replayedTrace{path: path, name: shown(path), sym: sym}
-	if err := t.analyze(err == nil && !st.Mode().IsRegular()); err != nil {
+	t := &replayedTrace{path: in.Path, name: in.Name, sym: sym}
+	once := true // standard input
+	if in.Path == "" {
+		t.src = stdin
+	} else {
+		st, err := os.Stat(in.Path)
+		once = err == nil && !st.Mode().IsRegular()
+	}
+	if err := t.analyze(once); err != nil {
 		t.close()
 		return nil, err
 	}
@@ -136,20 +150,23 @@ func (t *replayedTrace) analyze(once bool) error {
 			t.res = checker.New(t.name, model.NewTables()).Finish(err)
 			return nil
 		}
-		return &inputError{t.name, err}
+		return &analysis.InputError{Name: t.name, Err: err}
 	}
 	t.res, err = checker.CheckWith(t.name, r, checker.Options{Symbolize: t.sym.Stack})
+	if err == nil {
+		checker.LinkImports([]*checker.Result{t.res}) // the findings check gives this trace alone
+	}
 	if err == nil && t.res.Damage == nil {
-		if off := following(r); off >= 0 {
+		if off := analysis.Following(r); off >= 0 {
 			closer.Close()
-			return &inputError{t.name, errConcatenated(off)}
+			return &analysis.InputError{Name: t.name, Err: analysis.ErrConcatenated(off)}
 		}
 	}
 	if cerr := closer.Close(); cerr != nil && once {
-		return &inputError{t.name, cerr} // a failed copy: the second reading would read less
+		return &analysis.InputError{Name: t.name, Err: cerr} // a failed copy: the second reading would read less
 	}
 	if err != nil {
-		return &inputError{t.name, err}
+		return &analysis.InputError{Name: t.name, Err: err}
 	}
 	return nil
 }

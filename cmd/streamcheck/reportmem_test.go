@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/internal/heapmeter"
 	"github.com/streamcheck/streamcheck/internal/synth"
 )
@@ -44,10 +45,10 @@ func BenchmarkReportMemory(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&held)
 	before := held.HeapAlloc
-	a := analyzeAll([]input{fileInput("uaf.jsonl", path)}, "/")
+	a := analysis.Run([]analysis.Input{analysis.FileInput("uaf.jsonl", path)}, analysis.Options{SourceRoot: "/"})
 	runtime.GC()
 	runtime.ReadMemStats(&held)
-	if got := len(a.results[0].Findings); got != n {
+	if got := len(a.Results[0].Findings); got != n {
 		b.Fatalf("%d findings, want %d", got, n)
 	}
 	for _, format := range []string{"text", "json", "sarif", "junit"} {

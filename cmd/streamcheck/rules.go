@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/checker"
 )
@@ -21,11 +22,11 @@ func (c *cli) cmdRules(args []string) int {
 	if done {
 		return code
 	}
+	var b strings.Builder
 	if len(ids) == 0 {
 		for _, r := range checker.Rules {
-			fmt.Fprintf(c.stdout, "%-24s %-8s %s\n", r.ID, r.Severity, r.Doc)
+			fmt.Fprintf(&b, "%-24s %-8s %s\n", r.ID, r.Severity, r.Doc)
 		}
-		return exitOK
 	}
 	for i, id := range ids {
 		r, err := checker.LookupRule(id)
@@ -33,10 +34,10 @@ func (c *cli) cmdRules(args []string) int {
 			return c.usageErrorf("%v (streamcheck rules lists them)", err)
 		}
 		if i > 0 {
-			fmt.Fprintln(c.stdout)
+			b.WriteString("\n")
 		}
 		text, _ := r.Help()
-		fmt.Fprintf(c.stdout, "%s (%s)\n%s\n", r.ID, r.Severity, text)
+		fmt.Fprintf(&b, "%s (%s)\n%s\n", r.ID, r.Severity, text)
 	}
-	return exitOK
+	return c.printStdout("rules", b.String())
 }

@@ -79,22 +79,22 @@ Memory live at exit:
 // filterFindings takes the findings that --suppressions or a baseline
 // accepts out of a's results, writes --write-baseline, and warns about
 // suppression entries that matched nothing. The accepted findings are kept
-// in a.suppressed and a.baselined, for the summaries.
-func (c *cli) filterFindings(a *analysis, o *reportOptions) error {
+// in a.Suppressed and a.Baselined, for the summaries.
+func (c *cli) filterFindings(a *report.Analysis, o *reportOptions) error {
 	if o.supp == nil && o.base == nil && o.writeBaseline == "" {
 		return nil
 	}
 	var current []*checker.Finding
-	for _, res := range a.results {
+	for _, res := range a.Results {
 		kept := make([]*checker.Finding, 0, len(res.Findings))
 		for _, f := range res.Findings {
 			if o.supp.Match(f) {
-				a.suppressed = append(a.suppressed, f)
+				a.Suppressed = append(a.Suppressed, f)
 				continue
 			}
 			current = append(current, f)
 			if o.writeBaseline != "" || (o.base != nil && o.base.Contains(f)) {
-				a.baselined = append(a.baselined, f)
+				a.Baselined = append(a.Baselined, f)
 				continue
 			}
 			kept = append(kept, f)
@@ -106,7 +106,7 @@ func (c *cli) filterFindings(a *analysis, o *reportOptions) error {
 	}
 	if o.writeBaseline != "" {
 		b := baseline.New(current)
-		if err := b.WriteFile(o.writeBaseline); err != nil {
+		if err := writeOutput(o.writeBaseline, 0o666, b.Write); err != nil {
 			return fmt.Errorf("cannot write the baseline: %v", err)
 		}
 		fmt.Fprintf(c.stderr, "streamcheck: wrote %s to %s\n", report.Plural(len(b.Findings), "finding"), o.writeBaseline)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
@@ -83,13 +84,13 @@ func TestSymbolizedStacks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := analyzeAll([]input{{name: "shim.sctrace", open: func() (io.ReadCloser, error) {
+		a := analysis.Run([]analysis.Input{{Name: "shim.sctrace", Open: func() (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(data)), nil
-		}}}, dir)
-		if len(a.unreadable) > 0 || len(a.results) != 1 || len(a.results[0].Findings) != 1 {
-			t.Fatalf("want one finding; got %d results, unreadable %v", len(a.results), a.unreadable)
+		}}}, analysis.Options{SourceRoot: dir})
+		if len(a.Unreadable) > 0 || len(a.Results) != 1 || len(a.Results[0].Findings) != 1 {
+			t.Fatalf("want one finding; got %d results, unreadable %v", len(a.Results), a.Unreadable)
 		}
-		use := a.results[0].Findings[0].Ops[0]
+		use := a.Results[0].Findings[0].Ops[0]
 		if len(use.Stack) != 1 {
 			t.Fatalf("use has %d frames", len(use.Stack))
 		}
@@ -135,7 +136,7 @@ func TestPerfMapsRemoved(t *testing.T) {
 		}
 
 		c := &cli{stdout: io.Discard, stderr: io.Discard}
-		c.symbolizeTraces(dir, remove)
+		c.symbolizeTraces(dir, remove, nil)
 
 		r, closer, err := model.Open(trace)
 		if err != nil {

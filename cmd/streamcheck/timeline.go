@@ -1,19 +1,19 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"os"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/timeline"
 )
 
 const timelineUsage = `
-usage: streamcheck timeline [flags] TRACE
+usage: streamcheck timeline [flags] TRACE|DIR|-
 
 Timeline writes one trace as Chrome/Perfetto trace-event JSON, to open in
 https://ui.perfetto.dev or chrome://tracing: one track per stream and one per
-host thread, every recorded call as a slice, each event record and the wait
+host thread that made a call (a stream that never ran anything has none),
+every recorded call as a slice, each event record and the wait
 or synchronize that joined it as a flow arrow, and each finding as an
 instant event (its rule, message, why and fix in the event's arguments) on
 the track of its operation.
@@ -21,11 +21,15 @@ the track of its operation.
 A trace records when calls were issued, not when their work ran on the GPU:
 slices show issue order. Each starts at its call's recorded time and lasts
 1 us; a call issued less than 1 us after the previous one is moved later so
-that the order stays visible. The trace is read twice; one from a pipe
-(/dev/stdin) is copied to $TMPDIR the first time.
+that the order stays visible. A directory stands for the one trace under
+it (name one of them when it holds several); - is standard input. The trace
+is read twice; one from a pipe (-, /dev/stdin) is copied to $TMPDIR the
+first time.
 
 The copy, and a -o file not finished, are removed when a signal ends
-streamcheck; a -o file is written 0600 (or less, as the umask says).
+streamcheck; a -o file is written 0600 (or less, as the umask says) under a
+temporary name, renamed into place when complete, and a FIFO or device is
+written through, never replaced.
 
 Exit codes:
   0  written (findings do not change the exit code)
@@ -45,15 +49,17 @@ func (c *cli) cmdTimeline(args []string) int {
 		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(c.stderr, "streamcheck timeline: want exactly one TRACE")
-		printUsage(c.stderr, fs, timelineUsage)
-		return exitUsage
+		return c.usageLine(fs, "timeline: want exactly one TRACE")
 	}
-	path := pos[0]
-	if sameFile(path, *output) {
+	ins := analysis.Expand(pos, c.stdin)
+	if len(ins) > 1 {
+		return c.usageErrorf("timeline: %s holds %d traces; a timeline shows one: name one of them", shown(pos[0]), len(ins))
+	}
+	in := ins[0]
+	if in.Path != "" && sameFile(in.Path, *output) {
 		return c.usageErrorf("timeline: output %s is the input", shown(*output))
 	}
-	tr, err := loadTrace(path)
+	tr, err := loadTrace(in, c.stdin)
 	if err != nil {
 		return c.usageErrorf("%v", err)
 	}
@@ -61,7 +67,7 @@ func (c *cli) cmdTimeline(args []string) int {
 	c.replayNotes(tr.res)
 	r, closer, err := tr.reopen()
 	if err != nil {
-		return c.usageErrorf("%v", &inputError{shown(path), err})
+		return c.usageErrorf("%v", &analysis.InputError{Name: in.Name, Err: err})
 	}
 	// The JSON grows with the trace: it is streamed, and a file that could
 	// not be finished is removed.
@@ -94,24 +100,17 @@ func (c *cli) cmdTimeline(args []string) int {
 }
 
 // timelineOutput opens where the JSON goes: stdout, or the file named
-// output. finish(ok) closes the file, and removes it unless ok.
+// output (see createOutput). finish(ok) closes it, and puts the file in
+// place only if ok.
 func (c *cli) timelineOutput(output string) (io.Writer, func(ok bool) error, error) {
 	if output == "" {
 		return c.stdout, func(bool) error { return nil }, nil
 	}
 	// 0600, less as the umask says: the timeline holds the whole trace.
-	f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	// Half a timeline is no use: it is renamed into place when complete.
+	f, err := createOutput(output, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
-	forget := removeOnSignal(output) // half a timeline is no use
-	finish := func(ok bool) error {
-		defer forget()
-		err := f.Close()
-		if !ok || err != nil {
-			os.Remove(output)
-		}
-		return err
-	}
-	return f, finish, nil
+	return f, f.finish, nil
 }

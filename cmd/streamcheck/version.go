@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -27,8 +28,9 @@ func (c *cli) cmdVersion(args []string) int {
 		return c.usageErrorf("version takes no arguments")
 	}
 	info, _ := debug.ReadBuildInfo()
-	writeVersion(c.stdout, info)
-	return exitOK
+	var b strings.Builder
+	writeVersion(&b, info)
+	return c.printStdout("version", b.String())
 }
 
 // writeVersion writes the version lines for a build's info (nil when the

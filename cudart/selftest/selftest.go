@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/cudart"
 	"github.com/streamcheck/streamcheck/model"
@@ -277,27 +278,25 @@ func AnalyzeWith(c *Case, dir string, opts Options) Verdict {
 		}
 		return v
 	}
+	ins := make([]analysis.Input, len(traces))
+	for i, path := range traces {
+		ins[i] = analysis.FileInput(path, path)
+	}
+	an := analysis.Run(ins, analysis.Options{})
+	if len(an.Unreadable) > 0 {
+		v.Reason = fmt.Sprintf("read %v", an.Unreadable[0])
+		return v
+	}
+	v.Results = an.Results
 	var stats checker.Stats
 	found := map[string]bool{}
-	for _, path := range traces {
-		r, closer, err := model.Open(path)
-		if err != nil {
-			v.Reason = fmt.Sprintf("read %s: %v", path, err)
-			return v
-		}
-		res, err := checker.Check(path, r)
-		closer.Close()
-		if err != nil {
-			v.Reason = fmt.Sprintf("check %s: %v", path, err)
-			return v
-		}
-		v.Results = append(v.Results, res)
+	for _, res := range an.Results {
 		switch {
 		case res.Damage == nil:
 		case opts.AllowTruncated && errors.Is(res.Damage, model.ErrTruncated):
 			v.Truncated = true
 		default:
-			v.Reason = fmt.Sprintf("trace %s is damaged: %v", path, res.Damage)
+			v.Reason = fmt.Sprintf("trace %s is damaged: %v", res.Trace, res.Damage)
 		}
 		stats.Allocations += res.Stats.Allocations
 		stats.Frees += res.Stats.Frees

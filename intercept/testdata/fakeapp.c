@@ -933,6 +933,28 @@ __attribute__((unused)) static char *host_at(uintptr_t addr, size_t n) {
     return p;
 }
 
+/* The program's host function and stream callback in the cases: each
+ * counts its runs in its argument, keeps what it was passed, and makes a
+ * driver call (a stream query), whose event must come after the run's. */
+typedef struct {
+    int runs;
+    CUstream stream;
+    CUresult status;
+} app_hostfn_arg;
+__attribute__((unused)) static void app_host_fn(void *p) {
+    app_hostfn_arg *a = p;
+    a->runs++;
+    cuStreamQuery_params q = {a->stream};
+    d_call("cuStreamQuery", &q, 0);
+}
+__attribute__((unused)) static void app_callback(CUstream s, CUresult status, void *p) {
+    app_hostfn_arg *a = p;
+    a->runs++;
+    a->stream = s, a->status = status;
+    cuStreamQuery_params q = {s};
+    d_call("cuStreamQuery", &q, 0);
+}
+
 /* One case of TestShimCases (testdata/cases/NAME.txtar): its program.c, the
  * body of this function, is compiled in with -DFAKE_CASE='"path"' and run
  * as mode "case". It may use every helper above. */

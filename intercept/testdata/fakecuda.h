@@ -319,6 +319,14 @@ CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev);
 /* The graph cuStreamGetCaptureInfo says a capture on s builds (NULL: s is
  * not capturing). */
 void fk_set_capture_graph(CUstream s, CUgraph g);
+/* Host functions, as the driver queues them: cuLaunchHostFunc (which the
+ * shim calls itself for STREAMCHECK_HOSTFN=marker) and the app's
+ * enqueues, with the function and argument its parameters hold after the
+ * driver-entry callback; fk_run_host_funcs runs the queue in order on a
+ * thread of its own, as the driver does, and empties it. */
+CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *ud);
+void fk_enqueue_callback(CUstream s, void (*cb)(CUstream, CUresult, void *), void *ud);
+void fk_run_host_funcs(void);
 
 /* Calls that create, change or destroy graphs, laid out as
  * generated_cuda_meta.h lays out their parameters. */

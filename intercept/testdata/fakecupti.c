@@ -635,3 +635,47 @@ int fk_enabled(int domain, const char *name) {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) return enabled_drv[id_of(driver_names, NDRV, name)];
     return enabled_rt[id_of(runtime_names, NRT, name)];
 }
+
+/* ---- host functions ---- */
+
+static struct {
+    void (*fn)(void *);
+    void (*cb)(CUstream, CUresult, void *);
+    CUstream s;
+    void *ud;
+} hostq[64];
+static int nhostq;
+
+CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *ud) {
+    pthread_mutex_lock(&mu);
+    int ok = nhostq < 64;
+    if (ok) hostq[nhostq++] = (typeof(hostq[0])){fn, NULL, s, ud};
+    pthread_mutex_unlock(&mu);
+    return ok ? 0 : CUDA_ERROR_INVALID_VALUE;
+}
+
+void fk_enqueue_callback(CUstream s, void (*cb)(CUstream, CUresult, void *), void *ud) {
+    pthread_mutex_lock(&mu);
+    if (nhostq < 64) hostq[nhostq++] = (typeof(hostq[0])){NULL, cb, s, ud};
+    pthread_mutex_unlock(&mu);
+}
+
+static void *host_thread(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    int n = nhostq;
+    nhostq = 0;
+    pthread_mutex_unlock(&mu);
+    for (int i = 0; i < n; i++) {
+        if (hostq[i].fn)
+            hostq[i].fn(hostq[i].ud);
+        else
+            hostq[i].cb(hostq[i].s, 0, hostq[i].ud);
+    }
+    return NULL;
+}
+
+void fk_run_host_funcs(void) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, host_thread, NULL) == 0) pthread_join(t, NULL);
+}

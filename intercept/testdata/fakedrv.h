@@ -10,6 +10,9 @@
  * out the row of that base with the highest version not above the one
  * asked for, its per-thread variant (pt 1: _ptsz or _ptds) when flags ask
  * for the per-thread default stream.
+ *
+ * The host-function entry points are fakecupti.c's (a queue the fake
+ * driver runs), not rows here.
  */
 #ifndef FAKEDRV_H
 #define FAKEDRV_H
@@ -100,9 +103,6 @@ typedef const void *cptr;
     FAKE_STREAM_FNS(F, cuMemsetD32Async, cuMemsetD32Async, 3020, (CUdeviceptr, dstDevice), (u32, ui), (size_t, N), (CUstream, hStream)) \
     FAKE_STREAM_FNS(F, cuMemsetD2D32Async, cuMemsetD2D32Async, 3020, (CUdeviceptr, dstDevice), (size_t, dstPitch), (u32, ui),          \
                     (size_t, Width), (size_t, Height), (CUstream, hStream))                                        \
-    FAKE_STREAM_FNS(F, cuLaunchHostFunc, cuLaunchHostFunc, 10000, (CUstream, hStream), (ptr, fn), (ptr, userData))                   \
-    FAKE_STREAM_FNS(F, cuStreamAddCallback, cuStreamAddCallback, 5000, (CUstream, hStream), (ptr, callback), (ptr, userData),           \
-                    (u32, flags))                                                                                  \
     FAKE_STREAM_FNS(F, cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, (CUstream, hStream), (int, mode))                           \
     FAKE_STREAM_FNS(F, cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030, (CUstream, hStream), (CUgraph, hGraph),                 \
                     (cptr, dependencies), (cptr, dependencyData), (size_t, numDependencies), (int, mode))          \

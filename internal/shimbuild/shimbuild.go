@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // CC returns the C compiler the build uses: $CC, or cc.
@@ -51,6 +52,35 @@ func Build(out string) error {
 		return fmt.Errorf("scripts/build.sh shim %s: %v\n%s", out, err, b)
 	}
 	return nil
+}
+
+// BuildFake compiles, into dir, the fake CUPTI and driver library
+// (intercept/testdata/fakecupti.c, and fakeroute.c's driver entry points)
+// and the fake CUDA program that runs on
+// it (fakeapp.c; see its usage), for the tests that record a program
+// without a GPU. It returns their paths.
+func BuildFake(dir string) (lib, app string, err error) {
+	root, err := Root()
+	if err != nil {
+		return "", "", err
+	}
+	src := filepath.Join(root, "intercept", "testdata")
+	if err := Consult(filepath.Join(src, "*.[ch]")); err != nil {
+		return "", "", err
+	}
+	lib, app = filepath.Join(dir, "libfakecupti.so"), filepath.Join(dir, "fakeapp")
+	cc := CC()
+	for _, s := range [][]string{
+		{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", lib, filepath.Join(src, "fakecupti.c"),
+			filepath.Join(src, "fakeroute.c"), "-lpthread", "-ldl"},
+		{cc, "-O1", "-g", "-Wall", "-o", app, filepath.Join(src, "fakeapp.c"), "-L" + dir, "-lfakecupti",
+			"-Wl,-rpath," + dir, "-ldl", "-lpthread"},
+	} {
+		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
+		}
+	}
+	return lib, app, nil
 }
 
 // Consult reads the files that the patterns match, so that `go test`

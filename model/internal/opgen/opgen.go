@@ -21,19 +21,33 @@ const (
 	DocFile    = "docs/trace-format.md"
 )
 
+// AuditFile is the sync audit's page.
+const AuditFile = "docs/sync-audit.md"
+
 // Files returns the generated files' contents, by path relative to root
 // (the repository's root), as the op spec makes them: the header, and the
-// trace format's page with its generated tables replaced.
+// trace format's and the sync audit's pages with their generated tables
+// replaced.
 func Files(root string) (map[string][]byte, error) {
-	page, err := os.ReadFile(filepath.Join(root, DocFile))
-	if err != nil {
-		return nil, err
+	files := map[string][]byte{HeaderFile: Header()}
+	for _, f := range []struct {
+		name   string
+		tables []docTable
+	}{
+		{DocFile, formatTables},
+		{AuditFile, []docTable{{"sync-audit", auditTable}}},
+	} {
+		page, err := os.ReadFile(filepath.Join(root, f.name))
+		if err != nil {
+			return nil, err
+		}
+		doc, err := fill(page, f.tables)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		files[f.name] = doc
 	}
-	doc, err := Doc(page)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", DocFile, err)
-	}
-	return map[string][]byte{HeaderFile: Header(), DocFile: doc}, nil
+	return files, nil
 }
 
 // Header returns intercept/ops.h.
@@ -96,19 +110,25 @@ func bit(v uint32) int {
 	return n
 }
 
-// Doc returns page with the text between each pair of marker comments
+// docTable is a generated table of a page: its marker name and its text.
+type docTable struct {
+	name string
+	text func() string
+}
+
+// formatTables are the trace format page's tables.
+var formatTables = []docTable{{"ops", opsTable}, {"flags", flagsTable}, {"jsonl-ops", jsonlTable}}
+
+// Doc returns the trace format's page with its generated tables made anew
+// (see fill).
+func Doc(page []byte) ([]byte, error) { return fill(page, formatTables) }
+
+// fill returns page with the text between each pair of marker comments
 // `<!-- generated: NAME -->` and `<!-- end generated: NAME -->` made anew
-// from the op spec. Every table the spec makes must have its markers.
-func Doc(page []byte) ([]byte, error) {
+// from the op spec. Every table given must have its markers.
+func fill(page []byte, tables []docTable) ([]byte, error) {
 	out := page
-	for _, t := range []struct {
-		name string
-		text func() string
-	}{
-		{"ops", opsTable},
-		{"flags", flagsTable},
-		{"jsonl-ops", jsonlTable},
-	} {
+	for _, t := range tables {
 		begin := fmt.Sprintf("<!-- generated: %s (go generate ./model, from model/opspec.go) -->\n", t.name)
 		end := fmt.Sprintf("<!-- end generated: %s -->\n", t.name)
 		i := bytes.Index(out, []byte(begin))
@@ -141,6 +161,26 @@ func opsTable() string {
 			codeList(s.BinaryFields()), flagList(s.Flags), s.Sync.String()})
 	}
 	return table([]string{"op", "name", "C name (`intercept/ops.h`)", "on a stream", "event fields", "flags", "synchronization"}, rows)
+}
+
+// auditTable is the sync audit: one row per ordering and its promise.
+func auditTable() string {
+	var rows [][]string
+	for _, p := range model.SyncAudit() {
+		var ops []string
+		if p.OnStream {
+			ops = append(ops, "every op on a stream")
+		}
+		for _, o := range p.Ops {
+			ops = append(ops, code(o.String()))
+		}
+		promise := p.Promise
+		if promise == "" {
+			promise = "none"
+		}
+		rows = append(rows, []string{p.Order, strings.Join(ops, ", "), p.Source, promise, p.Evidence})
+	}
+	return table([]string{"order", "ops", "source", "what CUDA promises", "evidence"}, rows)
 }
 
 // flagsTable is the table of flag bits.

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# gpu-cupy-raw.sh — time CuPy's tests/cupy_tests/core_tests/test_raw.py natively
+# and under `streamcheck run`, every allocation from MemoryAsyncPool, and, if the
+# recorded run is still going after WATCH_S seconds, dump where every thread of
+# the program's Python processes is (native stacks by gdb, Python stacks by
+# py-spy when installed, kernel wait channels), so that a stall can be told from
+# a crawl and placed.
+#
+# Usage (from the repository root, on the GPU machine, after scripts/build.sh and
+# scripts/corpus-build.sh have put CuPy's tests at the installed CuPy's tag):
+#   OUT=/some/dir scripts/gpu-cupy-raw.sh
+#
+# Environment knobs (all optional):
+#   CUPY_SRC   CuPy's source checkout holding tests/ (default .corpus/src/cupy)
+#   EVERY      keep every EVERY-th test, as the corpus does (default 3; 1: all)
+#   TIMEOUT_S  seconds per run (default 600)
+#   WATCH_S    seconds into the recorded run at which stacks are dumped (default 150)
+#   SC_BIN     streamcheck binary (default bin/streamcheck)
+#
+# Runs, in order: a native run that warms CuPy's kernel cache (not timed), a
+# timed native run, a timed `streamcheck run --keep TRACEDIR` with
+# STREAMCHECK_STATS=1. Writes to $OUT: cupy-raw-summary.txt (times and their
+# ratio, exit codes, trace sizes), cupy-raw-{native,recorded}.log (pytest's and
+# streamcheck's output), cupy-raw-stacks.txt (only if the watch fired).
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+OUT="${OUT:?set OUT to a folder for the results}"
+CUPY_SRC="${CUPY_SRC:-$root/.corpus/src/cupy}"
+EVERY="${EVERY:-3}"
+TIMEOUT_S="${TIMEOUT_S:-600}"
+WATCH_S="${WATCH_S:-150}"
+SC_BIN="${SC_BIN:-$root/bin/streamcheck}"
+mkdir -p "$OUT"
+test -f "$CUPY_SRC/tests/cupy_tests/core_tests/test_raw.py" || { echo "no test_raw.py under $CUPY_SRC/tests" >&2; exit 2; }
+test -x "$SC_BIN" || { echo "no streamcheck binary at $SC_BIN (run scripts/build.sh)" >&2; exit 2; }
+summary="$OUT/cupy-raw-summary.txt"
+: > "$summary"
+
+pytest_cmd=(python3 -m pytest -q -p no:cacheprovider -p cupy_async_pool_plugin tests/cupy_tests/core_tests/test_raw.py)
+export PYTHONPATH="$root/testdata/python${PYTHONPATH:+:$PYTHONPATH}" STREAMCHECK_PYTEST_EVERY="$EVERY"
+
+now() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$2 - $1:.1f}')"; }
+
+# dump_stacks PID: where every thread of every Python process under PID is.
+dump_stacks() {
+    local top=$1 f="$OUT/cupy-raw-stacks.txt"
+    {
+        echo "== process tree at $(date -u +%FT%TZ)"
+        ps -o pid,ppid,stat,etime,time,wchan:32,args --forest -g "$(ps -o sid= -p "$top" | tr -d ' ')" 2>/dev/null || ps -ef --forest
+        for pid in $(pgrep -f 'pytest' ); do
+            echo "== pid $pid: threads and kernel wait channels"
+            for t in /proc/"$pid"/task/*; do
+                printf '%s %s %s\n' "${t##*/}" "$(cat "$t"/comm 2>/dev/null)" "$(cat "$t"/wchan 2>/dev/null)"
+            done
+            echo "== pid $pid: trace files open"
+            ls -l /proc/"$pid"/fd 2>/dev/null | grep -E 'sctrace|perf-' || true
+            if command -v py-spy >/dev/null; then
+                echo "== pid $pid: py-spy dump --native"
+                timeout 60 py-spy dump --native --pid "$pid" 2>&1
+            fi
+            if command -v gdb >/dev/null; then
+                echo "== pid $pid: gdb thread apply all bt"
+                timeout 120 gdb -p "$pid" -batch -ex 'set pagination off' -ex 'thread apply all bt 40' 2>&1 | grep -v '^\[New LWP'
+            fi
+        done
+    } > "$f" 2>&1
+    echo "stacks dumped at ${WATCH_S}s: $f" >> "$summary"
+}
+
+cd "$CUPY_SRC" || exit 2
+echo "warming CuPy's kernel cache (native run, not timed)"
+timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-warm.log" 2>&1
+
+t0=$(now)
+timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-native.log" 2>&1
+native_rc=$?
+native_s=$(elapsed "$t0" "$(now)")
+echo "native: ${native_s}s, exit $native_rc, $(tail -n 1 "$OUT/cupy-raw-native.log")" | tee -a "$summary"
+
+traces="$OUT/cupy-raw-traces"
+rm -rf "$traces"
+t0=$(now)
+STREAMCHECK_STATS=1 timeout "$TIMEOUT_S" "$SC_BIN" run --keep "$traces" -- "${pytest_cmd[@]}" > "$OUT/cupy-raw-recorded.log" 2>&1 &
+run_pid=$!
+( sleep "$WATCH_S"; kill -0 "$run_pid" 2>/dev/null && dump_stacks "$run_pid" ) &
+watch_pid=$!
+wait "$run_pid"
+rec_rc=$?
+rec_s=$(elapsed "$t0" "$(now)")
+kill "$watch_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
+pytest_line=$(grep -E '(passed|failed|error)' "$OUT/cupy-raw-recorded.log" | tail -n 1)
+echo "streamcheck run: ${rec_s}s, exit $rec_rc (124: timed out), pytest: $pytest_line" | tee -a "$summary"
+echo "ratio recorded/native: $(python3 -c "print(f'{$rec_s / max($native_s, 0.1):.2f}')")" | tee -a "$summary"
+echo "traces:" >> "$summary"
+ls -l "$traces" >> "$summary" 2>&1
+grep '^streamcheck: stats:' "$OUT/cupy-raw-recorded.log" >> "$summary"

@@ -1,0 +1,35 @@
+# streamcheck-expect: free-while-in-flight
+# streamcheck-allow: use-before-alloc, reuse-while-in-flight, leak
+#
+# A JAX array handed to PyTorch through DLPack (zero copy) and read on a torch
+# side stream that never waits for anything; the tensor is then dropped, and
+# the DLPack deleter makes XLA free the buffer on its own compute stream while
+# the side stream's kernels still read it. jax_dlpack_ok.py waits first.
+import sys
+
+import jax
+import jax.numpy as jnp
+import torch
+
+
+def main() -> int:
+    if jax.default_backend() != "gpu" or not torch.cuda.is_available():
+        print("no GPU", file=sys.stderr)
+        return 1
+    x = jnp.ones((4096, 4096), dtype=jnp.float32)
+    x.block_until_ready()
+    t = torch.from_dlpack(x)
+    del x
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        acc = torch.zeros(4096, 4096, device="cuda")
+        for _ in range(20):  # keep the side stream reading t
+            acc = acc + torch.mm(t, t) * 1e-6
+    del t  # the deleter frees the JAX buffer now: nothing waited for `side`
+    side.synchronize()
+    print("sum %.1f" % float(acc.sum()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
