@@ -41,6 +41,7 @@ const (
 type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	backend        string // record and run: the shim's recording backend (launch.Backend), "" the shim's default
 }
 
 // command is one subcommand.
