@@ -420,7 +420,6 @@ func (d *doctor) reportNCCL() {
 	}
 }
 
-
 // reportBackend says which backend streamcheck run and record use, and
 // why; it returns it.
 func (d *doctor) reportBackend() string {
