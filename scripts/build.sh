@@ -5,27 +5,25 @@
 #   scripts/build.sh shim [OUT]   the shim only, into OUT (default: bin/libstreamcheck.so
 #                                 of the repository)
 #
-# The shim is plain C, compiled by $CC (default cc) from intercept/*.c: no Go
-# runtime goes into the traced program. The tests build it with this script
-# too (internal/shimbuild), so this is the one place its compile command is
-# written. $SHIM_CFLAGS adds compiler flags (e.g. -fsanitize=address).
+# The shim is plain C, compiled by $CC (default cc) from intercept/*.c with
+# the flags of intercept/build.flags: no Go runtime goes into the traced
+# program. Warnings are errors here (CI builds with this script); the build
+# streamcheck does of its embedded sources for a `go install`ed CLI does not
+# add -Werror, since a newer compiler may warn where ours does not. The
+# tests build the shim with this script too (internal/shimbuild). $SHIM_CFLAGS
+# adds compiler flags (e.g. -fsanitize=address: see docs/testing.md).
 set -euo pipefail
 here=$PWD
 cd "$(dirname "$0")/.."
 
-# shim OUT: -fvisibility=hidden exports only what is marked SC_EXPORT
-# (InitializeInjection); -z nodelete keeps the library mapped if it is ever
-# dlclosed, since CUPTI's callbacks and the shim's threads point into it;
-# -z defs fails the build on an undefined symbol rather than the traced
-# program at load.
+flags() { sed -n "s/^$1 //p" intercept/build.flags; }
+
 shim() {
 	local out=$1
 	mkdir -p "$(dirname "$out")"
-	# shellcheck disable=SC2086 # SHIM_CFLAGS is a list of flags
-	"${CC:-cc}" -shared -fPIC -O2 -g -std=gnu11 -pthread \
-		-Wall -Wextra -Wno-unused-parameter -fvisibility=hidden ${SHIM_CFLAGS:-} \
-		-o "$out" intercept/*.c \
-		-Wl,-z,nodelete -Wl,-z,defs -ldl -lpthread
+	# shellcheck disable=SC2046,SC2086 # the flags are lists of words
+	"${CC:-cc}" $(flags cflags) -Werror ${SHIM_CFLAGS:-} \
+		-o "$out" intercept/*.c $(flags libs)
 }
 
 case "${1:-all}" in
