@@ -206,23 +206,32 @@ func run(t testing.TB, b built, mode string, h how, extraEnv ...string) result {
 		t.Fatalf("run fakeapp %s: %v", mode, err)
 	}
 	checkSanitizer(t, "fakeapp "+mode, se.String())
-	r := result{dir: dir, stdout: so.String(), stderr: se.String(), state: cmd.ProcessState, log: map[string]uint64{}}
-	if f, err := os.Open(logPath); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			k, v, ok := strings.Cut(sc.Text(), " ")
-			if !ok {
-				continue
-			}
-			n, err := strconv.ParseUint(v, 0, 64)
-			if err != nil {
-				t.Fatalf("bad log line %q", sc.Text())
-			}
-			r.log[k] = n
-		}
-		f.Close()
+	return result{dir: dir, stdout: so.String(), stderr: se.String(), state: cmd.ProcessState, log: readLog(t, logPath)}
+}
+
+// readLog reads the values the fake app wrote to FAKE_LOG (none if it
+// wrote no log).
+func readLog(t testing.TB, path string) map[string]uint64 {
+	t.Helper()
+	log := map[string]uint64{}
+	f, err := os.Open(path)
+	if err != nil {
+		return log
 	}
-	return r
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			t.Fatalf("bad log line %q", sc.Text())
+		}
+		log[k] = n
+	}
+	return log
 }
 
 func (r result) traces(t *testing.T) []string {
