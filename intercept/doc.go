@@ -1,6 +1,7 @@
 // Package intercept holds the recording shim: a shared library, written in
 // C (the *.c files here), that records the CUDA calls of a process into a
-// binary trace (docs/trace-format.md). The package's Go code is its tests.
+// binary trace (docs/trace-format.md). The package's Go code is its tests
+// and Sources.
 //
 // scripts/build.sh builds it into bin/, next to bin/streamcheck, where
 // streamcheck run looks for it; the shim alone:
@@ -12,7 +13,9 @@
 // libraries are needed at build time, and no Go: the library holds no Go
 // runtime, so the traced program gets no runtime threads or signal
 // handlers from it, and a forked child has no runtime to hang. The tests
-// build it with the same script (internal/shimbuild).
+// build it with the same script (internal/shimbuild). The compile flags are
+// in build.flags; Sources embeds the C files and those flags, from which a
+// streamcheck installed with go install builds the shim itself.
 //
 // # Why the C files carry //go:build ignore
 //

@@ -44,7 +44,8 @@ func Build(out string) error {
 	if err != nil {
 		return err
 	}
-	if err := Consult(filepath.Join(root, "scripts", "build.sh"), filepath.Join(root, "intercept", "*.[ch]")); err != nil {
+	if err := Consult(filepath.Join(root, "scripts", "build.sh"), filepath.Join(root, "intercept", "*.[ch]"),
+		filepath.Join(root, "intercept", "build.flags")); err != nil {
 		return err
 	}
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "build.sh"), "shim", out)
