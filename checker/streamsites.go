@@ -27,12 +27,17 @@ type streamCalls struct {
 	first   []uint32
 	keys    []callKey
 	index   map[callKey]uint32
+	last    callKey // The latest noted, and its number.
+	lastN   uint32
 }
 
 // note sets (*by)[id] to ev's key.
 func (s *streamCalls) note(by *[]uint32, id hb.AgentID, ev *model.Event) {
 	k := callKey{stack: ev.Stack, api: ev.API, kernel: ev.Kernel, op: ev.Op}
-	n, ok := s.index[k]
+	n, ok := s.lastN, s.lastN != 0 && k == s.last // most come from one place
+	if !ok {
+		n, ok = s.index[k]
+	}
 	if !ok {
 		if s.index == nil {
 			s.index = map[callKey]uint32{}
@@ -44,7 +49,7 @@ func (s *streamCalls) note(by *[]uint32, id hb.AgentID, ev *model.Event) {
 	if int(id) >= len(*by) {
 		*by = append(*by, make([]uint32, int(id)+1-len(*by))...)
 	}
-	(*by)[id] = n
+	(*by)[id], s.last, s.lastN = n, k, n
 }
 
 // key returns the call by[id] names, if any.

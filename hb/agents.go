@@ -145,7 +145,7 @@ func (e *Engine) hostJoin(o *vclock) {
 func (e *Engine) prune() {
 	keep := e.dying[:0]
 	for _, id := range e.dying {
-		if a := e.agents.at(id); a.pruned { // its slot inherited
+		if a := e.agents.get(id); a == nil || a.pruned { // its slot inherited
 			continue
 		} else if e.host.Get(a.Slot) < a.count() {
 			keep = append(keep, id)
@@ -165,6 +165,9 @@ func (e *Engine) prune() {
 // not fit in memory.
 func (e *Engine) destroy(a *Agent) {
 	a.ops = a.Ops()
+	if n := len(e.spareResidues); n > 0 {
+		a.residue, e.spareResidues = e.spareResidues[n-1], e.spareResidues[:n-1]
+	}
 	a.clock.above(e.host, func(s AgentID, v uint64) {
 		if e.passesOn(a, s) {
 			a.residue = append(a.residue, slotCount{s, v})
@@ -225,7 +228,10 @@ func (e *Engine) inherit(a *Agent, waited *eventState) {
 	e.freeSlots = append(e.freeSlots, a.Slot) // never counted on by a
 	a.Slot, a.base = d.Slot, d.count()
 	e.slotHolder[a.Slot] = a.ID
-	e.forget(d) // prune drops it from dying, its slot not freed
+	e.forget(d) // its slot not freed
+	if n := len(e.dying); n > 0 && e.dying[n-1] == d.ID {
+		e.dying = e.dying[:n-1] // nearly always the last destroyed; prune drops others
+	}
 }
 
 // retire hands the slot of a destroyed stream the host is ordered after to
@@ -238,6 +244,9 @@ func (e *Engine) retire(a *Agent) {
 // forget marks a destroyed stream as pruned, nothing left to wait for,
 // and drops it from its device.
 func (e *Engine) forget(a *Agent) {
+	if cap(a.residue) > 0 && len(e.spareResidues) < 64 {
+		e.spareResidues = append(e.spareResidues, a.residue[:0])
+	}
 	a.pruned, a.residue = true, nil
 	// Swapped out, not searched for: a device synchronization after
 	// 100,000 unwaited streams retired them all, each search costing the
@@ -366,7 +375,7 @@ func (e *Engine) Known(handle uint64, device int32, tid uint32) (*Agent, bool) {
 func (e *Engine) Stream(handle uint64, device int32, tid uint32) *Agent {
 	k := keyOf(handle, device, tid)
 	if id := e.lookup(k); id != 0 {
-		return e.agents.at(id)
+		return e.agents.get(id) // registered: live
 	}
 	switch k.handle {
 	case model.StreamLegacy:
