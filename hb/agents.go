@@ -165,8 +165,8 @@ func (e *Engine) prune() {
 // not fit in memory.
 func (e *Engine) destroy(a *Agent) {
 	a.ops = a.Ops()
-	if n := len(e.spareResidues); n > 0 {
-		a.residue, e.spareResidues = e.spareResidues[n-1], e.spareResidues[:n-1]
+	if n := len(e.agents.residues); n > 0 {
+		a.residue, e.agents.residues = e.agents.residues[n-1], e.agents.residues[:n-1]
 	}
 	a.clock.above(e.host, func(s AgentID, v uint64) {
 		if e.passesOn(a, s) {
@@ -244,8 +244,8 @@ func (e *Engine) retire(a *Agent) {
 // forget marks a destroyed stream as pruned, nothing left to wait for,
 // and drops it from its device.
 func (e *Engine) forget(a *Agent) {
-	if cap(a.residue) > 0 && len(e.spareResidues) < 64 {
-		e.spareResidues = append(e.spareResidues, a.residue[:0])
+	if cap(a.residue) > 0 && len(e.agents.residues) < 64 {
+		e.agents.residues = append(e.agents.residues, a.residue[:0])
 	}
 	a.pruned, a.residue = true, nil
 	// Swapped out, not searched for: a device synchronization after

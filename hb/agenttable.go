@@ -22,6 +22,9 @@ type agentTable struct {
 	// retired agents, which nearly all share.
 	shapes  []agentShape
 	shapeOf map[agentShape]uint32
+	// residues holds the storage of retired agents' residues, for streams
+	// being destroyed.
+	residues [][]slotCount
 }
 
 // retired is what a retired agent keeps.

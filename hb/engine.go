@@ -117,9 +117,6 @@ type Engine struct {
 	// for them otherwise allocates a clock as wide as all of them each
 	// step, and the garbage collector's time grew with its square.
 	spare []vclock
-	// spareResidues holds the storage of retired streams' residues, for
-	// streams being destroyed.
-	spareResidues [][]slotCount
 	host  vclock
 	// memory holds the recorded writes of values (cuStreamWriteValue*) by
 	// 8-byte block, for the waits that read them; memBlocks the blocks'
