@@ -173,7 +173,7 @@ func (e *Engine) destroy(a *Agent) {
 			a.residue = append(a.residue, slotCount{s, v})
 		}
 	})
-	if len(e.spare) < cap(e.spare) && a.clock.ch == nil {
+	if len(e.spare) < cap(e.spare) && a.clock.depth == 0 {
 		e.spare = append(e.spare, vclock{v: a.clock.v[:0]})
 	}
 	a.clock, a.destroyed = vclock{}, true
