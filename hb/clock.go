@@ -300,18 +300,7 @@ func (c vclock) above(o vclock, f func(s AgentID, n uint64)) {
 // mutInner returns the inner node *pp for a change: c's own, copied first
 // if shared (its children then shared by two), made if nil.
 func (c *vclock) mutInner(pp *unsafe.Pointer) *inner {
-	old := (*inner)(*pp)
-	if old != nil && !old.shared {
-		return old
-	}
-	in := new(inner)
-	if old != nil {
-		in.kids = old.kids
-		for _, k := range in.kids {
-			shareNode(k)
-		}
-	}
-	c.stamp(&in.node)
+	in := c.writable(*pp, *pp != nil && nodeOf(*pp).shared)
 	*pp = unsafe.Pointer(in)
 	return in
 }
