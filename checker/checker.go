@@ -65,7 +65,10 @@ type Checker struct {
 	syncAllocs syncAllocs
 	poolChurn  poolChurn
 	hostFuncs  hostFuncs // The latest host function queued to each stream (rule_free_while_in_flight.go).
-	heldWaits  heldWaits // Waits on events never recorded (rule_wait_unrecorded_event.go).
+	// overlappedBases: bases of live allocations a later recorded one
+	// overlapped (lifetime.go), whose accepted frees are not reported.
+	overlappedBases map[uint64]bool
+	heldWaits       heldWaits // Waits on events never recorded (rule_wait_unrecorded_event.go).
 }
 
 // Options adjust an analysis.
@@ -202,7 +205,7 @@ func (c *Checker) Add(ev *model.Event) {
 		if ev.Weak > 0 {
 			c.weakUses(ev, st)
 		}
-	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
+	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync, model.OpCollective:
 		c.syncAllocs.noteWork(st)
 		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
 		eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
@@ -261,7 +264,7 @@ func (c *Checker) addSkipped(ev *model.Event, st *hb.Step) {
 
 // eachUse calls use with each device address a launch, copy or set uses:
 // a launch's parameter pointers (as recorded, repeats included), a copy's
-// device sides, a set's destination. A copy or set is a use of the
+// device sides, a set's destination, a collective's buffers. A copy or set is a use of the
 // allocation its first byte is in: CUDA rejects one that runs past the end
 // of its allocation (measured on CUDA 13), and a 2D or 3D copy's recorded
 // size spans the wider of its two sides' pitches, so the range says
@@ -284,6 +287,16 @@ func eachUse(ev *model.Event, use func(uint64)) {
 	case model.OpStreamMemOp:
 		if ev.MemOp.IsWait() || ev.MemOp.Changes() || ev.MemOp == model.MemOpUnknown {
 			use(ev.Ptr)
+		}
+	case model.OpCollective:
+		// The receive buffer it writes, the send buffer it reads: one use
+		// of an in-place call's single buffer. A side the call does not
+		// use on this rank is 0.
+		if ev.Ptr != 0 {
+			use(ev.Ptr)
+		}
+		if ev.Src != 0 && ev.Src != ev.Ptr {
+			use(ev.Src)
 		}
 	}
 }

@@ -82,7 +82,7 @@ func (c *Checker) graphNode(ev *model.Event, st *hb.Step) {
 func capturedUse(ev *model.Event) bool {
 	switch ev.Op {
 	case model.OpMallocAsync, model.OpFreeAsync, model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync,
-		model.OpMemset, model.OpMemsetAsync, model.OpStreamMemOp:
+		model.OpMemset, model.OpMemsetAsync, model.OpStreamMemOp, model.OpCollective:
 		return true
 	}
 	return false

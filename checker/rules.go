@@ -222,6 +222,6 @@ func missingOther(f *Finding) (uint64, bool, bool) {
 // The operations at which the rules about uses and frees are checked.
 var (
 	useOps = []model.Op{model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync,
-		model.OpStreamMemOp, model.OpGraphLaunch}
+		model.OpStreamMemOp, model.OpGraphLaunch, model.OpCollective}
 	freeOps = []model.Op{model.OpFreeAsync, model.OpFree, model.OpIpcMemClose, model.OpVmmUnmap, model.OpGraphLaunch}
 )

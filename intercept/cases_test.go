@@ -55,34 +55,60 @@ func TestShimCases(t *testing.T) {
 	}
 }
 
-func runCase(t *testing.T, file string) {
+// caseSetup is what a kind of case adds to the fake app's build and run.
+type caseSetup struct {
+	cflags, ldflags []string // before and after the sources
+	env             []string
+}
+
+// caseSections holds the sections of a case file.
+type caseSections struct {
+	ar                      *txtar.Archive
+	program, want, findings *txtar.File
+	env                     []string // the env section's KEY=VALUE settings
+}
+
+// readCase reads the case file and builds its program into a fake app, as
+// setup says.
+func readCase(t *testing.T, file string, setup caseSetup) (built, caseSections) {
+	t.Helper()
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var program, want, findings, env *txtar.File
+	cs := caseSections{ar: ar}
 	for i := range ar.Files {
 		switch f := &ar.Files[i]; f.Name {
 		case "program.c":
-			program = f
+			cs.program = f
 		case "want.jsonl":
-			want = f
+			cs.want = f
 		case "findings":
-			findings = f
+			cs.findings = f
 		case "env":
-			env = f
+			cs.env = strings.Fields(string(f.Data))
 		default:
 			t.Fatalf("%s: unknown section %q", file, f.Name)
 		}
 	}
-	if program == nil {
+	if cs.program == nil {
 		t.Fatalf("%s: no program.c", file)
 	}
-	var extraEnv []string
-	if env != nil {
-		extraEnv = strings.Fields(string(env.Data))
+	b := build(t)
+	b.app = buildCase(t, b, cs.program.Data, setup)
+	return b, cs
+}
+
+func runCase(t *testing.T, file string) { runCaseWith(t, file, caseSetup{}) }
+
+func runCaseWith(t *testing.T, file string, setup caseSetup) {
+	caseApp, cs := readCase(t, file, setup)
+	ar, want, findings := cs.ar, cs.want, cs.findings
+	r := run(t, caseApp, "case", inject, append(setup.env, cs.env...)...)
+	if r.state.ExitCode() != 0 {
+		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
 	}
-	tr := runCaseProgram(t, program.Data, extraEnv)
+	tr := r.onlyTrace(t)
 	checkTimed(t, tr)
 	got := caseJSONL(t, tr)
 	var rules []byte
@@ -112,6 +138,25 @@ func runCase(t *testing.T, file string) {
 	if findings != nil && !bytes.Equal(rules, findings.Data) {
 		t.Errorf("findings of the recorded trace:\n%s\nwant:\n%s", rules, findings.Data)
 	}
+}
+
+// buildCase compiles a case's program into the fake app, as setup says,
+// and returns the app's path.
+func buildCase(t *testing.T, b built, program []byte, setup caseSetup) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "program.c")
+	if err := os.WriteFile(src, program, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(dir, "fakeapp")
+	args := append([]string{"-O1", "-g", "-Wall", "-Werror", `-DFAKE_CASE="` + src + `"`, "-o", app}, setup.cflags...)
+	args = append(append(args, "testdata/fakeapp.c", "-L"+b.dir, "-lfakecupti", "-Wl,-rpath,"+b.dir), setup.ldflags...)
+	cmd := exec.Command(shimbuild.CC(), append(args, "-ldl", "-lpthread")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return app
 }
 
 // caseFindings returns the rules of the checker's findings of the trace at
@@ -147,23 +192,12 @@ func checkTimed(t *testing.T, tr trace) {
 
 // runCaseProgram builds the fake app with a case's program.c, runs it
 // with the shim injected (and extraEnv), and returns its trace.
-func runCaseProgram(t *testing.T, program []byte, extraEnv []string) trace {
+func runCaseProgram(t *testing.T, program []byte, setup caseSetup) trace {
 	t.Helper()
 	b := build(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "program.c")
-	if err := os.WriteFile(src, program, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	app := filepath.Join(dir, "fakeapp")
-	cmd := exec.Command(shimbuild.CC(), "-O1", "-g", "-Wall", "-Werror", `-DFAKE_CASE="`+src+`"`, "-o", app,
-		"testdata/fakeapp.c", "-L"+b.dir, "-lfakecupti", "-Wl,-rpath,"+b.dir, "-ldl", "-lpthread")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
-	}
 	caseApp := b
-	caseApp.app = app
-	r := run(t, caseApp, "case", inject, extraEnv...)
+	caseApp.app = buildCase(t, b, program, setup)
+	r := run(t, caseApp, "case", inject, setup.env...)
 	if r.state.ExitCode() != 0 {
 		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
 	}

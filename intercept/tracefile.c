@@ -354,7 +354,10 @@ static int write_process_locked(void) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     uint32_t exe_id = sc_intern_locked(exe, strlen(exe));
-    uint32_t ver_id = sc_intern_locked(SC_VERSION, strlen(SC_VERSION));
+    char ver[128]; /* and which backend records: "streamcheck-intercept 0.2.0 (trace format 1; backend cupti)" */
+    int nv = snprintf(ver, sizeof ver, "%.*s; backend %s)", (int)strlen(SC_VERSION) - 1, SC_VERSION,
+                      sc_backend ? sc_backend : "cupti");
+    uint32_t ver_id = sc_intern_locked(ver, nv > 0 && (size_t)nv < sizeof ver ? (size_t)nv : strlen(ver));
     /* The command line names the script of an interpreter (python3 train.py). */
     char args[1024];
     size_t na = 0;
@@ -436,10 +439,10 @@ int sc_trace_writable_locked(void) {
 
 /* ---- events ---- */
 
-/* The optional fields from 21 on, opt[0..nopt), then fields 30..34 of x
+/* The optional fields from 21 on, opt[0..nopt), then fields 30..36 of x
  * (sc_ext): each written only with those after it that are set. */
 SC_COLD static size_t encode_ext(uint8_t *p, const uint64_t *opt, size_t nopt, const sc_ext *x) {
-    uint64_t g[] = {x->dur, x->family, x->pitch, x->height, x->attr};
+    uint64_t g[] = {x->dur, x->family, x->pitch, x->height, x->attr, x->src_size, x->nranks};
     size_t ng = sizeof g / sizeof g[0];
     while (ng > 0 && g[ng - 1] == 0) ng--;
     if (ng == 0)
@@ -448,7 +451,7 @@ SC_COLD static size_t encode_ext(uint8_t *p, const uint64_t *opt, size_t nopt, c
     return n + put_uvarints(p + n, g, ng);
 }
 
-/* Fields 6..34 (api .. ptrs, then the optional ones). */
+/* Fields 6..36 (api .. ptrs, then the optional ones). */
 SC_HOT static size_t encode_tail(uint8_t *p, const sc_event *e) {
     uint64_t f[] = {e->api, e->stack, sc_zigzag(e->result), e->stream, e->event, e->ptr, e->size, e->src, e->kind,
                     e->flags, e->pool, e->kernel, sc_zigzag(e->prio), e->nptrs,

@@ -3,7 +3,7 @@
 # machine, and compare the findings with the expectations in their headers.
 #
 # Usage (from the repository root):
-#   OUT=/some/dir scripts/gpu-run.sh [build|record|check|report|all]   (default: all)
+#   OUT=/some/dir scripts/gpu-run.sh [build|record|check|report|all|backends]   (default: all)
 #
 #   build   compile every testdata/cuda/*.cu twice: -cudart static and -cudart shared
 #   record  run every built binary and every testdata/python/*.py under
@@ -12,6 +12,11 @@
 #           directory, then report
 #   report  only compare the existing JSON with the expectations
 #   all     build, record, check (and report)
+#   backends  build, then record and check everything twice, with
+#           STREAMCHECK_BACKEND=cupti and =interpose (into $SC_WORK/backend-B
+#           and $OUT/backend-B), and write $OUT/backends.txt: every case whose
+#           status or findings differ between the two (exit 1 if any does).
+#           A plain run takes the backend from STREAMCHECK_BACKEND too.
 # Every subcommand ends by packing what exists into $OUT/results.tar.gz and
 # writing the PASS/FAIL table to $OUT/summary.txt; all output also goes to
 # $OUT/log.txt.
@@ -24,6 +29,8 @@
 #   OUT            output folder (default .gpu/out); only $OUT/* comes back
 #   SC_WORK        work folder for binaries and traces (default .gpu/run; .gpu
 #                  is git-ignored, so it survives between remote calls)
+#   TRACE_DIR      where traces go (default $SC_WORK/traces): a second recording of
+#                  the same binaries (another backend) keeps the first
 #   ONLY           extended regex; only case names matching it are built/run/checked
 #   BUILD_JOBS     parallel nvcc jobs (default 16)
 #   RECORD_JOBS    parallel recordings of the CUDA binaries (default 4);
@@ -55,7 +62,7 @@ SC_WORK="${SC_WORK:-$REPO_ROOT/.gpu/run}"
 case "$SC_WORK" in /*) ;; *) SC_WORK="$REPO_ROOT/$SC_WORK" ;; esac
 case "$OUT" in /*) ;; *) OUT="$REPO_ROOT/$OUT" ;; esac
 BUILD_DIR="$SC_WORK/build"
-TRACE_DIR="$SC_WORK/traces"
+TRACE_DIR="${TRACE_DIR:-$SC_WORK/traces}"
 CUDA_SRC_DIR="$REPO_ROOT/testdata/cuda"
 PY_SRC_DIR="$REPO_ROOT/testdata/python"
 SC_BIN="${SC_BIN:-$REPO_ROOT/bin/streamcheck}"
@@ -307,6 +314,19 @@ do_record() {
         case "$name" in *_plugin) continue ;; esac
         selected "$name" || continue
         case "$name" in
+            torch_nccl_* | cupy_nccl_*)
+                # NCCL's calls are recorded through the shim's wrappers of
+                # NCCL's functions, which only a preloaded shim interposes.
+                if { [ "${name#torch_}" != "$name" ] && [ "$have_torch" -ne 1 ]; } ||
+                    { [ "${name#cupy_}" != "$name" ] && ! python3 -c 'from cupy.cuda import nccl' >/dev/null 2>&1; }; then
+                    echo "skip   $name-py (torch with CUDA, or cupy.cuda.nccl, not importable)"
+                    echo "skipped" >"$TRACE_DIR/$name-py.rc"
+                    echo "module not available" >"$TRACE_DIR/$name-py.skip"
+                    continue
+                fi
+                RECORD_ARGS="$RECORD_ARGS --preload" run_recorded "$name-py" "$PY_TIMEOUT" \
+                    "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" NCCL_NVLS_ENABLE=0 -- python3 "$py"
+                ;;
             torch_* | triton_*)
                 if [ "$have_torch" -ne 1 ] || { [ "${name#triton_}" != "$name" ] && ! python3 -c 'import triton' >/dev/null 2>&1; }; then
                     echo "skip   $name-py (torch with CUDA, or triton, not importable)"
@@ -724,12 +744,52 @@ do_pack() {
 }
 
 # ---------------------------------------------------------------------------
+# backends: the whole suite under each recording backend, findings compared
+# ---------------------------------------------------------------------------
+
+do_backends() {
+    local b rc=0
+    for b in cupti interpose; do
+        mkdir -p "$SC_WORK/backend-$b" "$OUT/backend-$b"
+        ln -sfn "$BUILD_DIR" "$SC_WORK/backend-$b/build"
+        log "backends: recording with the $b backend"
+        STREAMCHECK_BACKEND=$b SC_WORK="$SC_WORK/backend-$b" OUT="$OUT/backend-$b" bash "$0" record >/dev/null
+        STREAMCHECK_BACKEND=$b SC_WORK="$SC_WORK/backend-$b" OUT="$OUT/backend-$b" bash "$0" check >/dev/null
+    done
+    # summary.txt: "case  status  expected  found  notes", columns two or more spaces apart.
+    local a="$OUT/backend-cupti/summary.txt" i="$OUT/backend-interpose/summary.txt"
+    if [ ! -s "$a" ] || [ ! -s "$i" ]; then
+        log "backends: a summary is missing ($a, $i)"
+        return 1
+    fi
+    awk -F'  +' '
+        FNR == 1 { file++ }
+        /^#/ || $1 ~ /^-+$/ || $1 == "case" || NF < 2 { next }
+        file == 1 { cs[$1] = $2; cf[$1] = $4; order[++n] = $1; next }
+        { is[$1] = $2; if_[$1] = $4; if (!($1 in cs)) order[++n] = $1 }
+        END {
+            printf "%-44s %-8s %-8s %s\n", "case", "cupti", "interpose", "findings (cupti | interpose)"
+            d = 0
+            for (k = 1; k <= n; k++) {
+                c = order[k]
+                if (cs[c] == is[c] && cf[c] == if_[c]) continue
+                d++
+                printf "%-44s %-8s %-8s %s | %s\n", c, cs[c], is[c], cf[c], if_[c]
+            }
+            printf "%d of %d cases differ\n", d, n
+            exit d > 0
+        }' "$a" "$i" >"$OUT/backends.txt" || rc=1
+    log "backends: $(tail -1 "$OUT/backends.txt")"
+    return "$rc"
+}
+
+# ---------------------------------------------------------------------------
 
 main() {
     local cmd="${1:-all}" rc=0 r
     log "gpu-run.sh $cmd   (ONLY='${ONLY}')"
     case "$cmd" in
-        build|record|check|report|all) mkdir -p "$BUILD_DIR/logs" "$TRACE_DIR" ;;
+        build|record|check|report|all|backends) mkdir -p "$BUILD_DIR/logs" "$TRACE_DIR" ;;
     esac
     print_env
     case "$cmd" in
@@ -756,12 +816,20 @@ main() {
                 do_report; rc=$?
             fi
             ;;
+        backends)
+            do_build; r=$?
+            if [ "$r" -eq 2 ]; then
+                rc=2
+            else
+                do_backends; rc=$?
+            fi
+            ;;
         -h|--help|help)
             sed -n '2,40p' "$0"
             return 0
             ;;
         *)
-            echo "usage: $0 [build|record|check|report|all]" >&2
+            echo "usage: $0 [build|record|check|report|all|backends]" >&2
             return 2
             ;;
     esac
