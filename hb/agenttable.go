@@ -44,13 +44,13 @@ type agentShape struct {
 
 // add appends a, whose ID is the table's length.
 func (t *agentTable) add(a *Agent) {
-	p, i := t.n>>agentPageBits, t.n&(agentPageSize-1)
-	if i == 0 {
-		t.live = append(t.live, make([]*Agent, agentPageSize))
+	p := t.n >> agentPageBits
+	if t.n&(agentPageSize-1) == 0 {
+		t.live = append(t.live, nil)
 		t.nlive = append(t.nlive, 0)
 		t.recs = append(t.recs, nil)
 	}
-	t.live[p][i] = a
+	t.live[p] = append(t.live[p], a) // grown as needed: most programs have a few streams
 	t.nlive[p]++
 	t.n++
 }
@@ -106,7 +106,7 @@ func (t *agentTable) retire(a *Agent) {
 	}
 	t.recs[p][i] = retired{handle: a.Handle, ops: a.ops, slot: a.Slot, shape: k}
 	t.live[p][i] = nil
-	if t.nlive[p]--; t.nlive[p] == 0 && (int(p)+1)<<agentPageBits <= t.n {
+	if t.nlive[p]--; t.nlive[p] == 0 && len(t.live[p]) == agentPageSize {
 		t.live[p] = nil // full, and all of it retired
 	}
 }
