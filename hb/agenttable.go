@@ -69,6 +69,14 @@ func (t *agentTable) at(id AgentID) *Agent {
 	if a := t.get(id); a != nil {
 		return a
 	}
+	return t.rebuild(id)
+}
+
+// rebuild returns a retired agent rebuilt from what it keeps. Not inlined,
+// so that at is.
+//
+//go:noinline
+func (t *agentTable) rebuild(id AgentID) *Agent {
 	r := &t.recs[id>>agentPageBits][id&(agentPageSize-1)]
 	s := t.shapes[r.shape]
 	return &Agent{

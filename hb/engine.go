@@ -376,7 +376,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		a.dev.unjoined = a.dev.unjoined[:0]
 	case KindBlocking, KindPerThread:
 		if id := a.dev.legacy; id != 0 {
-			l := e.agents.at(id)
+			l := e.agents.get(id) // a legacy stream is never retired
 			if ops := l.own; id != a.legacySeen || ops != a.legacySeenOps {
 				a.clock.join(&l.clock)
 				a.legacySeen, a.legacySeenOps = id, ops
