@@ -15,6 +15,7 @@ const (
 // for every stream it ever made: a million of them took 250 MB.
 type agentTable struct {
 	live  [][]*Agent  // By page: nil once each of its agents retired.
+	first []*Agent    // live[0], read first: most programs have fewer agents.
 	nlive []uint16    // Live agents of each page.
 	recs  [][]retired // By page, made at the first retirement in it.
 	n     int
@@ -51,12 +52,18 @@ func (t *agentTable) add(a *Agent) {
 		t.recs = append(t.recs, nil)
 	}
 	t.live[p] = append(t.live[p], a) // grown as needed: most programs have a few streams
+	if p == 0 {
+		t.first = t.live[0]
+	}
 	t.nlive[p]++
 	t.n++
 }
 
 // get returns the live agent of id, or nil if it retired.
 func (t *agentTable) get(id AgentID) *Agent {
+	if uint(id) < uint(len(t.first)) {
+		return t.first[id]
+	}
 	if pg := t.live[id>>agentPageBits]; pg != nil {
 		return pg[id&(agentPageSize-1)]
 	}
@@ -116,6 +123,9 @@ func (t *agentTable) retire(a *Agent) {
 	t.live[p][i] = nil
 	if t.nlive[p]--; t.nlive[p] == 0 && len(t.live[p]) == agentPageSize {
 		t.live[p] = nil // full, and all of it retired
+		if p == 0 {
+			t.first = nil
+		}
 	}
 }
 
