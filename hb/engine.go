@@ -65,7 +65,7 @@ type Step struct {
 // Clock): 10,000 streams alive at once take tens of megabytes, not the
 // gigabyte a vector each as wide as their number took.
 type Engine struct {
-	agents []*Agent
+	agents agentTable
 	// joins are the joins made for the current event (Step.Joins): emptied
 	// at each event, their storage kept.
 	joins []Join
@@ -151,7 +151,7 @@ func New() *Engine {
 		nslots:      1, // Slot 0 is the host's.
 		host:        vclock{lin: uint32(HostAgent) + 1},
 	}
-	e.agents = append(e.agents, &Agent{ID: HostAgent, Kind: KindHost})
+	e.agents.add(&Agent{ID: HostAgent, Kind: KindHost})
 	return e
 }
 
@@ -360,7 +360,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		// blocking stream made each legacy operation cost the number of
 		// streams.
 		for _, id := range a.dev.unjoined {
-			b := e.agents[id]
+			b := e.agents.at(id)
 			b.unjoined = false
 			// A destroyed blocking stream's unfinished work is waited for
 			// too (measured on CUDA 13.0: testdata/cuda/
@@ -376,7 +376,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		a.dev.unjoined = a.dev.unjoined[:0]
 	case KindBlocking, KindPerThread:
 		if id := a.dev.legacy; id != 0 {
-			l := e.agents[id]
+			l := e.agents.get(id) // a legacy stream is never retired
 			if ops := l.own; id != a.legacySeen || ops != a.legacySeenOps {
 				a.clock.join(&l.clock)
 				a.legacySeen, a.legacySeenOps = id, ops
@@ -419,5 +419,5 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 // EpochOf is the epoch of an operation of agent a that was the clock-th
 // counted on its slot, for those that keep only the two (the checker).
 func (e *Engine) EpochOf(a AgentID, clock uint64) Epoch {
-	return Epoch{Agent: a, Slot: e.agents[a].Slot, Clock: clock}
+	return Epoch{Agent: a, Slot: e.agents.slot(a), Clock: clock}
 }
