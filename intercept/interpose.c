@@ -76,7 +76,7 @@ _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped
 typedef void *(*dlsym_fn)(void *, const char *);
 static _Atomic(dlsym_fn) real_dlsym_p;
 
-SC_COLD static dlsym_fn find_real_dlsym(void) {
+SC_COLD SC_NOSAN static dlsym_fn find_real_dlsym(void) {
     /* Relative to this object, RTLD_NEXT is libc (or libdl before glibc 2.34). */
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
     void *f = NULL;
@@ -85,12 +85,12 @@ SC_COLD static dlsym_fn find_real_dlsym(void) {
     return (dlsym_fn)f;
 }
 
-static inline dlsym_fn real_dlsym(void) {
+SC_NOSAN static inline dlsym_fn real_dlsym(void) {
     dlsym_fn f = atomic_load_explicit(&real_dlsym_p, memory_order_acquire);
     return f ? f : find_real_dlsym();
 }
 
-void *sc_dlsym_real(void *h, const char *name) {
+SC_NOSAN void *sc_dlsym_real(void *h, const char *name) {
     dlsym_fn f = real_dlsym();
     return f ? f(h, name) : NULL;
 }
@@ -370,7 +370,7 @@ SC_COLD static void *swap_dlsym(const char *name, void *f) {
 /* Anything but a lookup in libcuda goes on to the real dlsym as a tail call:
  * dlsym(RTLD_NEXT, ...) searches after the caller's object, which glibc
  * finds from the return address. */
-SC_EXPORT void *dlsym(void *handle, const char *name) {
+SC_EXPORT SC_NOSAN void *dlsym(void *handle, const char *name) {
     if (handle && handle == atomic_load_explicit(&cuda_handle, memory_order_relaxed) &&
         atomic_load_explicit(&ip_recording, memory_order_relaxed))
         return swap_dlsym(name, sc_dlsym_real(handle, name));

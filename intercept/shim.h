@@ -31,6 +31,10 @@
 #define SC_HOT __attribute__((hot))
 /* Rare work, kept apart from the hot code (.text.unlikely). */
 #define SC_COLD __attribute__((cold, noinline))
+/* Code a sanitizer runtime may enter before it is initialized (the dlsym
+ * the shim exports: ASan and TSan resolve their interceptors through dlsym
+ * at start-up) must carry no instrumentation. */
+#define SC_NOSAN __attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined))
 
 /* model.Op values and model.Flag* bits, generated from model/opspec.go. */
 #include "ops.h"
