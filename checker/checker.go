@@ -59,13 +59,8 @@ type Checker struct {
 	recentTIDs [2]uint32
 	nRecent    int
 	opts       Options
-	memOps     memOps // Stream memory operations (rule_stream_memory_op.go).
-	// The performance lints' state (rule_sync_alloc_in_loop.go,
-	// rule_pool_release_churn.go).
-	syncAllocs syncAllocs
-	poolChurn  poolChurn
 	hostFuncs  hostFuncs // The latest host function queued to each stream (rule_free_while_in_flight.go).
-	heldWaits  heldWaits // Waits on events never recorded (rule_wait_unrecorded_event.go).
+	plugins    plugins   // The rules' own states and hooks (plugin.go).
 }
 
 // Options adjust an analysis.
@@ -89,7 +84,7 @@ type Options struct {
 // New returns a checker for the trace named trace, whose definitions are in
 // tables (a Reader's Tables, which may still grow while events are added).
 func New(trace string, tables *model.Tables) *Checker {
-	return &Checker{
+	c := &Checker{
 		trace:    trace,
 		tables:   tables,
 		engine:   hb.New(),
@@ -105,6 +100,8 @@ func New(trace string, tables *model.Tables) *Checker {
 		}},
 		threads: map[uint32]bool{},
 	}
+	c.plugIn()
+	return c
 }
 
 // Check reads r to the end and returns the analysis. A damaged trace is not
@@ -150,73 +147,47 @@ func (c *Checker) Add(ev *model.Event) {
 		c.addSkipped(ev, st)
 		return
 	}
-	if st.UnrecordedWait {
-		c.unrecordedWait(ev, st)
+	// What the op does to memory, as the op spec says.
+	switch ev.Op.Mem() {
+	case model.MemAlloc, model.MemAllocOrdered:
+		a := c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op.Mem() == model.MemAllocOrdered)
+		for _, h := range c.plugins.alloc {
+			h.onAlloc(ev, st, a)
+		}
+	case model.MemFree:
+		if len(c.plugins.free) > 0 {
+			a := c.allocs.at(ev.Ptr)
+			for _, h := range c.plugins.free {
+				h.onFree(ev, a)
+			}
+		}
+		c.release(ev, st, ev.Ptr)
+	case model.MemUnmap:
+		c.unmap(ev, st)
+	case model.MemUse:
+		c.uses(ev, st)
+		for _, h := range c.plugins.use {
+			h.onUse(ev, st)
+		}
+	case model.MemGraph:
+		c.graphLaunched(ev, st)
 	}
+	// What else the checker follows of the op.
 	switch ev.Op {
 	case model.OpStreamCreate:
 		if c.created == nil {
 			c.created = map[hb.AgentID]access{}
 		}
 		c.created[st.Agent] = c.accessOf(ev, st, 0)
-	case model.OpMallocAsync, model.OpMalloc, model.OpVmmMap:
-		a := c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync)
-		switch ev.Op {
-		case model.OpMalloc:
-			c.noteSyncAlloc(ev, st)
-		case model.OpMallocAsync:
-			c.notePoolAlloc(ev, st, a)
-		}
-	case model.OpFreeAsync, model.OpFree, model.OpIpcMemClose:
-		if ev.Op == model.OpFree {
-			c.noteSyncFree(ev, c.allocs.at(ev.Ptr))
-		}
-		c.release(ev, st, ev.Ptr)
-	case model.OpVmmUnmap:
-		c.unmap(ev, st)
 	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport,
 		model.OpIpcEventExport, model.OpIpcEventOpen, model.OpEventRecord, model.OpEventCreate:
 		c.interprocess(ev, st)
-	case model.OpPoolCreate, model.OpPoolSetAttr, model.OpDeviceSetPool:
-		c.notePool(ev)
-	case model.OpStreamSync, model.OpEventSync, model.OpDeviceSync:
-		c.notePoolSync()
-	case model.OpLaunch:
-		c.syncAllocs.noteWork(st)
-		// The strong addresses (pointer slots); the weak ones after them.
-		ptrs := ev.StrongPtrs()
-		if len(ptrs) > maxScannedPtrs {
-			// A long list (a hand-written trace; the shim's come sorted
-			// and unique) is deduplicated by sorting a copy.
-			c.ptrs = append(c.ptrs[:0], ptrs...)
-			slices.Sort(c.ptrs)
-			for i, p := range c.ptrs {
-				if i == 0 || p != c.ptrs[i-1] {
-					c.use(ev, st, p)
-				}
-			}
-		} else {
-			for i, p := range ptrs {
-				if !seenBefore(ptrs[:i], p) {
-					c.use(ev, st, p)
-				}
-			}
-		}
-		if ev.Weak > 0 {
-			c.weakUses(ev, st)
-		}
-	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync:
-		c.syncAllocs.noteWork(st)
-		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
-		eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
 	case model.OpHostFunc:
 		c.hostFuncs.queued(ev, st)
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphClone:
 		c.graphCloned(ev)
-	case model.OpStreamMemOp:
-		c.streamMemOp(ev, st)
 	case model.OpGraphEventRecordNode:
 		c.noteRecordNode(ev, st)
 	case model.OpEventDestroy:
@@ -224,8 +195,50 @@ func (c *Checker) Add(ev *model.Event) {
 		delete(c.ipc.events, ev.Event)
 	case model.OpGraphForget:
 		c.graphForgotten(ev)
-	case model.OpGraphLaunch:
-		c.graphLaunched(ev, st)
+	}
+	if waits[ev.Op] {
+		for _, h := range c.plugins.sync {
+			h.onSync(ev, st)
+		}
+	}
+	for _, h := range c.plugins.byOp[ev.Op] {
+		h.onOp(ev, st)
+	}
+}
+
+// uses checks the uses of an op of model.MemUse, at the addresses its
+// spec row names: a launch's strong pointers once each, then its weak
+// ones; a copy's device sides, and its host sides where they are pinned
+// or registered memory; the others' addresses as eachUse gives them.
+func (c *Checker) uses(ev *model.Event, st *hb.Step) {
+	for _, u := range ev.Op.Uses() {
+		if u.Field != model.AddrPtrs {
+			eachUse(ev, func(p uint64) { c.use(ev, st, p) })
+			eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
+			return
+		}
+	}
+	// The strong addresses (pointer slots); the weak ones after them.
+	ptrs := ev.StrongPtrs()
+	if len(ptrs) > maxScannedPtrs {
+		// A long list (a hand-written trace; the shim's come sorted
+		// and unique) is deduplicated by sorting a copy.
+		c.ptrs = append(c.ptrs[:0], ptrs...)
+		slices.Sort(c.ptrs)
+		for i, p := range c.ptrs {
+			if i == 0 || p != c.ptrs[i-1] {
+				c.use(ev, st, p)
+			}
+		}
+	} else {
+		for i, p := range ptrs {
+			if !seenBefore(ptrs[:i], p) {
+				c.use(ev, st, p)
+			}
+		}
+	}
+	if ev.Weak > 0 {
+		c.weakUses(ev, st)
 	}
 }
 
@@ -262,47 +275,62 @@ func (c *Checker) addSkipped(ev *model.Event, st *hb.Step) {
 	}
 }
 
-// eachUse calls use with each device address a launch, copy or set uses:
-// a launch's parameter pointers (as recorded, repeats included), a copy's
-// device sides, a set's destination. A copy or set is a use of the
-// allocation its first byte is in: CUDA rejects one that runs past the end
-// of its allocation (measured on CUDA 13), and a 2D or 3D copy's recorded
-// size spans the wider of its two sides' pitches, so the range says
-// nothing about a second allocation.
+// eachUse calls use with each device address an op of model.MemUse uses,
+// from the fields its spec row names, in their order: a launch's parameter
+// pointers (as recorded, repeats included), a copy's device sides, a set's
+// destination, a stream memory operation's address when it waits or
+// writes. An address equal to the previous field's is one use. A copy or
+// set is a use of the allocation its first byte is in: CUDA rejects one
+// that runs past the end of its allocation (measured on CUDA 13), and a 2D
+// or 3D copy's recorded size spans the wider of its two sides' pitches, so
+// the range says nothing about a second allocation.
 func eachUse(ev *model.Event, use func(uint64)) {
-	switch ev.Op {
-	case model.OpLaunch:
-		for _, p := range ev.Ptrs {
-			use(p)
-		}
-	case model.OpMemcpy, model.OpMemcpyAsync:
-		if ev.Kind.DstDevice() {
-			use(ev.Ptr)
-		}
-		if ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
-			use(ev.Src)
-		}
-	case model.OpMemset, model.OpMemsetAsync:
-		use(ev.Ptr)
-	case model.OpStreamMemOp:
-		if ev.MemOp.IsWait() || ev.MemOp.Changes() || ev.MemOp == model.MemOpUnknown {
-			use(ev.Ptr)
+	for _, u := range ev.Op.Uses() {
+		switch u.Field {
+		case model.AddrPtrs:
+			for _, p := range ev.Ptrs {
+				use(p)
+			}
+		case model.AddrPtr:
+			if ev.Ptr != 0 {
+				use(ev.Ptr)
+			}
+		case model.AddrSrc:
+			if ev.Src != 0 && ev.Src != ev.Ptr {
+				use(ev.Src)
+			}
+		case model.AddrDst:
+			if ev.Kind.DstDevice() {
+				use(ev.Ptr)
+			}
+		case model.AddrCopySrc:
+			if ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
+				use(ev.Src)
+			}
+		case model.AddrMemOp:
+			if ev.MemOp.IsWait() || ev.MemOp.Changes() || ev.MemOp == model.MemOpUnknown {
+				use(ev.Ptr)
+			}
 		}
 	}
 }
 
-// eachHostSide calls use with the host sides of a copy. A copy reads or
-// writes pinned or registered host memory until it completes, through the
-// same address under unified addressing, so a host free must wait for it.
+// eachHostSide calls use with the host sides of a copy (the fields of a
+// side model.Event.Kind decides). A copy reads or writes pinned or
+// registered host memory until it completes, through the same address
+// under unified addressing, so a host free must wait for it.
 func eachHostSide(ev *model.Event, use func(uint64)) {
-	if ev.Op != model.OpMemcpy && ev.Op != model.OpMemcpyAsync {
-		return
-	}
-	if !ev.Kind.DstDevice() {
-		use(ev.Ptr)
-	}
-	if !ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
-		use(ev.Src)
+	for _, u := range ev.Op.Uses() {
+		switch u.Field {
+		case model.AddrDst:
+			if !ev.Kind.DstDevice() {
+				use(ev.Ptr)
+			}
+		case model.AddrCopySrc:
+			if !ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
+				use(ev.Src)
+			}
+		}
 	}
 }
 
@@ -339,17 +367,14 @@ func seenBefore(ps []uint64, p uint64) bool {
 	return false
 }
 
-// Finish ends the analysis: it counts the stream-ordered memory still live
-// and, with Options.Leaks, reports it (only for a complete trace, since a
-// damaged one stops before the frees), and returns the result.
+// Finish ends the analysis: it calls the rules' end hooks (the leak rule
+// counts the stream-ordered memory still live and, with Options.Leaks,
+// reports it, only for a complete trace, since a damaged one stops before
+// the frees), and returns the result.
 func (c *Checker) Finish(damage error) *Result {
-	if damage == nil { // a damaged trace stops before the waits and frees that may follow
-		c.unreadMemWrites()
-		c.reportLeaks()
+	for _, h := range c.plugins.end {
+		h.atEnd(damage == nil) // a damaged trace stops before the waits and frees that may follow
 	}
-	c.reportSyncAllocLoops()
-	c.reportPoolChurn()
-	c.reportUnrecordedWaits() // after the error findings it looks for
 
 	for i := range c.pending {
 		c.resolveFinding(&c.pending[i])

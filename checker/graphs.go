@@ -308,7 +308,6 @@ func (c *Checker) graphLaunched(ev *model.Event, st *hb.Step) {
 	// (live after the launch, for the program to use and free); each
 	// address it uses is a use made there; each allocation from
 	// outside it that it frees is freed there, after the uses.
-	c.syncAllocs.noteWork(st)
 	uses := c.graphs.Launched(ev.Exec)
 	c.launched.add(ev.Seq, uses)
 	for _, u := range uses {

@@ -50,7 +50,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 			c.graveQ.unlink(o)
 			c.graveLen--
 		}
-		c.leavePool(o)
+		c.dropped(o, false)
 		o.clear(&c.bufs)
 		o.inherited = inherited
 		o.base, o.size, o.async, o.family, o.alloc = base, size, async, familyOf(ev), c.accessOf(ev, st, base)
@@ -59,7 +59,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 	a := c.newAllocation()
 	a.base, a.size, a.async, a.family, a.alloc = base, size, async, familyOf(ev), c.accessOf(ev, st, base)
 	for _, o := range old {
-		c.leavePool(o)
+		c.dropped(o, false)
 		c.allocs.remove(o)
 		if o.freed {
 			a.inherited = c.carried(a.inherited, o)
@@ -108,14 +108,9 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		c.completeUses(a, ev.Device)
 	}
 	c.checkFree(a, free, st, syncs)
-	c.leavePool(a)
 	a.free = free
 	a.freed = true
-	if c.engine.HasMemoryWrites() {
-		base, size := a.wholeOf()
-		c.memOps.forgot = c.engine.ForgetMemory(base, rangeEnd(base, size), c.memOps.forgot[:0])
-		c.forgetMemOps(c.memOps.forgot)
-	}
+	c.dropped(a, true)
 	c.graveQ.push(a)
 	c.graveLen++
 	c.trimGrave()

@@ -10,7 +10,8 @@ import (
 // doubleFreeRule: double-free. It is checked by reportBadFree below, with
 // invalid-free, for frees that CUDA accepted (release, lifetime.go) and that
 // it rejected (rejectedFree below).
-var doubleFreeRule = &ruleDef{
+var doubleFreeRule = register(&ruleDef{
+	rank:     60,
 	id:       RuleDoubleFree,
 	severity: SeverityError,
 	doc: Documentation{
@@ -33,7 +34,7 @@ var doubleFreeRule = &ruleDef{
 		}
 		f.Fix = fmt.Sprintf("Remove the free at %s or the one at %s.", op.Site(), other.Site())
 	},
-}
+})
 
 // reportBadFree reports a free of an address that is not the start of a
 // live allocation: freed before (double-free), inside one, or unknown.

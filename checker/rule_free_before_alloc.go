@@ -4,7 +4,8 @@ import "fmt"
 
 // freeBeforeAllocRule: free-before-alloc. It is checked by checkFree
 // (rule_free_while_in_flight.go) and in captures (capture.go).
-var freeBeforeAllocRule = &ruleDef{
+var freeBeforeAllocRule = register(&ruleDef{
+	rank:     50,
 	id:       RuleFreeBeforeAlloc,
 	severity: SeverityError,
 	doc: Documentation{
@@ -29,4 +30,4 @@ var freeBeforeAllocRule = &ruleDef{
 		f.Fix = k.fix
 	},
 	missing: missingOther,
-}
+})

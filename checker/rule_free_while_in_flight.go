@@ -9,7 +9,8 @@ import (
 
 // freeWhileInFlightRule: free-while-in-flight. It is checked by checkFree
 // below (with free-before-alloc) and in captures (capture.go).
-var freeWhileInFlightRule = &ruleDef{
+var freeWhileInFlightRule = register(&ruleDef{
+	rank:     30,
 	id:       RuleFreeWhileInFlight,
 	severity: SeverityError,
 	doc: Documentation{
@@ -58,7 +59,7 @@ var freeWhileInFlightRule = &ruleDef{
 		f.Fix = k.fix
 	},
 	missing: missingOther,
-}
+})
 
 // checkFree checks the free of the live allocation a: it reports a use the
 // free is not ordered after (free-while-in-flight) or else, unless the

@@ -10,7 +10,8 @@ import (
 
 // freedArgumentWordRule: freed-argument-word. It is checked by weakUses
 // below, at each launch with weak words (model.Event.Weak).
-var freedArgumentWordRule = &ruleDef{
+var freedArgumentWordRule = register(&ruleDef{
+	rank:     140,
 	id:       RuleFreedArgumentWord,
 	severity: SeverityNote,
 	doc: Documentation{
@@ -30,7 +31,7 @@ var freedArgumentWordRule = &ruleDef{
 			other.Where(), other.Seq)
 		f.Fix = fmt.Sprintf("If the kernel dereferences that member, move the free at %s after the launch at %s; if the word is padding or unused, nothing is wrong (zeroing the parameter's unused bytes makes the note go away).", other.Site(), op.Site())
 	},
-}
+})
 
 // weakUses checks a launch's weak addresses (model.Event.Weak): words of
 // its parameters that are not pointer slots, such as the later words of a

@@ -4,7 +4,8 @@ import "fmt"
 
 // invalidFreeRule: invalid-free. It is checked by reportBadFree
 // (rule_double_free.go).
-var invalidFreeRule = &ruleDef{
+var invalidFreeRule = register(&ruleDef{
+	rank:     70,
 	id:       RuleInvalidFree,
 	severity: SeverityError,
 	doc: Documentation{
@@ -32,4 +33,4 @@ var invalidFreeRule = &ruleDef{
 			f.Why += " CUDA rejected this free with an error, so it did nothing, but the program still has the bug."
 		}
 	},
-}
+})

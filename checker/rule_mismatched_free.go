@@ -12,7 +12,8 @@ import (
 // rejected (rejectedFree, rule_double_free.go): a mismatched free is
 // reported instead of the double-free or invalid-free it may also look
 // like, once.
-var mismatchedFreeRule = &ruleDef{
+var mismatchedFreeRule = register(&ruleDef{
+	rank:     80,
 	id:       RuleMismatchedFree,
 	severity: SeverityError,
 	doc: Documentation{
@@ -45,7 +46,7 @@ var mismatchedFreeRule = &ruleDef{
 			f.Why += " CUDA rejected this free with an error, so it did nothing, but the program still has the bug."
 		}
 	},
-}
+})
 
 // mismatchedFree reports the free ev makes of the allocation a at its
 // address when ev is another family's free, and says whether it did; a is

@@ -10,7 +10,8 @@ import (
 // reuseWhileInFlightRule: reuse-while-in-flight. It is checked by use
 // (lifetime.go), in preference to use-before-alloc, and by relaunchAfterFree
 // below.
-var reuseWhileInFlightRule = &ruleDef{
+var reuseWhileInFlightRule = register(&ruleDef{
+	rank:     40,
 	id:       RuleReuseWhileInFlight,
 	severity: SeverityError,
 	doc: Documentation{
@@ -48,7 +49,7 @@ var reuseWhileInFlightRule = &ruleDef{
 		}
 		return f.Alloc.Seq, true, true
 	},
-}
+})
 
 // relaunchAfterFree checks a launch that allocates its graph's memory at
 // addr again after the program freed the last launch's: the address is the

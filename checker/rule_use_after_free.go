@@ -11,7 +11,8 @@ import (
 // rejectedUse below, and in captures (capture.go). A use of a range a
 // synchronous free gave back to the driver is one only when nothing can
 // have handed the range out again (mayBeReallocated).
-var useAfterFreeRule = &ruleDef{
+var useAfterFreeRule = register(&ruleDef{
+	rank:     20,
 	id:       RuleUseAfterFree,
 	severity: SeverityError,
 	doc: Documentation{
@@ -45,7 +46,7 @@ var useAfterFreeRule = &ruleDef{
 	// The use was issued after the free; no ordering added between them
 	// would make it right (an edge from the use back to the free would
 	// close a cycle).
-}
+})
 
 // rejectedUse checks a launch, copy or set that CUDA refused. It changed
 // nothing and is no use of live memory, but one that names freed memory

@@ -5,7 +5,8 @@ import "fmt"
 // useBeforeAllocRule: use-before-alloc. It is checked by use (lifetime.go),
 // with use-after-free and reuse-while-in-flight, and in captures
 // (capture.go).
-var useBeforeAllocRule = &ruleDef{
+var useBeforeAllocRule = register(&ruleDef{
+	rank:     10,
 	id:       RuleUseBeforeAlloc,
 	severity: SeverityError,
 	doc: Documentation{
@@ -31,4 +32,4 @@ var useBeforeAllocRule = &ruleDef{
 		f.Fix = k.fix
 	},
 	missing: missingOther,
-}
+})

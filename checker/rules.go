@@ -101,9 +101,15 @@ func (r Rule) Help() (text, markdown string) {
 	return text, markdown
 }
 
-// ruleDef defines a rule. Each is a variable of its rule's file; ruleDefs
-// lists them.
+// ruleDef defines a rule. Each is a variable of its rule's file, which
+// registers it.
 type ruleDef struct {
+	// rank places the rule in Rules (errors first, notes last), and
+	// endRank its end hook among the others' (see endHook).
+	rank, endRank int
+	// state, for a rule with state of its own, makes it for one trace:
+	// a value with the rule's hooks (plugin.go).
+	state    func(c *Checker) any
 	id       RuleID
 	severity Severity
 	doc      Documentation
@@ -129,26 +135,19 @@ type ruleDef struct {
 	missing func(f *Finding) (seq uint64, alloc, ok bool)
 }
 
-// ruleDefs lists every rule, errors first, notes last: the order of Rules.
-var ruleDefs = []*ruleDef{
-	useBeforeAllocRule,
-	useAfterFreeRule,
-	freeWhileInFlightRule,
-	reuseWhileInFlightRule,
-	freeBeforeAllocRule,
-	doubleFreeRule,
-	invalidFreeRule,
-	mismatchedFreeRule,
-	leakRule,
-	waitUnrecordedEventRule,
-	streamMemOpRule,
-	syncAllocInLoopRule,
-	poolReleaseChurnRule,
-	freedArgumentWordRule,
-}
+// ruleDefs lists every registered rule by rank, errors first, notes last:
+// the order of Rules.
+var ruleDefs []*ruleDef
 
 // Rules lists every rule, errors first, notes last.
-var Rules = rulesOf(ruleDefs)
+var Rules []Rule
+
+// Rules are registered as their files' variables are initialized, which
+// is before any init function runs.
+func init() {
+	ruleDefs = sortedRules()
+	Rules = rulesOf(ruleDefs)
+}
 
 func rulesOf(defs []*ruleDef) []Rule {
 	rules := make([]Rule, len(defs))
@@ -219,9 +218,10 @@ func missingOther(f *Finding) (uint64, bool, bool) {
 	return f.Ops[1].Seq, false, true
 }
 
-// The operations at which the rules about uses and frees are checked.
+// The operations at which the rules about uses and frees are checked, as
+// the op spec's memory column says: the uses, the frees, and graph
+// launches, which use and free what their graphs do.
 var (
-	useOps = []model.Op{model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync,
-		model.OpStreamMemOp, model.OpGraphLaunch}
-	freeOps = []model.Op{model.OpFreeAsync, model.OpFree, model.OpIpcMemClose, model.OpVmmUnmap, model.OpGraphLaunch}
+	useOps  = model.OpsWith(func(s model.OpSpec) bool { return s.Mem == model.MemUse || s.Mem == model.MemGraph })
+	freeOps = model.OpsWith(func(s model.OpSpec) bool { return s.Mem.Frees() || s.Mem == model.MemGraph })
 )
