@@ -182,8 +182,7 @@ func (tw *writer) eventName(h uint64) string {
 // add draws one call.
 func (tw *writer) add(ev *model.Event) {
 	var record *place
-	switch ev.Op {
-	case model.OpEventCreate, model.OpEventRecord, model.OpStreamWait, model.OpEventSync, model.OpEventQuery, model.OpEventDestroy:
+	if ev.Op.NamesEvent() {
 		tw.eventName(ev.Event) // Numbered in order of first use.
 		if p, ok := tw.records[ev.Event]; ok {
 			record = &p
@@ -204,7 +203,7 @@ func (tw *writer) add(ev *model.Event) {
 		name = call.kernel
 	}
 	dur := us(SliceNS)
-	tw.emit(&Event{Name: name, Cat: category(ev.Op), Ph: "X", TS: us(here.ts), Dur: &dur, PID: here.pid, TID: here.tid, Args: args})
+	tw.emit(&Event{Name: name, Cat: ev.Op.Category().String(), Ph: "X", TS: us(here.ts), Dur: &dur, PID: here.pid, TID: here.tid, Args: args})
 
 	if st.Skipped {
 		return
@@ -281,6 +280,9 @@ func (tw *writer) args(ev *model.Event, st *hb.Step, call callInfo) map[string]a
 // opArgs adds to args what the call's op names: pointers, sizes, events,
 // streams, values.
 func (tw *writer) opArgs(args map[string]any, ev *model.Event, st *hb.Step) {
+	if ev.Op.NamesEvent() {
+		args["event"] = tw.eventName(ev.Event)
+	}
 	switch ev.Op {
 	case model.OpMallocAsync, model.OpMalloc, model.OpMemsetAsync, model.OpMemset:
 		args["ptr"], args["size"] = fmt.Sprintf("0x%x", ev.Ptr), ev.Size
@@ -296,8 +298,6 @@ func (tw *writer) opArgs(args map[string]any, ev *model.Event, st *hb.Step) {
 			}
 			args["ptrs"] = ptrs
 		}
-	case model.OpEventRecord, model.OpStreamWait, model.OpEventSync, model.OpEventQuery, model.OpEventCreate, model.OpEventDestroy:
-		args["event"] = tw.eventName(ev.Event)
 	case model.OpStreamSync, model.OpStreamQuery:
 		if !st.Skipped { // Add looked the stream up: it exists.
 			args["stream"] = tw.chk.StreamName(tw.chk.Engine().Stream(ev.Stream, ev.Device, ev.TID))
@@ -344,22 +344,6 @@ func (tw *writer) describe(ev *model.Event, st *hb.Step) callInfo {
 	}
 	tw.calls[k] = c
 	return c
-}
-
-func category(op model.Op) string {
-	switch op {
-	case model.OpMallocAsync, model.OpMalloc, model.OpFreeAsync, model.OpFree, model.OpPoolCreate,
-		model.OpPtrImport, model.OpIpcMemOpen, model.OpIpcMemClose:
-		return "memory"
-	case model.OpLaunch, model.OpHostFunc, model.OpGraphLaunch:
-		return "work"
-	case model.OpMemcpyAsync, model.OpMemcpy, model.OpMemsetAsync, model.OpMemset:
-		return "copy"
-	case model.OpEventRecord, model.OpStreamWait, model.OpStreamSync, model.OpEventSync, model.OpDeviceSync,
-		model.OpStreamQuery, model.OpEventQuery, model.OpHostFnRun:
-		return "sync"
-	}
-	return "setup"
 }
 
 // findings marks each finding with an instant event on its operation's
