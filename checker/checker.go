@@ -30,6 +30,7 @@ type Checker struct {
 	// frames of each stack resolved (resolve.go).
 	frameScratch   []Frame
 	resolvedStacks map[stackAPI]resolvedStack
+	recordedStacks map[stackAPI]resolvedStack // Unsymbolized, for DescribeAsRecorded.
 	// graphAllocs are the ranges a graph allocates, base -> end (a
 	// captured cudaMallocAsync, or a memory node: FlagGraphAlloc), which the
 	// program may free itself after each launch (graph memory is not
@@ -74,6 +75,12 @@ type Options struct {
 	// Stats.LiveBytesAtExit: programs that never free what they keep until
 	// exit (a Python program's model, a library's workspace) are correct.
 	Leaks bool
+	// Observe, if set, sees each event once the checker has applied it,
+	// with what the happens-before engine learned from it (a view, valid
+	// until the next event): tools that show the trace as the analysis
+	// saw it (the timeline) follow it in the analysis's one pass. It must
+	// not symbolize stacks while the trace is read (see DescribeAsRecorded).
+	Observe func(c *Checker, ev *model.Event, st *hb.Step)
 	// AllocLoopThreshold is how many times one site must allocate around
 	// GPU work (sync-alloc-in-loop), or one pool grow again after a
 	// synchronization (pool-release-churn), to be reported; 0 means
@@ -136,6 +143,14 @@ func (c *Checker) Engine() *hb.Engine { return c.engine }
 
 // Add analyzes one event.
 func (c *Checker) Add(ev *model.Event) {
+	c.add(ev)
+	if c.opts.Observe != nil {
+		c.opts.Observe(c, ev, &c.step)
+	}
+}
+
+// add is Add before the observer sees the event.
+func (c *Checker) add(ev *model.Event) {
 	c.stats.Events++
 	c.noteThread(ev.TID)
 	st := &c.step

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -14,7 +15,7 @@ import (
 func slicesOf(t *testing.T, trace string) []Event {
 	t.Helper()
 	var b bytes.Buffer
-	if err := Write(&b, model.NewJSONLReader(strings.NewReader(trace), "t.jsonl"), nil); err != nil {
+	if _, err := Write(&b, model.NewJSONLReader(strings.NewReader(trace), "t.jsonl"), checker.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var tf struct{ TraceEvents []Event }
@@ -96,7 +97,7 @@ func TestUnusedStreamsHaveNoTrack(t *testing.T) {
 {"op":"stream_destroy","stream":"spare2"}
 `
 	r := model.NewJSONLReader(strings.NewReader(trace), "t.jsonl")
-	if err := Write(&out, r, nil); err != nil {
+	if _, err := Write(&out, r, checker.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
