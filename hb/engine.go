@@ -62,8 +62,7 @@ type Step struct {
 // the host has not reached, until the host is ordered after its work, and
 // then gives its clock slot to the next stream created, so clocks are as
 // wide as the streams alive at once. Wide clocks share their chunks (see
-// Clock): 10,000 streams alive at once take tens of megabytes, not the
-// gigabyte a vector each as wide as their number took.
+// Clock; bench/notes.md has the figures).
 type Engine struct {
 	agents []*Agent
 	// joins are the joins made for the current event (Step.Joins): emptied
@@ -113,9 +112,9 @@ type Engine struct {
 	// slotHolder is the agent each slot was last handed to.
 	slotHolder []AgentID
 	// spare holds the storage of a few destroyed streams' clocks for new
-	// streams: a program that makes a stream per step and never waits
-	// for them otherwise allocates a clock as wide as all of them each
-	// step, and the garbage collector's time grew with its square.
+	// streams, so that a program that makes a stream per step and never
+	// waits for them does not allocate a clock as wide as all of them each
+	// step.
 	spare []vclock
 	host  vclock
 	// memory holds the recorded writes of values (cuStreamWriteValue*) by
@@ -313,9 +312,8 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	switch a.Kind {
 	case KindLegacy:
 		// Only blocking streams created or given work since the last look
-		// can have work the legacy stream has not joined: scanning every
-		// blocking stream made each legacy operation cost the number of
-		// streams.
+		// can have work the legacy stream has not joined, so a legacy
+		// operation costs those, not the number of streams.
 		for _, id := range a.dev.unjoined {
 			b := e.agents[id]
 			b.unjoined = false
@@ -323,8 +321,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			// too (measured on CUDA 13.0: testdata/cuda/
 			// legacy_after_destroy_ok); a pruned one's is behind the host.
 			// Joined already if the legacy stream knows b's own count (see
-			// OpDeviceSync): rejoining every blocking stream each time cost
-			// the cube of the stream count.
+			// OpDeviceSync): no need to join it again.
 			if !b.pruned && a.clock.Get(b.Slot) < b.count() {
 				b.joinTo(&a.clock)
 				e.join(JoinLegacy, a.ID, b)
