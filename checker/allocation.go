@@ -19,7 +19,7 @@ type access struct {
 	seq    uint64
 	ptr    uint64
 	api    model.StringID
-	kernel model.StringID
+	kernel model.StringID // A collective's: its size (packCollectiveBytes).
 	stack  model.StackID
 	op     model.Op
 	// rejected says CUDA refused the call (it returned an error): it
@@ -31,10 +31,14 @@ type access struct {
 func (c *Checker) epoch(a *access) hb.Epoch { return c.engine.EpochOf(a.agent, a.clock) }
 
 func (c *Checker) accessOf(ev *model.Event, st *hb.Step, ptr uint64) access {
-	return access{
+	a := access{
 		clock: st.Epoch.Clock, agent: st.Agent, seq: ev.Seq, op: ev.Op, api: ev.API,
 		kernel: ev.Kernel, stack: ev.Stack, tid: ev.TID, ptr: ptr, rejected: ev.Failed(),
 	}
+	if ev.Op == model.OpCollective {
+		a.kernel = packCollectiveBytes(collectiveBytes(ev)) // see collective.go
+	}
+	return a
 }
 
 // allocation is one allocation, live or freed.

@@ -62,6 +62,9 @@ type Checker struct {
 	opts       Options
 	hostFuncs  hostFuncs // The latest host function queued to each stream (rule_free_while_in_flight.go).
 	plugins    plugins   // The rules' own states and hooks (plugin.go).
+	// overlappedBases: bases of live allocations a later recorded one
+	// overlapped (lifetime.go), whose accepted frees are not reported.
+	overlappedBases map[uint64]bool
 }
 
 // Options adjust an analysis.
@@ -293,7 +296,7 @@ func (c *Checker) addSkipped(ev *model.Event, st *hb.Step) {
 // eachUse calls use with each device address an op of model.MemUse uses,
 // from the fields its spec row names, in their order: a launch's parameter
 // pointers (as recorded, repeats included), a copy's device sides, a set's
-// destination, a stream memory operation's address when it waits or
+// destination, a collective's buffers, a stream memory operation's address when it waits or
 // writes. An address equal to the previous field's is one use. A copy or
 // set is a use of the allocation its first byte is in: CUDA rejects one
 // that runs past the end of its allocation (measured on CUDA 13), and a 2D

@@ -85,6 +85,8 @@ func what(o *Op) string {
 	s := o.API
 	if o.Kernel != "" {
 		s += " of " + o.Kernel
+	} else if o.Bytes != 0 {
+		s += " of " + humanBytes(o.Bytes)
 	}
 	if o.Stream != "" {
 		return s + " on stream " + o.Stream
@@ -128,6 +130,12 @@ func (c *Checker) handOffFix(before, after *Op) string {
 	}
 	if before.Stream == "" || after.Stream == "" {
 		return fmt.Sprintf("Synchronize the host with the work of %s before %s at %s.", before.Where(), after.API, after.Site())
+	}
+	if fix, ok := collectiveFix(before, after); ok {
+		return fix
+	}
+	if fix := frameworkHandOff(before, after); fix != "" {
+		return fix // in the program's language: PyTorch's or CuPy's
 	}
 	return fmt.Sprintf("Record an event on stream %s after the %s at %s and make stream %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
 		before.Stream, before.API, before.Site(), after.Stream, after.API, after.Site())

@@ -63,7 +63,10 @@ type Op struct {
 	Device *int32 `json:"device,omitempty"`
 	TID    uint32 `json:"tid"`
 	Kernel string `json:"kernel,omitempty"`
-	Ptr    uint64 `json:"ptr,omitempty"` // Address the operation named.
+	// Bytes is a collective's size: the larger of what it reads and
+	// what it writes.
+	Bytes uint64 `json:"bytes,omitempty"`
+	Ptr   uint64 `json:"ptr,omitempty"` // Address the operation named.
 	// Rejected says CUDA refused the call with an error: it changed
 	// nothing, but the program still made it.
 	Rejected bool    `json:"rejected,omitempty"`
@@ -274,6 +277,10 @@ type Stats struct {
 	// Not zero means the recording misses an allocation path: races on
 	// that memory are not found.
 	UnknownAddressUses uint64 `json:"unknown_address_uses"`
+	// OverlappedAllocations counts recorded allocations made over one still
+	// live: the trace missed its free (a call the recorder does not see, a
+	// device reset). A later free of the overlapped one is not reported.
+	OverlappedAllocations uint64 `json:"overlapped_allocations"`
 	// LiveAtExit and LiveBytesAtExit count the stream-ordered allocations
 	// (cudaMallocAsync, from a pool, a graph launch's) still live when a
 	// complete trace ended, and their bytes: what the leak rule reports

@@ -8,8 +8,8 @@ import (
 )
 
 // runtimeModules are libraries whose frames a user cannot act on: CUDA's
-// own, the C library's start-up, and streamcheck's shim.
-var runtimeModules = []string{"libcuda.so", "libcudart", "libcupti", "libstreamcheck", "libc.so", "ld-linux"}
+// own (NCCL's too), the C library's start-up, and streamcheck's shim.
+var runtimeModules = []string{"libcuda.so", "libcudart", "libcupti", "libnccl", "librccl", "libstreamcheck", "libc.so", "ld-linux"}
 
 // pythonModule matches the file names of CPython interpreters and their
 // shared library: python3.12, python3.13t, libpython3.12.so.1.0.

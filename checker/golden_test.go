@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the -- expect -- sections of te
 // rule, the sequence numbers of the operations in conflict and of the
 // allocation, how often the bug repeated, on how many allocations (when
 // more than one), and the other rules folded into it; then the damage and
-// the count of unknown address uses, if any.
+// the count of unknown address uses and of overlapped allocations, if any.
 func summarize(res *checker.Result) string {
 	var b strings.Builder
 	for _, f := range res.Findings {
@@ -47,6 +47,9 @@ func summarize(res *checker.Result) string {
 	}
 	if n := res.Stats.UnknownAddressUses; n != 0 {
 		fmt.Fprintf(&b, "unknown address uses: %d\n", n)
+	}
+	if n := res.Stats.OverlappedAllocations; n != 0 {
+		fmt.Fprintf(&b, "overlapped allocations: %d\n", n)
 	}
 	if b.Len() == 0 {
 		return "clean\n"

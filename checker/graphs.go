@@ -78,12 +78,14 @@ func (c *Checker) graphNode(ev *model.Event, st *hb.Step) {
 }
 
 // capturedUse reports whether a captured operation gives its capture an
-// item (graphMemory.captured).
+// item (graphMemory.captured): a use, or an allocation or free issued to a
+// stream, as the op spec's memory column says.
 func capturedUse(ev *model.Event) bool {
-	switch ev.Op {
-	case model.OpMallocAsync, model.OpFreeAsync, model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync,
-		model.OpMemset, model.OpMemsetAsync, model.OpStreamMemOp:
+	switch m := ev.Op.Mem(); {
+	case m == model.MemUse:
 		return true
+	case m.Allocates() || m.Frees():
+		return ev.Op.OnStream()
 	}
 	return false
 }

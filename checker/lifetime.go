@@ -38,6 +38,9 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 			o = old[0]
 		}
 	}
+	if o != nil && !o.freed {
+		c.overlapped(o, base)
+	}
 	if o != nil {
 		// The common case: a pool hands out a range it gave before, at the
 		// same base, and it overlaps nothing else. That allocation's record
@@ -59,6 +62,9 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 	a := c.newAllocation()
 	a.base, a.size, a.async, a.family, a.alloc = base, size, async, familyOf(ev), c.accessOf(ev, st, base)
 	for _, o := range old {
+		if !o.freed {
+			c.overlapped(o, base)
+		}
 		c.dropped(o, false)
 		c.allocs.remove(o)
 		if o.freed {
@@ -72,6 +78,22 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 	c.allocs.insert(a)
 	c.trimGrave() // the rests kept above may have grown it
 	return a
+}
+
+// maxOverlapped bounds the bases of overlapped allocations remembered.
+const maxOverlapped = 4096
+
+// overlapped notes that a new allocation at base overlaps o, which is still
+// live: the trace missed o's free, so a free of o's base that CUDA accepts
+// later is no invalid free.
+func (c *Checker) overlapped(o *allocation, base uint64) {
+	c.stats.OverlappedAllocations++
+	if c.overlappedBases == nil {
+		c.overlappedBases = map[uint64]bool{}
+	}
+	if len(c.overlappedBases) < maxOverlapped && o.base != base {
+		c.overlappedBases[o.base] = true
+	}
 }
 
 // release checks the free of ptr that ev makes (a free call, or a graph
@@ -90,6 +112,12 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		return
 	}
 	if a == nil || a.freed {
+		if c.overlappedBases[ptr] && a == nil {
+			// CUDA accepted the free of an allocation a later recorded one
+			// overlapped: it was live, the trace missed its end.
+			delete(c.overlappedBases, ptr)
+			return
+		}
 		if !c.mismatchedFree(ev, a, free) {
 			c.reportBadFree(free)
 		}

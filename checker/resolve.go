@@ -36,8 +36,12 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 func (c *Checker) resolve(role string, a *access) Op {
 	o := Op{
 		Role: role, Seq: a.seq, API: c.tables.String(a.api), Op: a.op.String(), TID: a.tid,
-		Kernel: kernelName(c.tables.String(a.kernel)), Ptr: a.ptr, StackID: a.stack, Agent: a.agent,
-		Rejected: a.rejected,
+		Ptr: a.ptr, StackID: a.stack, Agent: a.agent, Rejected: a.rejected,
+	}
+	if a.op == model.OpCollective {
+		o.Bytes = unpackCollectiveBytes(a.kernel)
+	} else {
+		o.Kernel = kernelName(c.tables.String(a.kernel))
 	}
 	if o.API == "" {
 		o.API = a.op.String()

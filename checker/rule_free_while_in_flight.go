@@ -89,7 +89,9 @@ func (c *Checker) checkFree(a *allocation, free access, st *hb.Step, syncs bool)
 // does not record when host functions ran cannot tell that thread's free
 // from a racy one, so a host free is not reported against a use that such
 // a host function follows when another thread frees: a race the host
-// function really does not order is missed, never made up.
+// function really does not order is missed, never made up. A host function
+// with a token (the recorder records when it runs: OpHostFnRun) needs no
+// such allowance: its run orders what it reported, and nothing else.
 type hostFuncs map[hb.AgentID]hostFuncIssue
 
 type hostFuncIssue struct {
@@ -97,8 +99,13 @@ type hostFuncIssue struct {
 	tid   uint32
 }
 
-// queued notes a host function issued to a stream.
+// queued notes a host function issued to a stream, unless its run is
+// recorded.
 func (h *hostFuncs) queued(ev *model.Event, st *hb.Step) {
+	if ev.Value != 0 {
+		delete(*h, st.Agent)
+		return
+	}
 	if *h == nil {
 		*h = hostFuncs{}
 	}

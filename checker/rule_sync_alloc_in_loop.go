@@ -20,7 +20,8 @@ var syncAllocInLoopRule = register(&ruleDef{
 	doc: Documentation{
 		Title: "one call site allocates with cudaMalloc (or pinned host memory) again and again, with GPU work between the calls",
 		Text: "one call site allocates with `cudaMalloc`, `cudaMallocPitch` or a pinned-host allocator (`cudaMallocHost`, `cudaHostAlloc`) at least `--alloc-loop-threshold` times (16 by default), " +
-			"with GPU work launched between its calls: reported once per site, with the count, the sizes and the host time spent inside those calls and their frees (a performance warning: the program is correct)",
+			"with GPU work launched between its calls: reported once per site, with the count, the sizes and the host time spent inside those calls and their frees (a performance warning: the program is correct). " +
+			"A pinned-host site whose calls and frees took under 1% of the time between its first and last pass is not reported (pinned allocation does not wait for the device: its cost is the host time measured)",
 		Why: "cudaMalloc and cudaFree synchronize the device: every kernel and copy already in flight has to complete before they return, and pinned host allocation is a costly operating-system call. " +
 			"Inside a loop that launches work this is a device-wide stall on every pass: the program is still correct, just quietly paying.",
 		Fix: "Allocate with cudaMallocAsync and free with cudaFreeAsync on the stream the surrounding work runs on (the pool keeps the memory between passes), or allocate once outside the loop and reuse the buffer.",
@@ -101,8 +102,18 @@ type syncAllocs struct {
 type syncSite struct {
 	first  access
 	family family
+	// firstTime and lastTime are the host times of the first and the last
+	// counted call: the span the loop's passes took.
+	firstTime, lastTime int64
 	perfDetail
 }
+
+// pinnedShareFloor: a pinned-host site is reported only when its calls and
+// frees took at least 1/pinnedShareFloor of the time its passes spanned.
+// Pinned allocation does not wait for the device, so its whole cost is the
+// host time the trace measures; XLA's host allocator pins a few bytes per
+// step at about 10 µs a call, well under 1% of a training step.
+const pinnedShareFloor = 100
 
 // threshold returns the count a performance lint reports from.
 func (o *Options) threshold() int {
@@ -152,6 +163,10 @@ func (s *syncAllocs) onAlloc(ev *model.Event, st *hb.Step, _ *allocation) {
 	} else if s.work == site.lastWork {
 		return // no GPU work since the site's last call: not a loop around work
 	}
+	if site.count == 0 {
+		site.firstTime = ev.Time
+	}
+	site.lastTime = ev.Time
 	site.addSize(ev.Size)
 	site.count++
 	site.dur += ev.Dur
@@ -174,14 +189,23 @@ func (s *syncAllocs) onFree(ev *model.Event, a *allocation) {
 }
 
 // atEnd reports each site that allocated in a loop around GPU work at
-// least the threshold's times.
+// least the threshold's times, unless it is a pinned-host site whose
+// measured cost is a negligible share of its loop's time.
 func (s *syncAllocs) atEnd(bool) {
 	c := s.c
 	for _, site := range s.order {
-		if site.count >= c.opts.threshold() {
+		if site.count >= c.opts.threshold() && !site.negligible() {
 			c.reportPerf(syncAllocInLoopRule, site.first, site.family, &site.perfDetail)
 		}
 	}
+}
+
+// negligible reports whether the site pins host memory and its calls and
+// frees took under 1/pinnedShareFloor of the span of its passes. Without
+// recorded durations or times nothing is negligible.
+func (s *syncSite) negligible() bool {
+	span := s.lastTime - s.firstTime
+	return s.family == famHost && s.dur > 0 && span > 0 && s.dur*pinnedShareFloor < uint64(span)
 }
 
 // reportPerf reports a performance lint's finding about the operation op.

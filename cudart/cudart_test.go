@@ -284,3 +284,11 @@ func TestExitCode(t *testing.T) {
 		t.Logf("no libc exit here: Exit fell back to os.Exit")
 	}
 }
+
+func TestFormatNCCLVersion(t *testing.T) {
+	for code, want := range map[int]string{22703: "2.27.3", 20905: "2.9.5", 2804: "2.8.4"} {
+		if got := FormatNCCLVersion(code); got != want {
+			t.Errorf("FormatNCCLVersion(%d) = %q, want %q", code, got, want)
+		}
+	}
+}

@@ -159,7 +159,9 @@ SC_HOT static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_
     }
     /* API name: the runtime function in progress on this thread, if any. */
     uint32_t sid;
-    if (ts->rt_depth > 0 && ts->rt_cbid < MAXCB && sc_rt_disp[ts->rt_cbid]) {
+    if (ts->api_sid) { /* inside ncclMemAlloc or ncclMemFree (nccl.c) */
+        sid = ts->api_sid;
+    } else if (ts->rt_depth > 0 && ts->rt_cbid < MAXCB && sc_rt_disp[ts->rt_cbid]) {
         sid = atomic_load_explicit(&sc_rt_sid[ts->rt_cbid], memory_order_relaxed);
         if (!sid) atomic_store(&sc_rt_sid[ts->rt_cbid], sid = sc_intern(sc_rt_disp[ts->rt_cbid]));
     } else {

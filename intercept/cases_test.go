@@ -55,7 +55,15 @@ func TestShimCases(t *testing.T) {
 	}
 }
 
-func runCase(t *testing.T, file string) {
+func runCase(t *testing.T, file string) { runCaseWith(t, file, caseSetup{}) }
+
+// caseSetup is what a kind of case adds to the fake app's build and run.
+type caseSetup struct {
+	cflags, ldflags []string // before and after the sources
+	env             []string
+}
+
+func runCaseWith(t *testing.T, file string, setup caseSetup) {
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -78,11 +86,10 @@ func runCase(t *testing.T, file string) {
 	if program == nil {
 		t.Fatalf("%s: no program.c", file)
 	}
-	var extraEnv []string
 	if env != nil {
-		extraEnv = strings.Fields(string(env.Data))
+		setup.env = append(setup.env, strings.Fields(string(env.Data))...)
 	}
-	tr := runCaseProgram(t, program.Data, extraEnv)
+	tr := runCaseProgram(t, program.Data, setup)
 	checkTimed(t, tr)
 	got := caseJSONL(t, tr)
 	var rules []byte
@@ -112,6 +119,25 @@ func runCase(t *testing.T, file string) {
 	if findings != nil && !bytes.Equal(rules, findings.Data) {
 		t.Errorf("findings of the recorded trace:\n%s\nwant:\n%s", rules, findings.Data)
 	}
+}
+
+// buildCase compiles a case's program into the fake app, as setup says,
+// and returns the app's path.
+func buildCase(t *testing.T, b built, program []byte, setup caseSetup) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "program.c")
+	if err := os.WriteFile(src, program, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(dir, "fakeapp")
+	args := append([]string{"-O1", "-g", "-Wall", "-Werror", `-DFAKE_CASE="` + src + `"`, "-o", app}, setup.cflags...)
+	args = append(append(args, "testdata/fakeapp.c", "-L"+b.dir, "-lfakecupti", "-Wl,-rpath,"+b.dir), setup.ldflags...)
+	cmd := exec.Command(shimbuild.CC(), append(args, "-ldl", "-lpthread")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return app
 }
 
 // caseFindings returns the rules of the checker's findings of the trace at
@@ -147,23 +173,12 @@ func checkTimed(t *testing.T, tr trace) {
 
 // runCaseProgram builds the fake app with a case's program.c, runs it
 // with the shim injected (and extraEnv), and returns its trace.
-func runCaseProgram(t *testing.T, program []byte, extraEnv []string) trace {
+func runCaseProgram(t *testing.T, program []byte, setup caseSetup) trace {
 	t.Helper()
 	b := build(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "program.c")
-	if err := os.WriteFile(src, program, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	app := filepath.Join(dir, "fakeapp")
-	cmd := exec.Command(shimbuild.CC(), "-O1", "-g", "-Wall", "-Werror", `-DFAKE_CASE="`+src+`"`, "-o", app,
-		"testdata/fakeapp.c", "-L"+b.dir, "-lfakecupti", "-Wl,-rpath,"+b.dir, "-ldl", "-lpthread")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
-	}
 	caseApp := b
-	caseApp.app = app
-	r := run(t, caseApp, "case", inject, extraEnv...)
+	caseApp.app = buildCase(t, b, program, setup)
+	r := run(t, caseApp, "case", inject, setup.env...)
 	if r.state.ExitCode() != 0 {
 		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
 	}

@@ -47,7 +47,7 @@ fk_run_host_funcs();
 if (a.runs != 1) return 4;
 d_free_async("cuMemFreeAsync", d, s1);
 `
-	tr := runCaseProgram(t, []byte(program), nil)
+	tr := runCaseProgram(t, []byte(program), caseSetup{})
 	var enq, ran *model.Event
 	for i := range tr.events {
 		ev := &tr.events[i]

@@ -55,6 +55,7 @@ enum {
     OP_DEVICE_SET_POOL = 44,         /* device_set_pool */
     OP_POOL_TRIM = 45,               /* pool_trim */
     OP_HOST_FN_RUN = 46,             /* host_fn_run */
+    OP_COLLECTIVE = 47,              /* collective */
 };
 
 /* model.Flag*: bits of an event record's flags field. */

@@ -54,11 +54,11 @@ enum {
 #define SC_AGGREGATE_BYTES 512 /* a larger launch parameter is a table: no pointer slot, live allocations only (params.c) */
 #define SC_MAX_STACK 128       /* hard cap on STREAMCHECK_STACK_DEPTH */
 #define SC_MAX_STRING 65536    /* longer strings (kernel names) are cut */
-#define SC_PAYLOAD_MAX (320 + SC_MAX_PTRS * 10) /* every field at its longest fits */
+#define SC_PAYLOAD_MAX (360 + SC_MAX_PTRS * 10) /* every field at its longest fits */
 
 /* The fields of an event record after field 29 (dur, family, pitch,
- * height, attr): only synchronous allocations and frees and the pool
- * attribute calls have them, so they live apart from sc_event, which the
+ * height, attr, src_size, nranks): only synchronous allocations and frees,
+ * the pool attribute calls and collectives have them, so they live apart from sc_event, which the
  * per-call path clears for every call. A decoder that sets them points
  * ev->ext at its thread's (sc_tstate.ext, filled by sc_ext_begin). */
 typedef struct {
@@ -66,6 +66,8 @@ typedef struct {
     uint64_t pitch, height; /* FAMILY_PITCHED: the row pitch returned and the rows */
     uint32_t family;        /* FAMILY_* (ops.h) */
     uint32_t attr;          /* OP_POOL_SET_ATTR: CUmemPool_attribute (value in sc_event.value) */
+    uint64_t src_size;      /* OP_COLLECTIVE: the bytes read at src */
+    uint32_t nranks;        /* OP_COLLECTIVE: the communicator's rank count */
 } sc_ext;
 
 /* One event as the handlers fill it; the trace writer adds seq and time. */
@@ -112,6 +114,7 @@ typedef struct {
     uint32_t tid;
     int rt_depth;      /* runtime API calls in progress on this thread */
     uint32_t rt_cbid;  /* outermost one's callback id */
+    uint32_t api_sid;  /* nonzero: the API name of the driver calls made now (an NCCL call's, nccl.c) */
     CUcontext ctx;     /* single-entry context -> device cache */
     int32_t ctx_dev;
     int ctx_valid;

@@ -436,10 +436,10 @@ int sc_trace_writable_locked(void) {
 
 /* ---- events ---- */
 
-/* The optional fields from 21 on, opt[0..nopt), then fields 30..34 of x
+/* The optional fields from 21 on, opt[0..nopt), then fields 30..36 of x
  * (sc_ext): each written only with those after it that are set. */
 SC_COLD static size_t encode_ext(uint8_t *p, const uint64_t *opt, size_t nopt, const sc_ext *x) {
-    uint64_t g[] = {x->dur, x->family, x->pitch, x->height, x->attr};
+    uint64_t g[] = {x->dur, x->family, x->pitch, x->height, x->attr, x->src_size, x->nranks};
     size_t ng = sizeof g / sizeof g[0];
     while (ng > 0 && g[ng - 1] == 0) ng--;
     if (ng == 0)
@@ -448,7 +448,7 @@ SC_COLD static size_t encode_ext(uint8_t *p, const uint64_t *opt, size_t nopt, c
     return n + put_uvarints(p + n, g, ng);
 }
 
-/* Fields 6..34 (api .. ptrs, then the optional ones). */
+/* Fields 6..36 (api .. ptrs, then the optional ones). */
 SC_HOT static size_t encode_tail(uint8_t *p, const sc_event *e) {
     uint64_t f[] = {e->api, e->stack, sc_zigzag(e->result), e->stream, e->event, e->ptr, e->size, e->src, e->kind,
                     e->flags, e->pool, e->kernel, sc_zigzag(e->prio), e->nptrs,

@@ -135,7 +135,7 @@ func recordName(k RecordKind) string {
 var (
 	eventFields = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
 	// eventTailFields follow the addresses; a record may end before any.
-	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node", "mem_op", "mem_flags", "value", "weak", "dur", "family", "pitch", "height", "attr"}
+	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node", "mem_op", "mem_flags", "value", "weak", "dur", "family", "pitch", "height", "attr", "src_size", "nranks"}
 	endFields       = [...]string{"events", "dropped"}
 	stackFields     = [...]string{"id", "frames"}
 	frameFields     = [...]string{"pc", "module", "func", "file", "line"}
@@ -354,7 +354,11 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	if graph[13] > math.MaxUint8 {
 		return fieldErr("attr", "corrupt event record: pool attribute %d out of range", graph[13])
 	}
+	if graph[15] > math.MaxUint32 {
+		return fieldErr("nranks", "corrupt event record: rank count %d out of range", graph[15])
+	}
 	ev.Ptrs = ptrs
+	ev.SrcSize, ev.Ranks = graph[14], uint32(graph[15])
 	ev.Dur, ev.Family, ev.Pitch, ev.Height, ev.Attr = graph[9], Family(graph[10]), graph[11], graph[12], PoolAttr(graph[13])
 	ev.Graph, ev.Exec = graph[0], graph[1]
 	ev.PeerSrc, ev.PeerDst = int32(uint32(graph[2])), int32(uint32(graph[3]))

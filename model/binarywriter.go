@@ -139,7 +139,8 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	// Optional fields: most events leave them out, and each is written
 	// only with those after it that are set.
 	tail := [len(eventTailFields)]uint64{ev.Graph, ev.Exec, uint64(uint32(ev.PeerSrc)), uint64(uint32(ev.PeerDst)), ev.Node,
-		uint64(ev.MemOp), uint64(ev.MemFlags), ev.Value, uint64(ev.Weak), ev.Dur, uint64(ev.Family), ev.Pitch, ev.Height, uint64(ev.Attr)}
+		uint64(ev.MemOp), uint64(ev.MemFlags), ev.Value, uint64(ev.Weak), ev.Dur, uint64(ev.Family), ev.Pitch, ev.Height, uint64(ev.Attr),
+		ev.SrcSize, uint64(ev.Ranks)}
 	n := len(tail)
 	for n > 0 && tail[n-1] == 0 {
 		n--

@@ -142,6 +142,15 @@ const (
 	// complete then, and host calls recorded after it (on any thread) are
 	// ordered after that work.
 	OpHostFnRun
+	// OpCollective is an NCCL (or RCCL) communication call that names
+	// buffers and a stream (ncclAllReduce, ncclBroadcast, ncclAllGather,
+	// ncclSend, ncclRecv, ...; API names it): work issued to Stream that
+	// reads SrcSize bytes at Src and writes Size bytes at Ptr. A side the
+	// call does not use on this rank (a send's receive buffer, a
+	// broadcast's send buffer off the root) is 0; an in-place call has
+	// Src == Ptr. Ranks is the communicator's rank count, from which the
+	// sizes of gathers, scatters and all-to-all follow.
+	OpCollective
 
 	opCount
 )
@@ -551,6 +560,10 @@ type Event struct {
 	Pitch, Height uint64
 	// Attr is the pool attribute an OpPoolSetAttr sets to Value.
 	Attr PoolAttr
+	// SrcSize is the bytes an OpCollective reads at Src, and Ranks the
+	// rank count of its communicator (0: not recorded).
+	SrcSize uint64
+	Ranks   uint32
 }
 
 // Clone returns a copy of e that does not share Ptrs.

@@ -55,6 +55,8 @@ type jsonLine struct {
 	// stackRaw is the text of "stack" when the scanner read the line: the
 	// same text makes the same stack (see JSONLReader.stack).
 	stackRaw []byte
+	SrcSize  json.RawMessage `json:"src_size"`
+	NRanks   *uint32         `json:"nranks"`
 }
 
 // fieldDecoder reads one group of a line's fields into ev, taking from the
@@ -159,7 +161,8 @@ func resolveName(n *nameSpace, form *OpSpec, bit jsonFields, key string, name *s
 	return "", nil
 }
 
-// decodeAddresses reads the addresses and the size.
+// decodeAddresses reads the addresses and the sizes, and a collective's
+// rank count.
 func (r *JSONLReader) decodeAddresses(l *jsonLine, form *OpSpec, ev *Event) (string, error) {
 	for _, a := range [...]struct {
 		bit   jsonFields
@@ -171,6 +174,7 @@ func (r *JSONLReader) decodeAddresses(l *jsonLine, form *OpSpec, ev *Event) (str
 		{jDst, "dst", l.Dst, &ev.Ptr},
 		{jSrc, "src", l.Src, &ev.Src},
 		{jSize, "size", l.Size, &ev.Size},
+		{jColl, "src_size", l.SrcSize, &ev.SrcSize},
 	} {
 		if !form.has(a.bit) {
 			continue
@@ -185,6 +189,9 @@ func (r *JSONLReader) decodeAddresses(l *jsonLine, form *OpSpec, ev *Event) (str
 		if *a.field, err = parseAddress(a.raw); err != nil {
 			return a.name, err
 		}
+	}
+	if form.has(jColl) && l.NRanks != nil {
+		ev.Ranks = *l.NRanks
 	}
 	return "", nil
 }

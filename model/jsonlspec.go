@@ -32,6 +32,7 @@ const (
 	jFamily                           // "kind": a malloc's allocation family, or the family a free releases (Event.Family)
 	jPitch                            // "pitch", "height" (a pitched malloc)
 	jAttr                             // "attr": the pool attribute a pool_set_attr sets
+	jColl                             // "src_size", "nranks" (collective)
 )
 
 // has reports whether a line of the op may carry any of fields.

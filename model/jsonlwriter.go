@@ -171,19 +171,26 @@ var fieldAppenders = [...]fieldAppender{
 	appendCopy,
 }
 
-// appendAddressFields appends the addresses and the size.
+// appendAddressFields appends the addresses and the sizes, and a
+// collective's rank count.
 func appendAddressFields(b []byte, form *OpSpec, ev *Event, _ *Tables) []byte {
 	if form.has(jPtr) {
 		b = appendHex(append(b, `,"ptr":`...), ev.Ptr)
 	}
-	if form.has(jDst) {
+	if form.required&jDst != 0 || (form.has(jDst) && ev.Ptr != 0) {
 		b = appendHex(append(b, `,"dst":`...), ev.Ptr)
 	}
-	if form.has(jSrc) {
+	if form.required&jSrc != 0 || (form.has(jSrc) && ev.Src != 0) {
 		b = appendHex(append(b, `,"src":`...), ev.Src)
 	}
 	if form.required&jSize != 0 || (form.has(jSize) && ev.Size != 0) {
 		b = strconv.AppendUint(append(b, `,"size":`...), ev.Size, 10)
+	}
+	if form.has(jColl) && ev.SrcSize != 0 {
+		b = strconv.AppendUint(append(b, `,"src_size":`...), ev.SrcSize, 10)
+	}
+	if form.has(jColl) && ev.Ranks != 0 {
+		b = strconv.AppendUint(append(b, `,"nranks":`...), uint64(ev.Ranks), 10)
 	}
 	return b
 }

@@ -468,6 +468,18 @@ var opSpecs = [opCount]OpSpec{
 		Sync: SyncHostFunc, required: jValue,
 		notes: map[string]string{"value": "the token of the `host_func` that enqueued the host function; recorded on the thread that runs it, as it starts"},
 	},
+	OpCollective: {
+		Name: "collective", CName: "OP_COLLECTIVE", API: "ncclAllReduce",
+		Mem: MemUse, Uses: []AddrUse{{AddrPtr, Write}, {AddrSrc, Read}}, Category: CatWork,
+		OnStream: true, Sync: SyncIssue, required: jStream, optional: jDst | jSrc | jSize | jColl,
+		notes: map[string]string{
+			"dst":      "the receive buffer it writes; absent: none on this rank (`ncclSend`, a reduce or gather off the root)",
+			"src":      "the send buffer it reads; absent: none (`ncclRecv`, a broadcast or scatter off the root); equal to `dst`: in place",
+			"size":     "the bytes written at `dst`",
+			"src_size": "the bytes read at `src`: binary field 35",
+			"nranks":   "the communicator's rank count: binary field 36",
+		},
+	},
 }
 
 // copyUses are a copy's: its destination, written, then its source, read.
@@ -549,6 +561,7 @@ var jsonFieldSpecs = [...]struct {
 	{jFamily, []string{"kind"}, []string{"family"}},
 	{jPitch, []string{"pitch", "height"}, []string{"pitch", "height"}},
 	{jAttr, []string{"attr"}, []string{"attr"}},
+	{jColl, []string{"src_size", "nranks"}, []string{"src_size", "nranks"}},
 	{jResult, []string{"result"}, nil}, // every op's; required of queries
 }
 

@@ -115,6 +115,10 @@ func setBinaryField(t *testing.T, ev *Event, name string) {
 		ev.Height = 8
 	case "attr":
 		ev.Attr = PoolAttrReleaseThreshold
+	case "src_size":
+		ev.SrcSize = 8192
+	case "nranks":
+		ev.Ranks = 4
 	default:
 		t.Fatalf("the op spec names event field %q, which this test does not know", name)
 	}

@@ -62,6 +62,9 @@ type jsonSummary struct {
 	// UnknownAddressUses counts the uses of device addresses no live
 	// recorded allocation covered (checker.Stats.UnknownAddressUses).
 	UnknownAddressUses uint64 `json:"unknown_address_uses"`
+	// OverlappedAllocations counts allocations recorded over memory still
+	// live (checker.Stats.OverlappedAllocations).
+	OverlappedAllocations uint64 `json:"overlapped_allocations"`
 }
 
 // JSON is the report as one JSON object: every finding, a summary of each
@@ -90,7 +93,8 @@ func (JSON) Format(w io.Writer, a *Analysis, _ *Options) error {
 	tot := a.Totals()
 	rep.Summary = jsonSummary{Errors: tot.Errors, Warnings: tot.Warnings, Notes: tot.Notes, Traces: tot.Traces, Damaged: tot.Damaged,
 		Suppressed: tot.Suppressed, Baselined: tot.Baselined, LiveAtExit: tot.Live, LiveBytesAtExit: tot.LiveBytes,
-		LeakCheck: a.leakMode(), UnknownAddressUses: tot.UnknownAddressUses}
+		LeakCheck: a.leakMode(), UnknownAddressUses: tot.UnknownAddressUses,
+		OverlappedAllocations: tot.OverlappedAllocations}
 	rep.Program = a.Program
 
 	// The document without findings, whose "findings": [] the findings

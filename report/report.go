@@ -109,6 +109,7 @@ type Totals struct {
 	Suppressed, Baselined                    int
 	Live, LiveBytes                          uint64 // Stream-ordered memory live at exit.
 	UnknownAddressUses                       uint64 // Uses of addresses no live recorded allocation covers.
+	OverlappedAllocations                    uint64 // Allocations recorded over live ones.
 }
 
 // Totals sums a's findings and statistics.
@@ -128,6 +129,7 @@ func (a *Analysis) Totals() Totals {
 		t.Live += r.Stats.LiveAtExit
 		t.LiveBytes += r.Stats.LiveBytesAtExit
 		t.UnknownAddressUses += r.Stats.UnknownAddressUses
+		t.OverlappedAllocations += r.Stats.OverlappedAllocations
 	}
 	t.Suppressed, t.Baselined = len(a.Suppressed), len(a.Baselined)
 	return t
@@ -182,6 +184,18 @@ func (a *Analysis) UnknownNote() string {
 	}
 	return fmt.Sprintf("unknown addresses: %s of device addresses no recorded allocation covers (memory allocated where the recorder cannot see, or given back to the driver and handed out again): races on it are not looked for",
 		Plural(n, "use"))
+}
+
+// OverlapNote says how many recorded allocations overlapped one still live,
+// when some did; "" otherwise. The trace missed those frees, so the
+// program's later frees of the overlapped memory are not reported.
+func (a *Analysis) OverlapNote() string {
+	n := a.Totals().OverlappedAllocations
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("overlapped allocations: %s made over memory still live in the trace (a free the recorder did not see, or a device reset): their frees are not checked",
+		Plural(n, "allocation"))
 }
 
 // DamageNote says where a damaged trace stopped and how much of it was

@@ -135,6 +135,9 @@ func writeText(w io.Writer, a *Analysis, p *palette, limit int) {
 	if n := a.UnknownNote(); n != "" {
 		fmt.Fprintln(w, p.note.Sprint(n))
 	}
+	if n := a.OverlapNote(); n != "" {
+		fmt.Fprintln(w, p.note.Sprint(n))
+	}
 	stats := fmt.Sprintf("in %s (%s, %s, %s)", Plural(t.Traces, "trace"), Plural(t.Events, "event"),
 		Plural(t.Allocations, "allocation"), Plural(t.Streams, "stream"))
 	var accepted []string

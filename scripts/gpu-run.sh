@@ -24,6 +24,8 @@
 #   OUT            output folder (default .gpu/out); only $OUT/* comes back
 #   SC_WORK        work folder for binaries and traces (default .gpu/run; .gpu
 #                  is git-ignored, so it survives between remote calls)
+#   TRACE_DIR      where traces go (default $SC_WORK/traces): a second recording of
+#                  the same binaries (another backend) keeps the first
 #   ONLY           extended regex; only case names matching it are built/run/checked
 #   BUILD_JOBS     parallel nvcc jobs (default 16)
 #   RECORD_JOBS    parallel recordings of the CUDA binaries (default 4);
@@ -55,7 +57,7 @@ SC_WORK="${SC_WORK:-$REPO_ROOT/.gpu/run}"
 case "$SC_WORK" in /*) ;; *) SC_WORK="$REPO_ROOT/$SC_WORK" ;; esac
 case "$OUT" in /*) ;; *) OUT="$REPO_ROOT/$OUT" ;; esac
 BUILD_DIR="$SC_WORK/build"
-TRACE_DIR="$SC_WORK/traces"
+TRACE_DIR="${TRACE_DIR:-$SC_WORK/traces}"
 CUDA_SRC_DIR="$REPO_ROOT/testdata/cuda"
 PY_SRC_DIR="$REPO_ROOT/testdata/python"
 SC_BIN="${SC_BIN:-$REPO_ROOT/bin/streamcheck}"
@@ -307,6 +309,19 @@ do_record() {
         case "$name" in *_plugin) continue ;; esac
         selected "$name" || continue
         case "$name" in
+            torch_nccl_* | cupy_nccl_*)
+                # NCCL's calls are recorded through the shim's wrappers of
+                # NCCL's functions, which only a preloaded shim interposes.
+                if { [ "${name#torch_}" != "$name" ] && [ "$have_torch" -ne 1 ]; } ||
+                    { [ "${name#cupy_}" != "$name" ] && ! python3 -c 'from cupy.cuda import nccl' >/dev/null 2>&1; }; then
+                    echo "skip   $name-py (torch with CUDA, or cupy.cuda.nccl, not importable)"
+                    echo "skipped" >"$TRACE_DIR/$name-py.rc"
+                    echo "module not available" >"$TRACE_DIR/$name-py.skip"
+                    continue
+                fi
+                RECORD_ARGS="$RECORD_ARGS --preload" run_recorded "$name-py" "$PY_TIMEOUT" \
+                    "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" NCCL_NVLS_ENABLE=0 -- python3 "$py"
+                ;;
             torch_* | triton_*)
                 if [ "$have_torch" -ne 1 ] || { [ "${name#triton_}" != "$name" ] && ! python3 -c 'import triton' >/dev/null 2>&1; }; then
                     echo "skip   $name-py (torch with CUDA, or triton, not importable)"

@@ -294,6 +294,7 @@ func (d *doctor) report() {
 	d.reportRuntime()
 	d.reportCUPTI()
 	d.reportShim()
+	d.reportNCCL()
 	d.reportPython()
 }
 
@@ -399,6 +400,21 @@ func (d *doctor) reportRuntime() {
 		d.row("runtime", "%s (version unknown: %v)", rt.Path, err)
 	} else {
 		d.row("runtime", "%s, CUDA %s", rt.Path, cudart.FormatVersion(v))
+	}
+}
+
+// reportNCCL says whether NCCL is found, and its version: its
+// collectives are recorded when the shim is preloaded (--preload).
+func (d *doctor) reportNCCL() {
+	n, err := cudart.LoadNCCL()
+	if err != nil {
+		d.info("nccl", "%v (optional: only programs that use NCCL need it; %s)", err, settingHint(cudart.EnvLibNCCL))
+		return
+	}
+	if v, err := n.Version(); err != nil {
+		d.row("nccl", "%s (version unknown: %v); its calls are recorded with --preload", n.Path, err)
+	} else {
+		d.row("nccl", "%s, NCCL %s; its calls are recorded with --preload", n.Path, cudart.FormatNCCLVersion(v))
 	}
 }
 
