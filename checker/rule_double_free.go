@@ -7,6 +7,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleDoubleFree is the id of the rule this file defines.
+const RuleDoubleFree RuleID = "double-free"
+
 // doubleFreeRule: double-free. It is checked by reportBadFree below, with
 // invalid-free, for frees that CUDA accepted (release, lifetime.go) and that
 // it rejected (rejectedFree below).

@@ -2,6 +2,9 @@ package checker
 
 import "fmt"
 
+// RuleFreeBeforeAlloc is the id of the rule this file defines.
+const RuleFreeBeforeAlloc RuleID = "free-before-alloc"
+
 // freeBeforeAllocRule: free-before-alloc. It is checked by checkFree
 // (rule_free_while_in_flight.go) and in captures (capture.go).
 var freeBeforeAllocRule = register(&ruleDef{

@@ -7,6 +7,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleFreeWhileInFlight is the id of the rule this file defines.
+const RuleFreeWhileInFlight RuleID = "free-while-in-flight"
+
 // freeWhileInFlightRule: free-while-in-flight. It is checked by checkFree
 // below (with free-before-alloc) and in captures (capture.go).
 var freeWhileInFlightRule = register(&ruleDef{

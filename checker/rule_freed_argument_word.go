@@ -8,6 +8,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleFreedArgumentWord is the id of the rule this file defines.
+const RuleFreedArgumentWord RuleID = "freed-argument-word"
+
 // freedArgumentWordRule: freed-argument-word. It is checked by weakUses
 // below, at each launch with weak words (model.Event.Weak).
 var freedArgumentWordRule = register(&ruleDef{

@@ -2,6 +2,9 @@ package checker
 
 import "fmt"
 
+// RuleInvalidFree is the id of the rule this file defines.
+const RuleInvalidFree RuleID = "invalid-free"
+
 // invalidFreeRule: invalid-free. It is checked by reportBadFree
 // (rule_double_free.go).
 var invalidFreeRule = register(&ruleDef{

@@ -7,6 +7,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleLeak is the id of the rule this file defines.
+const RuleLeak RuleID = "leak"
+
 // leakRule: leak. It is checked by its end hook below, at the end of a
 // complete trace.
 var leakRule = register(&ruleDef{

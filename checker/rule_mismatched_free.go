@@ -7,6 +7,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleMismatchedFree is the id of the rule this file defines.
+const RuleMismatchedFree RuleID = "mismatched-free"
+
 // mismatchedFreeRule: mismatched-free. It is checked by mismatchedFree
 // below, for frees that CUDA accepted (release, lifetime.go) and that it
 // rejected (rejectedFree, rule_double_free.go): a mismatched free is

@@ -8,6 +8,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RulePoolReleaseChurn is the id of the rule this file defines.
+const RulePoolReleaseChurn RuleID = "pool-release-churn"
+
 // poolReleaseChurnRule: pool-release-churn. What pools hold is followed by
 // its hooks below (an allocation from a pool, one leaving the live set,
 // the pool calls and the host's synchronizations); the finding is made at

@@ -7,6 +7,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleReuseWhileInFlight is the id of the rule this file defines.
+const RuleReuseWhileInFlight RuleID = "reuse-while-in-flight"
+
 // reuseWhileInFlightRule: reuse-while-in-flight. It is checked by use
 // (lifetime.go), in preference to use-before-alloc, and by relaunchAfterFree
 // below.

@@ -8,6 +8,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleStreamMemOp is the id of the rule this file defines.
+const RuleStreamMemOp RuleID = "stream-memory-op"
+
 // streamMemOpRule: stream-memory-op. It is checked by its hooks below
 // (after a stream memory operation's use, when freed memory is forgotten,
 // at the end of a trace) and by capturedMemOp; its findings are kept apart

@@ -8,6 +8,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleSyncAllocInLoop is the id of the rule this file defines.
+const RuleSyncAllocInLoop RuleID = "sync-alloc-in-loop"
+
 // syncAllocInLoopRule: sync-alloc-in-loop. Allocations, their frees and
 // the GPU work between them are counted by its hooks below; the finding is
 // made at the end of the trace.

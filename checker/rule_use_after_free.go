@@ -7,6 +7,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleUseAfterFree is the id of the rule this file defines.
+const RuleUseAfterFree RuleID = "use-after-free"
+
 // useAfterFreeRule: use-after-free. It is checked by use (lifetime.go), by
 // rejectedUse below, and in captures (capture.go). A use of a range a
 // synchronous free gave back to the driver is one only when nothing can

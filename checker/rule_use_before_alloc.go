@@ -2,6 +2,9 @@ package checker
 
 import "fmt"
 
+// RuleUseBeforeAlloc is the id of the rule this file defines.
+const RuleUseBeforeAlloc RuleID = "use-before-alloc"
+
 // useBeforeAllocRule: use-before-alloc. It is checked by use (lifetime.go),
 // with use-after-free and reuse-while-in-flight, and in captures
 // (capture.go).

@@ -7,6 +7,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleWaitUnrecordedEvent is the id of the rule this file defines.
+const RuleWaitUnrecordedEvent RuleID = "wait-unrecorded-event"
+
 // waitUnrecordedEventRule: wait-unrecorded-event. The engine finds such
 // waits (hb.Step.UnrecordedWait); reportUnrecordedWait below reports them,
 // naming the event record node noteRecordNode kept, if any.

@@ -6,11 +6,13 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// Each rule is defined in its own file, rule_<id>.go: its id, severity and
-// documentation, the roles its findings give their operations, how a
-// finding is explained, and, as far as it is the rule's alone, the check
-// that reports it. Its golden files are in testdata/rules/<id>/. The
-// README's rules table is made from the documentation here.
+// Each rule is defined in its own file, rule_<id>.go, which registers it
+// (plugin.go): its id, rank, severity and documentation, the roles its
+// findings give their operations, how a finding is explained, and its
+// state and hooks, or, for the rules about uses and frees, the check in
+// the shared memory state that reports it. Its golden files are in
+// testdata/rules/<id>/. The README's rules table is made from the
+// documentation here.
 //
 //go:generate go run ../internal/rulesdoc/gen -readme ../README.md
 
@@ -36,26 +38,9 @@ func (s Severity) String() string {
 }
 
 // RuleID names a rule. IDs are stable: suppressions, baselines and
-// reports name them (Finding.Rule and Rule.ID are their strings).
+// reports name them (Finding.Rule and Rule.ID are their strings). Each
+// rule's file defines its id.
 type RuleID string
-
-// Rule ids, in the order of Rules.
-const (
-	RuleUseBeforeAlloc      RuleID = "use-before-alloc"
-	RuleUseAfterFree        RuleID = "use-after-free"
-	RuleFreeWhileInFlight   RuleID = "free-while-in-flight"
-	RuleReuseWhileInFlight  RuleID = "reuse-while-in-flight"
-	RuleFreeBeforeAlloc     RuleID = "free-before-alloc"
-	RuleDoubleFree          RuleID = "double-free"
-	RuleInvalidFree         RuleID = "invalid-free"
-	RuleMismatchedFree      RuleID = "mismatched-free"
-	RuleLeak                RuleID = "leak"
-	RuleWaitUnrecordedEvent RuleID = "wait-unrecorded-event"
-	RuleStreamMemOp         RuleID = "stream-memory-op"
-	RuleSyncAllocInLoop     RuleID = "sync-alloc-in-loop"
-	RulePoolReleaseChurn    RuleID = "pool-release-churn"
-	RuleFreedArgumentWord   RuleID = "freed-argument-word"
-)
 
 // Rule is one check. IDs are stable: suppressions and baselines name them.
 type Rule struct {
