@@ -173,20 +173,14 @@ func (c *Checker) add(ev *model.Event) {
 			h.onAlloc(ev, st, a)
 		}
 	case model.MemFree:
-		if len(c.plugins.free) > 0 {
-			a := c.allocs.at(ev.Ptr)
-			for _, h := range c.plugins.free {
-				h.onFree(ev, a)
-			}
+		for _, h := range c.plugins.free {
+			h.onFree(ev)
 		}
 		c.release(ev, st, ev.Ptr)
 	case model.MemUnmap:
 		c.unmap(ev, st)
 	case model.MemUse:
 		c.uses(ev, st)
-		for _, h := range c.plugins.use {
-			h.onUse(ev, st)
-		}
 	case model.MemGraph:
 		c.graphLaunched(ev, st)
 	}

@@ -23,21 +23,16 @@ type allocHook interface {
 	onAlloc(ev *model.Event, st *hb.Step, a *allocation)
 }
 
-// freeHook is called before a free (model.MemFree) is applied: a is the
-// allocation at its address, nil if none.
+// freeHook is called before a free (model.MemFree) is applied, while the
+// allocation at its address is still live.
 type freeHook interface {
-	onFree(ev *model.Event, a *allocation)
+	onFree(ev *model.Event)
 }
 
 // dropHook is called when a live allocation leaves the live set: freed, or
 // replaced by an allocation at its addresses with no recorded free.
 type dropHook interface {
 	onDrop(a *allocation, freed bool)
-}
-
-// useHook is called after the uses of an op of model.MemUse are checked.
-type useHook interface {
-	onUse(ev *model.Event, st *hb.Step)
 }
 
 // syncHook is called after an op whose spec says it waits for other work
@@ -47,8 +42,10 @@ type syncHook interface {
 	onSync(ev *model.Event, st *hb.Step)
 }
 
-// opHook is called after each op that ops lists, for what a rule follows
-// beyond memory (pools, host functions).
+// opHook is called after each op that ops lists, once the checker has
+// applied it (an op of model.MemUse: once its uses are checked): a rule
+// follows the uses, pools or synchronizations it cares about by their ops,
+// and events of other ops cost it nothing.
 type opHook interface {
 	ops() []model.Op
 	onOp(ev *model.Event, st *hb.Step)
@@ -84,7 +81,6 @@ type plugins struct {
 	alloc  []allocHook
 	free   []freeHook
 	drop   []dropHook
-	use    []useHook
 	sync   []syncHook
 	byOp   [256][]opHook
 	end    []endHook
@@ -126,9 +122,6 @@ func (c *Checker) plugIn() {
 		}
 		if h, ok := s.(dropHook); ok {
 			p.drop = append(p.drop, h)
-		}
-		if h, ok := s.(useHook); ok {
-			p.use = append(p.use, h)
 		}
 		if h, ok := s.(syncHook); ok {
 			p.sync = append(p.sync, h)

@@ -77,14 +77,13 @@ var waitNotes = [...]memNote{
 	hb.MemWaitUnknownOp:  memNoteAfterUnknown,
 }
 
-// onUse checks a stream memory operation that ran (not captured), once
-// its use of the memory it waits on or writes is checked: a wait whose
+func (m *memOps) ops() []model.Op { return []model.Op{model.OpStreamMemOp} }
+
+// onOp checks a stream memory operation that ran (not captured), once its
+// use of the memory it waits on or writes is checked: a wait whose
 // ordering the engine did not follow, or a write that may have met a
 // followed wait first, is reported.
-func (m *memOps) onUse(ev *model.Event, st *hb.Step) {
-	if ev.Op != model.OpStreamMemOp {
-		return
-	}
+func (m *memOps) onOp(ev *model.Event, st *hb.Step) {
 	c := m.c
 	switch {
 	case ev.MemOp == model.MemOpUnknown:

@@ -180,9 +180,13 @@ func (s *syncAllocs) onAlloc(ev *model.Event, st *hb.Step, _ *allocation) {
 }
 
 // onFree adds the time of a synchronous free (not one issued to a stream)
-// of the allocation a to its site's.
-func (s *syncAllocs) onFree(ev *model.Event, a *allocation) {
-	if ev.Op.OnStream() || a == nil || a.freed || !syncFamily(a.family) || len(s.sites) == 0 {
+// of a live allocation to its site's.
+func (s *syncAllocs) onFree(ev *model.Event) {
+	if ev.Op.OnStream() || len(s.sites) == 0 {
+		return
+	}
+	a := s.c.allocs.at(ev.Ptr)
+	if a == nil || a.freed || !syncFamily(a.family) {
 		return
 	}
 	if site := s.sites[s.c.siteOf(&a.alloc)]; site != nil {

@@ -55,7 +55,7 @@ func TestRuleStatesHaveHooks(t *testing.T) {
 			continue
 		}
 		switch s.(type) {
-		case allocHook, freeHook, dropHook, useHook, syncHook, opHook, endHook:
+		case allocHook, freeHook, dropHook, syncHook, opHook, endHook:
 		default:
 			t.Errorf("%s: state %T has no hook", d.id, s)
 		}
