@@ -118,12 +118,10 @@ func (tw *Writer) Observe(c *checker.Checker, ev *model.Event, st *hb.Step) {
 // Finish marks the findings of res, the trace's analysis (nil: none), and
 // ends the JSON. The error is the first failure to write.
 func (tw *Writer) Finish(res *checker.Result) error {
-	if res != nil && tw.chk != nil {
+	if res != nil {
 		tw.findings(res.Findings)
 	}
-	if tw.chk != nil {
-		tw.metadata()
-	}
+	tw.metadata()
 	io.WriteString(tw.bw, "\n],\n\"displayTimeUnit\":\"ns\"}\n")
 	if tw.err != nil {
 		return tw.err
@@ -429,6 +427,9 @@ func (tw *Writer) metadata() {
 	for i, t := range tw.tids {
 		meta("thread_name", HostPID, i+1, map[string]any{"name": fmt.Sprintf("thread %d", t)})
 		meta("thread_sort_index", HostPID, i+1, map[string]any{"sort_index": i + 1})
+	}
+	if len(tw.streams) == 0 {
+		return // no stream drawn (and, with no event, no checker)
 	}
 	eng := tw.chk.Engine()
 	streams := slices.Clone(tw.streams)

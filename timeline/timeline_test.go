@@ -164,3 +164,23 @@ func TestMemOpArgs(t *testing.T) {
 		t.Errorf("wait args %v", w)
 	}
 }
+
+// A trace with no events still names its host process, as every timeline
+// does.
+func TestNoEventsHasHostTrack(t *testing.T) {
+	var trace bytes.Buffer
+	if err := model.NewBinaryWriter(&trace).Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := model.NewBinaryReader(&trace, "t.sctrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := Write(&b, r, checker.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"process_name"`) {
+		t.Errorf("no process_name in the timeline of an empty trace:\n%s", b.String())
+	}
+}

@@ -85,13 +85,14 @@ func (c *cli) cmdTimeline(args []string) int {
 	defer tr.close()
 	c.replayNotes(tr.res)
 	if tw == nil { // Cut inside its header: no events.
-		out, fin, err := c.timelineOutput(*output)
-		if err != nil {
+		var out io.Writer
+		if out, finish, err = c.timelineOutput(*output); err != nil {
 			return c.usageErrorf("timeline: %v", err)
 		}
-		tw, finish = timeline.New(out, model.NewTables()), fin
+		_, err = io.WriteString(out, "{\"traceEvents\":[],\n\"displayTimeUnit\":\"ns\"}\n")
+	} else {
+		err = tw.Finish(tr.res)
 	}
-	err = tw.Finish(tr.res)
 	if ferr := finish(err == nil); err == nil {
 		err = ferr
 	}
