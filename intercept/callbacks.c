@@ -226,6 +226,37 @@ SC_COLD static void timed_entry(sc_tstate *ts, CUpti_CallbackId cbid, const sc_C
     if (cb->correlationData) *cb->correlationData = (uint64_t)sc_now_ns();
 }
 
+SC_HOT void sc_call_enter(sc_tstate *ts, uint32_t id, const sc_CUpti_CallbackData *cb) {
+    if (sc_drv_calls[id].timed) {
+        timed_entry(ts, id, cb);
+    } else if (sc_drv_calls[id].hostfn) {
+        /* The parameters the driver is then called with name our trampoline
+         * (hostfn.c): CUPTI calls the driver with the struct it hands us, the
+         * interposed wrappers with the struct they built. */
+        ts->busy = 1; /* a marker's enqueue re-enters the callback, or the wrappers */
+        sc_hostfn_wrap_params(ts, id, (void *)cb->functionParams);
+        ts->busy = 0;
+    } else {
+        ts->busy = 1;
+        announce_release(ts, id, cb);
+        ts->busy = 0;
+    }
+}
+
+SC_HOT void sc_call_exit(sc_tstate *ts, uint32_t id, const sc_CUpti_CallbackData *cb) {
+    ts->busy = 1; /* the driver calls we make re-enter the callback, or the wrappers */
+    if (sc_stats) {
+        int64_t t0 = sc_stat_clock();
+        handle_driver(ts, id, cb);
+        atomic_fetch_add_explicit(&sc_stat_handler_time, (uint64_t)(sc_stat_clock() - t0), memory_order_relaxed);
+        atomic_fetch_add_explicit(&sc_stat_handled, 1, memory_order_relaxed);
+    } else {
+        handle_driver(ts, id, cb);
+    }
+    if (sc_drv_calls[id].release) sc_release_end(ts); /* recorded (or nothing to record) */
+    ts->busy = 0;
+}
+
 SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata) {
     (void)userdata;
     if (!atomic_load_explicit(&sc_active, memory_order_relaxed) || !cbdata || cbid >= MAXCB || sc_callback_only ||
@@ -241,29 +272,9 @@ SC_HOT void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Callb
     sc_tstate *ts = sc_tls();
     if (ts && !ts->busy) {
         if (driver && !driver_exit) {
-            if (sc_drv_calls[cbid].timed) {
-                timed_entry(ts, cbid, cb);
-            } else if (sc_drv_calls[cbid].hostfn) {
-                ts->busy = 1; /* a marker's enqueue re-enters this callback */
-                sc_hostfn_wrap_params(ts, cbid, (void *)cb->functionParams);
-                ts->busy = 0;
-            } else {
-                ts->busy = 1;
-                announce_release(ts, cbid, cb);
-                ts->busy = 0;
-            }
+            sc_call_enter(ts, cbid, cb);
         } else if (driver_exit) {
-            ts->busy = 1; /* the driver calls we make re-enter this callback */
-            if (sc_stats) {
-                int64_t t0 = sc_stat_clock();
-                handle_driver(ts, cbid, cb);
-                atomic_fetch_add_explicit(&sc_stat_handler_time, (uint64_t)(sc_stat_clock() - t0), memory_order_relaxed);
-                atomic_fetch_add_explicit(&sc_stat_handled, 1, memory_order_relaxed);
-            } else {
-                handle_driver(ts, cbid, cb);
-            }
-            if (sc_drv_calls[cbid].release) sc_release_end(ts); /* recorded (or nothing to record) */
-            ts->busy = 0;
+            sc_call_exit(ts, cbid, cb);
         } else if (cb->callbackSite == CUPTI_API_ENTER) {
             if (ts->rt_depth++ == 0) ts->rt_cbid = cbid;
         } else if (ts->rt_depth > 0) {

@@ -55,41 +55,60 @@ func TestShimCases(t *testing.T) {
 	}
 }
 
-func runCase(t *testing.T, file string) { runCaseWith(t, file, caseSetup{}) }
-
 // caseSetup is what a kind of case adds to the fake app's build and run.
 type caseSetup struct {
 	cflags, ldflags []string // before and after the sources
 	env             []string
 }
 
-func runCaseWith(t *testing.T, file string, setup caseSetup) {
+// caseSections holds the sections of a case file.
+type caseSections struct {
+	ar                      *txtar.Archive
+	program, want, findings *txtar.File
+	env                     []string // the env section's KEY=VALUE settings
+}
+
+// readCase reads the case file and builds its program into a fake app, as
+// setup says.
+func readCase(t *testing.T, file string, setup caseSetup) (built, caseSections) {
+	t.Helper()
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var program, want, findings, env *txtar.File
+	cs := caseSections{ar: ar}
 	for i := range ar.Files {
 		switch f := &ar.Files[i]; f.Name {
 		case "program.c":
-			program = f
+			cs.program = f
 		case "want.jsonl":
-			want = f
+			cs.want = f
 		case "findings":
-			findings = f
+			cs.findings = f
 		case "env":
-			env = f
+			cs.env = strings.Fields(string(f.Data))
 		default:
 			t.Fatalf("%s: unknown section %q", file, f.Name)
 		}
 	}
-	if program == nil {
+	if cs.program == nil {
 		t.Fatalf("%s: no program.c", file)
 	}
-	if env != nil {
-		setup.env = append(setup.env, strings.Fields(string(env.Data))...)
+	b := build(t)
+	b.app = buildCase(t, b, cs.program.Data, setup)
+	return b, cs
+}
+
+func runCase(t *testing.T, file string) { runCaseWith(t, file, caseSetup{}) }
+
+func runCaseWith(t *testing.T, file string, setup caseSetup) {
+	caseApp, cs := readCase(t, file, setup)
+	ar, want, findings := cs.ar, cs.want, cs.findings
+	r := run(t, caseApp, "case", inject, append(setup.env, cs.env...)...)
+	if r.state.ExitCode() != 0 {
+		t.Fatalf("fakeapp: %s\nstderr:\n%s", exitDesc(r.state), r.stderr)
 	}
-	tr := runCaseProgram(t, program.Data, setup)
+	tr := r.onlyTrace(t)
 	checkTimed(t, tr)
 	got := caseJSONL(t, tr)
 	var rules []byte

@@ -69,6 +69,17 @@ typedef struct {
 } sc_drv_info;
 
 extern sc_drv_info sc_drv_calls[MAXCB];
+/* drvcalls.h's rows (apitable.c), and what the per-call path is told of a
+ * call id that stands for row (pt: a per-thread-default-stream entry point;
+ * name: the exported name, for the API name recorded). */
+SC_HIDDEN const sc_api_row *sc_api_rows(size_t *n);
+SC_HIDDEN void sc_call_info_set(uint32_t id, const sc_api_row *row, int pt, const char *name);
+/* The per-call path (callbacks.c), shared by the backends: at a call's
+ * entry (when sc_drv_calls[id].entry says it has work there) and after it
+ * returned. cb carries the parameters (functionParams, laid out as CUPTI's
+ * "_params" struct), and at the exit the result and the current context. */
+SC_HIDDEN void sc_call_enter(sc_tstate *ts, uint32_t id, const sc_CUpti_CallbackData *cb);
+SC_HIDDEN void sc_call_exit(sc_tstate *ts, uint32_t id, const sc_CUpti_CallbackData *cb);
 /* Display names ("cuMemAlloc") by callback id, and their interned ids
  * (sc_intern, set at a name's first use). */
 extern char *sc_drv_disp[MAXCB], *sc_rt_disp[MAXCB];

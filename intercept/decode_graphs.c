@@ -98,15 +98,6 @@ uint64_t sc_capturing_graph(uint64_t stream) {
     return r == CUDA_SUCCESS && status == 1 /* CU_STREAM_CAPTURE_STATUS_ACTIVE */ ? (uint64_t)(uintptr_t)g : 0;
 }
 
-/* The kernel's name, for a node that CUPTI gives no symbol name. */
-static const char *kernel_name(CUfunction f) {
-    const char *name = NULL;
-    if (sc_drv.cuFuncGetName && sc_drv.cuFuncGetName(&name, f) == CUDA_SUCCESS && name) return name;
-    name = NULL;
-    if (sc_drv.cuKernelGetName && sc_drv.cuKernelGetName(&name, (CUkernel)f) == CUDA_SUCCESS && name) return name;
-    return NULL;
-}
-
 /* Makes ev the kernel, copy or set node that the parameters np of a node of
  * the given type describe (has_kern: a kernel's parameters go on to kern),
  * added to graph; 0 if it is none of those. */
@@ -118,7 +109,7 @@ static int work_node(sc_tstate *ts, sc_event *ev, int type, const unsigned char 
         CUfunction f = k->func;
         if (!f && has_kern) f = (CUfunction)k->kern;
         ev->op = OP_LAUNCH;
-        ev->nptrs = sc_launch_scan(ts, f, f ? kernel_name(f) : NULL, k->kernelParams, k->extra, &ev->kernel, &ev->nweak);
+        ev->nptrs = sc_launch_scan(ts, f, f ? sc_kernel_name(f) : NULL, k->kernelParams, k->extra, &ev->kernel, &ev->nweak);
         break;
     }
     case SC_GRAPH_NODE_TYPE_MEMCPY:

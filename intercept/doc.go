@@ -1,6 +1,7 @@
 // Package intercept holds the recording shim: a shared library, written in
 // C (the *.c files here), that records the CUDA calls of a process into a
-// binary trace (docs/trace-format.md). The package's Go code is its tests.
+// binary trace (docs/trace-format.md). The package's Go code is its tests
+// and Sources.
 //
 // scripts/build.sh builds it into bin/, next to bin/streamcheck, where
 // streamcheck run looks for it; the shim alone:
@@ -12,7 +13,9 @@
 // libraries are needed at build time, and no Go: the library holds no Go
 // runtime, so the traced program gets no runtime threads or signal
 // handlers from it, and a forked child has no runtime to hang. The tests
-// build it with the same script (internal/shimbuild).
+// build it with the same script (internal/shimbuild). The compile flags are
+// in build.flags; Sources embeds the C files and those flags, from which a
+// streamcheck installed with go install builds the shim itself.
 //
 // # Why the C files carry //go:build ignore
 //
@@ -37,8 +40,31 @@
 // Package launch (intercept/launch) finds the library and builds that
 // environment for `streamcheck run`.
 //
-// It subscribes to CUPTI callbacks (libcupti is loaded at run time) and
-// records, at the exit of each driver call, the stream-ordered operations
+// # Backends
+//
+// Two backends feed one recorder (callbacks.c's per-call path), chosen by
+// STREAMCHECK_BACKEND:
+//
+//   - cupti (the default): the shim subscribes to CUPTI's driver callbacks
+//     (libcupti is loaded at run time). It records injected or preloaded,
+//     and holds CUPTI's one subscriber slot.
+//   - interpose (interpose.c): the preloaded shim exports the driver's names
+//     of the functions it records (drvcalls.h), and hands its wrappers out
+//     through cuGetProcAddress/cuGetProcAddress_v2 and dlsym on libcuda, with
+//     the per-thread-default-stream (_ptsz, _ptds) and versioned (_v2, _v3)
+//     variants each its own wrapper. A wrapper lays its arguments out as
+//     CUPTI's "_params" struct, runs the per-call path's entry, calls the
+//     real function, and records at its exit, returning the real result; the
+//     query results of cuGetProcAddress stay the driver's. It needs the shim
+//     preloaded: loaded by the driver (CUDA_INJECTION64_PATH) it warns and
+//     records with CUPTI. CUPTI stays free for profilers. Events carry the
+//     driver function's name (no runtime callbacks); dlvsym is not
+//     interposed (the shim finds the real dlsym through it).
+//
+// The trace's Process record names the backend in the recorder string
+// ("streamcheck-intercept 0.2.0 (trace format 1; backend interpose)").
+//
+// Either way the shim records, at the exit of each driver call, the stream-ordered operations
 // the analyzer needs: stream and event lifetimes, records, waits and
 // synchronizations, allocations and frees (stream-ordered, and each
 // synchronous family: device, pitched, managed, pinned and registered host
@@ -92,6 +118,8 @@
 // # Environment
 //
 //	STREAMCHECK_DIR          directory for traces and error markers (default ".")
+//	STREAMCHECK_BACKEND      cupti (default) or interpose (see Backends); anything
+//	                         else is an error (the shim does not record)
 //	STREAMCHECK_PRELOAD=1    start from the constructor (LD_PRELOAD use)
 //	STREAMCHECK_LAUNCHER=1   set by `streamcheck run` and `record`, which report
 //	                         the error markers: the shim then does not also print
@@ -117,6 +145,8 @@
 //	STREAMCHECK_PYTHON_LINES=0  Python frames without their lines (see pylines.c)
 //	STREAMCHECK_PREFAULT=0   no helper thread faulting trace pages in ahead of the
 //	                         writer (on by default; see tracefile.c)
+//	STREAMCHECK_CALLBACK_ONLY=1  the backend runs (CUPTI subscribed, or the wrappers
+//	                         in place) but records nothing: its own cost
 //	STREAMCHECK_STATS=1      at exit, print on stderr how many calls were recorded,
 //	                         the shim's own time per call (and per phase: decoding
 //	                         and launch scans, stack, trace write, allocation map)
@@ -158,7 +188,8 @@
 //
 // # The per-call path
 //
-// Every recorded call runs sc_callback and handle_driver (callbacks.c), the
+// Every recorded call runs sc_callback (or an interposed wrapper's ip_run)
+// and handle_driver (callbacks.c), the
 // decoder that its row of the table of driver functions names (apitable.c;
 // the decoders are in decode_*.c by API family: streams and events,
 // allocations and interprocess handles, launches, copies and sets, stream

@@ -33,8 +33,49 @@ import (
 
 type built struct {
 	dir, shim, fake, app string
-	err                  error
-	skip                 string
+	// runtimes are the sanitizer runtimes the shim needs (SHIM_CFLAGS in
+	// CI), preloaded into every program the tests load it into.
+	runtimes []string
+	err      error
+	skip     string
+}
+
+// ldPreload returns the LD_PRELOAD setting that loads libs, after the
+// sanitizer runtimes the shim needs.
+func (b built) ldPreload(libs ...string) string {
+	return "LD_PRELOAD=" + strings.Join(append(slices.Clone(b.runtimes), libs...), " ")
+}
+
+// under reports whether the shim was built with the sanitizer whose
+// runtime's name starts with lib (libasan, libtsan).
+func (b built) under(lib string) bool {
+	return slices.ContainsFunc(b.runtimes, func(p string) bool { return strings.HasPrefix(filepath.Base(p), lib) })
+}
+
+// sanitizerEnv returns what a program that loads the shim needs when the
+// shim was built with a sanitizer: its runtimes preloaded (loading the
+// shim too when it is preloaded) and options that make any report fatal.
+func (b built) sanitizerEnv(preloadShim bool) []string {
+	var env []string
+	if len(b.runtimes) > 0 {
+		env = shimbuild.SanitizerOptions()
+	}
+	switch {
+	case preloadShim:
+		env = append(env, b.ldPreload(b.shim))
+	case len(b.runtimes) > 0:
+		env = append(env, b.ldPreload())
+	}
+	return env
+}
+
+// checkSanitizer fails the test when a program's output holds a sanitizer
+// report: the shim did something wrong in it.
+func checkSanitizer(t testing.TB, what, output string) {
+	t.Helper()
+	if r := shimbuild.Report(output); r != "" {
+		t.Errorf("%s: sanitizer report: %s\n%s", what, r, output)
+	}
 }
 
 var (
@@ -68,6 +109,14 @@ func build(t testing.TB) built {
 		artifacts.dir = dir
 		artifacts.shim = filepath.Join(dir, "libstreamcheck.so")
 		if err := shimbuild.Build(artifacts.shim); err != nil {
+			artifacts.err = err
+			return
+		}
+		if artifacts.runtimes, err = shimbuild.Runtimes(artifacts.shim); err != nil {
+			artifacts.err = err
+			return
+		}
+		if err := shimbuild.Consult("testdata/*.[ch]"); err != nil { // what the steps below compile
 			artifacts.err = err
 			return
 		}
@@ -132,8 +181,9 @@ func run(t testing.TB, b built, mode string, h how, extraEnv ...string) result {
 	case inject:
 		env = append(env, "FAKE_INJECT="+b.shim)
 	case preload:
-		env = append(env, "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1")
+		env = append(env, "STREAMCHECK_PRELOAD=1")
 	}
+	env = append(env, b.sanitizerEnv(h == preload)...)
 	cmd.Env = append(env, extraEnv...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
@@ -142,23 +192,33 @@ func run(t testing.TB, b built, mode string, h how, extraEnv ...string) result {
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("run fakeapp %s: %v", mode, err)
 	}
-	r := result{dir: dir, stdout: so.String(), stderr: se.String(), state: cmd.ProcessState, log: map[string]uint64{}}
-	if f, err := os.Open(logPath); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			k, v, ok := strings.Cut(sc.Text(), " ")
-			if !ok {
-				continue
-			}
-			n, err := strconv.ParseUint(v, 0, 64)
-			if err != nil {
-				t.Fatalf("bad log line %q", sc.Text())
-			}
-			r.log[k] = n
-		}
-		f.Close()
+	checkSanitizer(t, "fakeapp "+mode, se.String())
+	return result{dir: dir, stdout: so.String(), stderr: se.String(), state: cmd.ProcessState, log: readLog(t, logPath)}
+}
+
+// readLog reads the values the fake app wrote to FAKE_LOG (none if it
+// wrote no log).
+func readLog(t testing.TB, path string) map[string]uint64 {
+	t.Helper()
+	log := map[string]uint64{}
+	f, err := os.Open(path)
+	if err != nil {
+		return log
 	}
-	return r
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(v, 0, 64)
+		if err != nil {
+			t.Fatalf("bad log line %q", sc.Text())
+		}
+		log[k] = n
+	}
+	return log
 }
 
 func (r result) traces(t *testing.T) []string {
@@ -458,7 +518,7 @@ func checkStacks(t *testing.T, b built, tr trace) {
 
 func TestPreloadInertWithoutFlag(t *testing.T) {
 	b := build(t)
-	r := run(t, b, "basic", noShim, "LD_PRELOAD="+b.shim)
+	r := run(t, b, "basic", noShim, b.ldPreload(b.shim))
 	if exitDesc(r.state) != "exit 7" || len(r.traces(t)) != 0 || strings.Contains(r.stderr, "streamcheck:") {
 		t.Errorf("preloaded without STREAMCHECK_PRELOAD=1: %s, traces %v, stderr %q", exitDesc(r.state), r.traces(t), r.stderr)
 	}
@@ -584,6 +644,11 @@ func contains(v []uint64, x uint64) bool {
 // program an errno (a futex wait's EAGAIN did, about once in 170 forks).
 func TestForkKeepsErrno(t *testing.T) {
 	b := build(t)
+	if b.under("libtsan") {
+		// TSan's fork stops and restarts its own threads each time; 2000
+		// forks beside running threads take it minutes, or deadlock it.
+		t.Skip("fork while threads run, 2000 times: too slow for ThreadSanitizer")
+	}
 	r := run(t, b, "forkerrno", inject)
 	if exitDesc(r.state) != "exit 0" || !strings.HasPrefix(r.stdout, "fakeapp: 0 of 2000 forks changed errno") {
 		t.Fatalf("fakeapp: %s, %q, %q", exitDesc(r.state), r.stdout, r.stderr)
@@ -1219,9 +1284,10 @@ func pythonFrames(t *testing.T, b built, python, scenario, env string) ([][]stri
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(python, "testdata/pycalls.py", scenario)
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1", "STREAMCHECK_DIR="+dir,
+	cmd.Env = append(append(os.Environ(), b.sanitizerEnv(true)...), "STREAMCHECK_PRELOAD=1", "STREAMCHECK_DIR="+dir,
 		"STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake, "PYTHONPERFSUPPORT=1", env)
 	out, err := cmd.CombinedOutput()
+	checkSanitizer(t, python, string(out))
 	if err != nil || !strings.Contains(string(out), "pycalls: trampolines True") {
 		t.Fatalf("%s: %v\n%s", python, err, out)
 	}
@@ -1294,7 +1360,10 @@ func TestAllocMapLookupAgrees(t *testing.T) { runMapBench(t, "check") }
 func runMapBench(t *testing.T, mode string) {
 	t.Helper()
 	bin := buildMapBench(t)
-	out, err := exec.Command(bin, mode).CombinedOutput()
+	cmd := exec.Command(bin, mode)
+	cmd.Env = append(os.Environ(), shimbuild.SanitizerOptions()...) // used only when built with one
+	out, err := cmd.CombinedOutput()
+	checkSanitizer(t, "mapbench "+mode, string(out))
 	if err != nil {
 		t.Fatalf("mapbench %s: %v\n%s", mode, err, out)
 	}
@@ -1318,7 +1387,9 @@ func buildMapBench(t testing.TB) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "mapbench")
-	if out, err := exec.Command(cc, "-O2", "-Wall", "-o", bin, "testdata/mapbench.c", "allocmap.c", "-lpthread").CombinedOutput(); err != nil {
+	args := append([]string{"-O2", "-Wall"}, shimbuild.CFlags()...) // under a sanitizer in CI, as the shim
+	args = append(args, "-o", bin, "testdata/mapbench.c", "allocmap.c", "-lpthread")
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
@@ -1442,9 +1513,11 @@ func TestLoadedMark(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cmd := exec.Command("true") // makes no CUDA call
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+b.shim, "STREAMCHECK_PRELOAD=1", "STREAMCHECK_LAUNCHER=1",
+	cmd.Env = append(append(os.Environ(), b.sanitizerEnv(true)...), "STREAMCHECK_PRELOAD=1", "STREAMCHECK_LAUNCHER=1",
 		"STREAMCHECK_DIR="+dir, "STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake)
-	if out, err := cmd.CombinedOutput(); err != nil || !mark(result{dir: dir}) {
+	out, err := cmd.CombinedOutput()
+	checkSanitizer(t, "true", string(out))
+	if err != nil || !mark(result{dir: dir}) {
 		t.Errorf("preloaded, no CUDA call: %v, marked %v, output %q", err, mark(result{dir: dir}), out)
 	}
 	if r := run(t, b, "basic", preload); mark(r) {

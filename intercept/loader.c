@@ -188,7 +188,9 @@ static int search_cupti(void) {
 /* ---- libcuda entry points for our own queries ---- */
 
 /* Returns 0 when there is no driver library to load; then, if
- * STREAMCHECK_LIBCUDA named it, why is in why. */
+ * STREAMCHECK_LIBCUDA named it, why is in why. The library's handle goes
+ * in sc_libcuda. */
+static void *sc_libcuda;
 static int load_driver(char *why, size_t whylen) {
     const char *path = getenv("STREAMCHECK_LIBCUDA");
     int named = path && *path;
@@ -202,6 +204,8 @@ static int load_driver(char *why, size_t whylen) {
         }
         return 0;
     }
+    sc_libcuda = h;
+#define dlsym sc_dlsym_real /* libcuda's own entry points, never the shim's wrappers */
     sc_drv.cuKernelGetParamInfo = (CUresult(*)(CUkernel, size_t, size_t *, size_t *))dlsym(h, "cuKernelGetParamInfo");
     sc_drv.cuFuncGetParamInfo = (CUresult(*)(CUfunction, size_t, size_t *, size_t *))dlsym(h, "cuFuncGetParamInfo");
     sc_drv.cuCtxGetDevice = (CUresult(*)(CUdevice *))dlsym(h, "cuCtxGetDevice");
@@ -220,6 +224,8 @@ static int load_driver(char *why, size_t whylen) {
     sc_drv.cuDeviceGetCount = (CUresult(*)(int *))dlsym(h, "cuDeviceGetCount");
     sc_drv.cuDeviceGetDefaultMemPool = (CUresult(*)(CUmemoryPool *, CUdevice))dlsym(h, "cuDeviceGetDefaultMemPool");
     sc_drv.cuLaunchHostFunc = (CUresult(*)(CUstream, void (*)(void *), void *))dlsym(h, "cuLaunchHostFunc");
+    sc_drv.cuCtxGetCurrent = (CUresult(*)(CUcontext *))dlsym(h, "cuCtxGetCurrent");
+#undef dlsym
     return 1;
 }
 
@@ -247,7 +253,37 @@ static int trim_cudart(struct dl_phdr_info *info, size_t size, void *data) {
 
 /* ---- start and stop ---- */
 
-static void start(int eager_file) {
+const char *sc_backend = "cupti";
+
+/* STREAMCHECK_BACKEND: 1 cupti (the default), 2 interpose, 0 neither (why
+ * in err). */
+static int choose_backend(char *err, size_t errlen) {
+    const char *b = getenv("STREAMCHECK_BACKEND");
+    if (!b || !*b || strcmp(b, "cupti") == 0) return 1;
+    if (strcmp(b, "interpose") == 0) return 2;
+    snprintf(err, errlen, "STREAMCHECK_BACKEND=%s: not interpose or cupti", b);
+    return 0;
+}
+
+/* What both backends share once one records: the trace and the fork
+ * handlers; frames of the shim, CUPTI, libcuda and libcudart are trimmed
+ * from the recorded stacks. */
+static void start_recording(int eager_file, const void *backend_code) {
+    add_trim((const void *)sc_callback);
+    add_trim(backend_code);
+    add_trim((const void *)sc_drv.cuCtxGetDevice);
+    dl_iterate_phdr(trim_cudart, NULL);
+    sc_trace_setup(eager_file);
+    static int atfork_done;
+    if (!atfork_done) {
+        atfork_done = 1;
+        pthread_atfork(sc_atfork_prepare, sc_atfork_parent, sc_atfork_child);
+    }
+}
+
+/* preloaded: started by the constructor of a preloaded shim, so that its
+ * exported entry points stand in for the driver's. */
+static void start(int eager_file, int preloaded) {
     if (atomic_exchange(&started, 1)) return;
     int saved = errno;
     char err[PATH_MAX + 1024]; /* room for a STREAMCHECK_CUPTI path and the search */
@@ -255,13 +291,40 @@ static void start(int eager_file) {
     const char *st = getenv("STREAMCHECK_STATS");
     sc_stats = st && strcmp(st, "1") == 0;
     if (sc_stats) sc_stat_begin();
-    /* STREAMCHECK_CALLBACK_ONLY=1 subscribes but records nothing: it measures
-     * what CUPTI's callbacks alone cost (bench/gpu-overhead.sh). */
+    /* STREAMCHECK_CALLBACK_ONLY=1 subscribes (or interposes) but records
+     * nothing: it measures what the backend alone costs (bench/gpu-overhead.sh). */
     const char *co = getenv("STREAMCHECK_CALLBACK_ONLY");
     sc_callback_only = co && strcmp(co, "1") == 0;
     sc_hostfn_init();
     char driver_why[PATH_MAX + 256] = "";
     int have_driver = load_driver(driver_why, sizeof driver_why);
+    int backend = choose_backend(err, sizeof err);
+    if (!backend) {
+        report_error(err);
+        goto out;
+    }
+    if (backend == 2 && !preloaded) {
+        /* Loaded by the driver (CUDA_INJECTION64_PATH): too late to stand in
+         * for entry points the program already holds. */
+        dprintf(2, "streamcheck: warning: the interpose backend needs the shim preloaded (LD_PRELOAD with "
+                   "STREAMCHECK_PRELOAD=1); recording with CUPTI\n");
+        backend = 1;
+    }
+    if (backend == 2) {
+        sc_backend = "interpose";
+        if (driver_why[0]) {
+            report_error(driver_why);
+            goto out;
+        }
+        if (!have_driver) goto out; /* no driver: no CUDA call to record */
+        sc_trace_setup(0);          /* the directory, before the first wrapper records */
+        if (!sc_interpose_setup(sc_libcuda, err, sizeof err)) {
+            report_error(err);
+            goto out;
+        }
+        start_recording(eager_file, (const void *)sc_interpose_setup);
+        goto out;
+    }
     if (!load_cupti(err, sizeof err)) {
         /* Preloaded on a machine without the CUDA driver, a process can
          * make no CUDA call: nothing to record, and nothing to complain of
@@ -286,16 +349,7 @@ static void start(int eager_file) {
         report_error(err);
         goto out;
     }
-    add_trim((const void *)sc_callback);
-    add_trim((const void *)cupti.subscribe);
-    add_trim((const void *)sc_drv.cuCtxGetDevice);
-    dl_iterate_phdr(trim_cudart, NULL);
-    sc_trace_setup(eager_file);
-    static int atfork_done;
-    if (!atfork_done) {
-        atfork_done = 1;
-        pthread_atfork(sc_atfork_prepare, sc_atfork_parent, sc_atfork_child);
-    }
+    start_recording(eager_file, (const void *)cupti.subscribe);
     if (!sc_callbacks_setup(cupti.get_callback_name, cupti.enable_callback, subscriber, err, sizeof err))
         report_error(err);
 out:
@@ -305,7 +359,7 @@ out:
 /* Called by the CUDA driver when CUDA_INJECTION64_PATH names this library.
  * Returns 1: the driver goes on either way, and we never fail the program. */
 SC_EXPORT int InitializeInjection(void) {
-    start(1);
+    start(1, 0);
     return 1;
 }
 
@@ -330,7 +384,7 @@ __attribute__((constructor)) static void sc_ctor(void) {
         int saved = errno;
         mark_loaded();
         errno = saved;
-        start(0);
+        start(0, 1);
     }
 }
 
@@ -365,6 +419,11 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     dprintf(2, "streamcheck: stats: Python trampolines: %llu code ranges registered; /proc/self/maps read %llu times, %.0f us in all\n",
                             (unsigned long long)atomic_load(&sc_stat_tramp_ranges), (unsigned long long)mr,
                             unit * (double)atomic_load(&sc_stat_maps_time) / 1000.0);
+                if (strcmp(sc_backend, "interpose") == 0)
+                    dprintf(2, "streamcheck: stats: interposed: %llu cuGetProcAddress answers swapped for wrappers (%llu by name), %llu dlsym lookups in libcuda\n",
+                            (unsigned long long)(atomic_load(&sc_stat_gpa_swapped) + atomic_load(&sc_stat_gpa_by_name)),
+                            (unsigned long long)atomic_load(&sc_stat_gpa_by_name),
+                            (unsigned long long)atomic_load(&sc_stat_dlsym_swapped));
                 uint64_t rw = atomic_load(&sc_stat_release_waits);
                 if (rw)
                     dprintf(2, "streamcheck: stats: %llu allocations or creates waited for another thread's free or destroy to be recorded\n",

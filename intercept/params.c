@@ -93,6 +93,16 @@ static int probe(CUfunction f, uint32_t *off, uint32_t *size, uint32_t *n) {
     return 0;
 }
 
+/* The kernel's name, asked of the driver: for a graph node, and for a
+ * launch without the name CUPTI gives (the interposition backend). */
+const char *sc_kernel_name(CUfunction f) {
+    const char *name = NULL;
+    if (sc_drv.cuFuncGetName && sc_drv.cuFuncGetName(&name, f) == CUDA_SUCCESS && name) return name;
+    name = NULL;
+    if (sc_drv.cuKernelGetName && sc_drv.cuKernelGetName(&name, (CUkernel)f) == CUDA_SUCCESS && name) return name;
+    return NULL;
+}
+
 SC_HOT static layout *lookup_layout(CUfunction f, const char *symbol) {
     uint64_t key = (uint64_t)(uintptr_t)f, v;
     if (key == 0 || key == ~0ull) return NULL;
@@ -104,7 +114,9 @@ SC_HOT static layout *lookup_layout(CUfunction f, const char *symbol) {
         if (strcmp(l->name ? l->name : "", symbol) == 0) return l;
         /* The handle now names another kernel (module unloaded, handle reused). */
     }
-    /* First launch of this function: ask the driver, outside sc_lock. */
+    /* First launch of this function: ask the driver, outside sc_lock
+     * (its name too, when the caller has none). */
+    if (!symbol) symbol = sc_kernel_name(f);
     uint32_t *off = malloc(2 * MAX_PARAMS * sizeof *off), *size = off + MAX_PARAMS;
     if (!off) return NULL;
     uint32_t n = 0;

@@ -237,6 +237,7 @@ extern _Atomic uint64_t sc_stat_release_waits;
 /* ---- params.c ---- */
 /* Modules were unloaded: function handles may name other kernels from now on. */
 SC_HIDDEN void sc_layouts_forget(void);
+SC_HIDDEN const char *sc_kernel_name(CUfunction f); /* from the driver, or NULL */
 /* Fills ts->ptrs with the addresses found, the weak matches last: returns
  * how many in all, *nweak the weak ones. */
 SC_HIDDEN uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
@@ -260,9 +261,21 @@ typedef struct {
     CUresult (*cuStreamGetCaptureInfo_v2)(CUstream, int *, uint64_t *, CUgraph *, const void **, size_t *);
     CUresult (*cuDeviceGetCount)(int *);
     CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice); /* CUDA 11.2 and later */
+    CUresult (*cuCtxGetCurrent)(CUcontext *);
     CUresult (*cuLaunchHostFunc)(CUstream, void (*)(void *), void *); /* STREAMCHECK_HOSTFN=marker's */
 } sc_driver_fns;
 extern sc_driver_fns sc_drv;
+
+/* ---- interpose.c: the interposition backend ---- */
+/* Starts recording through the wrappers, whose real entry points are
+ * looked up in libcuda (a dlopen handle); 0 and why in err if it cannot. */
+SC_HIDDEN int sc_interpose_setup(void *libcuda, char *err, size_t errlen);
+SC_HIDDEN void *sc_dlsym_real(void *handle, const char *name); /* glibc's dlsym, not the shim's */
+/* cuGetProcAddress results swapped for a wrapper by address and by name,
+ * and dlsym lookups in libcuda swapped. */
+extern _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped;
+/* The backend recording ("cupti" or "interpose"), for the trace. */
+extern const char *sc_backend;
 
 /* ---- callbacks.c (the per-call path), apitable.c (the table of driver functions), stats.c ---- */
 /* STREAMCHECK_STATS=1: count and time our own work, print at exit. */

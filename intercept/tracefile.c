@@ -354,7 +354,10 @@ static int write_process_locked(void) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     uint32_t exe_id = sc_intern_locked(exe, strlen(exe));
-    uint32_t ver_id = sc_intern_locked(SC_VERSION, strlen(SC_VERSION));
+    char ver[128]; /* and which backend records: "streamcheck-intercept 0.2.0 (trace format 1; backend cupti)" */
+    int nv = snprintf(ver, sizeof ver, "%.*s; backend %s)", (int)strlen(SC_VERSION) - 1, SC_VERSION,
+                      sc_backend ? sc_backend : "cupti");
+    uint32_t ver_id = sc_intern_locked(ver, nv > 0 && (size_t)nv < sizeof ver ? (size_t)nv : strlen(ver));
     /* The command line names the script of an interpreter (python3 train.py). */
     char args[1024];
     size_t na = 0;

@@ -35,7 +35,6 @@ type Writer interface {
 type BinaryWriter struct {
 	w       *bufio.Writer
 	err     error // Sticky once set.
-	header  bool
 	closed  bool
 	src     *Tables // Tables of the last event, for Close.
 	strings []StringID

@@ -4,28 +4,36 @@
 #   scripts/build.sh              bin/streamcheck and bin/libstreamcheck.so
 #   scripts/build.sh shim [OUT]   the shim only, into OUT (default: bin/libstreamcheck.so
 #                                 of the repository)
+#   scripts/build.sh cli OUT      the CLI only, into OUT, for $GOOS/$GOARCH (scripts/release.sh)
 #
-# The shim is plain C, compiled by $CC (default cc) from intercept/*.c: no Go
-# runtime goes into the traced program. The tests build it with this script
-# too (internal/shimbuild), so this is the one place its compile command is
-# written. $SHIM_CFLAGS adds compiler flags (e.g. -fsanitize=address).
+# The shim is plain C, compiled by $CC (default cc) from intercept/*.c with
+# the flags of intercept/build.flags: no Go runtime goes into the traced
+# program. Warnings are errors here (CI builds with this script); the build
+# streamcheck does of its embedded sources for a `go install`ed CLI does not
+# add -Werror, since a newer compiler may warn where ours does not. The
+# tests build the shim with this script too (internal/shimbuild). $SHIM_CFLAGS
+# adds compiler flags (e.g. -fsanitize=address: see docs/testing.md).
 set -euo pipefail
 here=$PWD
 cd "$(dirname "$0")/.."
 
-# shim OUT: -fvisibility=hidden exports only what is marked SC_EXPORT
-# (InitializeInjection); -z nodelete keeps the library mapped if it is ever
-# dlclosed, since CUPTI's callbacks and the shim's threads point into it;
-# -z defs fails the build on an undefined symbol rather than the traced
-# program at load.
+flags() { sed -n "s/^$1 //p" intercept/build.flags; }
+
 shim() {
 	local out=$1
 	mkdir -p "$(dirname "$out")"
-	# shellcheck disable=SC2086 # SHIM_CFLAGS is a list of flags
-	"${CC:-cc}" -shared -fPIC -O2 -g -std=gnu11 -pthread \
-		-Wall -Wextra -Wno-unused-parameter -fvisibility=hidden ${SHIM_CFLAGS:-} \
-		-o "$out" intercept/*.c \
-		-Wl,-z,nodelete -Wl,-z,defs -ldl -lpthread
+	# shellcheck disable=SC2046,SC2086 # the flags are lists of words
+	"${CC:-cc}" $(flags cflags) -Werror ${SHIM_CFLAGS:-} \
+		-o "$out" intercept/*.c $(flags libs)
+}
+
+# stamp: the -X flags that give `streamcheck version` the commit when the
+# Go toolchain records none (-buildvcs=false, or no git on the build machine).
+stamp() {
+	local commit modified=false
+	commit=$(git rev-parse HEAD 2>/dev/null) || return 0
+	if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then modified=true; fi
+	echo "-X main.buildCommit=$commit -X main.buildModified=$modified ${STAMP_VERSION:+-X main.buildVersion=$STAMP_VERSION}"
 }
 
 case "${1:-all}" in
@@ -35,15 +43,22 @@ shim)
 	shim "$out"
 	echo "built $out"
 	;;
+cli)
+	[ -n "${2:-}" ] || { echo "usage: scripts/build.sh cli OUT" >&2; exit 2; }
+	out=$2
+	if [ "${out#/}" = "$out" ]; then out=$here/$out; fi
+	go build -trimpath -ldflags "$(stamp)" -o "$out" ./cmd/streamcheck
+	echo "built $out"
+	;;
 all)
 	mkdir -p bin
-	go build -o bin/streamcheck ./cmd/streamcheck
+	go build -ldflags "$(stamp)" -o bin/streamcheck ./cmd/streamcheck
 	shim bin/libstreamcheck.so
 	rm -f bin/libstreamcheck.h # written by the earlier Go (c-shared) build of the shim
 	echo "built bin/streamcheck and bin/libstreamcheck.so"
 	;;
 *)
-	echo "usage: scripts/build.sh [shim [OUT]]" >&2
+	echo "usage: scripts/build.sh [shim [OUT] | cli OUT]" >&2
 	exit 2
 	;;
 esac

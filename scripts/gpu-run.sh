@@ -3,7 +3,7 @@
 # machine, and compare the findings with the expectations in their headers.
 #
 # Usage (from the repository root):
-#   OUT=/some/dir scripts/gpu-run.sh [build|record|check|report|all]   (default: all)
+#   OUT=/some/dir scripts/gpu-run.sh [build|record|check|report|all|backends]   (default: all)
 #
 #   build   compile every testdata/cuda/*.cu twice: -cudart static and -cudart shared
 #   record  run every built binary and every testdata/python/*.py under
@@ -12,6 +12,11 @@
 #           directory, then report
 #   report  only compare the existing JSON with the expectations
 #   all     build, record, check (and report)
+#   backends  build, then record and check everything twice, with
+#           STREAMCHECK_BACKEND=cupti and =interpose (into $SC_WORK/backend-B
+#           and $OUT/backend-B), and write $OUT/backends.txt: every case whose
+#           status or findings differ between the two (exit 1 if any does).
+#           A plain run takes the backend from STREAMCHECK_BACKEND too.
 # Every subcommand ends by packing what exists into $OUT/results.tar.gz and
 # writing the PASS/FAIL table to $OUT/summary.txt; all output also goes to
 # $OUT/log.txt.
@@ -739,12 +744,52 @@ do_pack() {
 }
 
 # ---------------------------------------------------------------------------
+# backends: the whole suite under each recording backend, findings compared
+# ---------------------------------------------------------------------------
+
+do_backends() {
+    local b rc=0
+    for b in cupti interpose; do
+        mkdir -p "$SC_WORK/backend-$b" "$OUT/backend-$b"
+        ln -sfn "$BUILD_DIR" "$SC_WORK/backend-$b/build"
+        log "backends: recording with the $b backend"
+        STREAMCHECK_BACKEND=$b SC_WORK="$SC_WORK/backend-$b" OUT="$OUT/backend-$b" bash "$0" record >/dev/null
+        STREAMCHECK_BACKEND=$b SC_WORK="$SC_WORK/backend-$b" OUT="$OUT/backend-$b" bash "$0" check >/dev/null
+    done
+    # summary.txt: "case  status  expected  found  notes", columns two or more spaces apart.
+    local a="$OUT/backend-cupti/summary.txt" i="$OUT/backend-interpose/summary.txt"
+    if [ ! -s "$a" ] || [ ! -s "$i" ]; then
+        log "backends: a summary is missing ($a, $i)"
+        return 1
+    fi
+    awk -F'  +' '
+        FNR == 1 { file++ }
+        /^#/ || $1 ~ /^-+$/ || $1 == "case" || NF < 2 { next }
+        file == 1 { cs[$1] = $2; cf[$1] = $4; order[++n] = $1; next }
+        { is[$1] = $2; if_[$1] = $4; if (!($1 in cs)) order[++n] = $1 }
+        END {
+            printf "%-44s %-8s %-8s %s\n", "case", "cupti", "interpose", "findings (cupti | interpose)"
+            d = 0
+            for (k = 1; k <= n; k++) {
+                c = order[k]
+                if (cs[c] == is[c] && cf[c] == if_[c]) continue
+                d++
+                printf "%-44s %-8s %-8s %s | %s\n", c, cs[c], is[c], cf[c], if_[c]
+            }
+            printf "%d of %d cases differ\n", d, n
+            exit d > 0
+        }' "$a" "$i" >"$OUT/backends.txt" || rc=1
+    log "backends: $(tail -1 "$OUT/backends.txt")"
+    return "$rc"
+}
+
+# ---------------------------------------------------------------------------
 
 main() {
     local cmd="${1:-all}" rc=0 r
     log "gpu-run.sh $cmd   (ONLY='${ONLY}')"
     case "$cmd" in
-        build|record|check|report|all) mkdir -p "$BUILD_DIR/logs" "$TRACE_DIR" ;;
+        build|record|check|report|all|backends) mkdir -p "$BUILD_DIR/logs" "$TRACE_DIR" ;;
     esac
     print_env
     case "$cmd" in
@@ -771,12 +816,20 @@ main() {
                 do_report; rc=$?
             fi
             ;;
+        backends)
+            do_build; r=$?
+            if [ "$r" -eq 2 ]; then
+                rc=2
+            else
+                do_backends; rc=$?
+            fi
+            ;;
         -h|--help|help)
             sed -n '2,40p' "$0"
             return 0
             ;;
         *)
-            echo "usage: $0 [build|record|check|report|all]" >&2
+            echo "usage: $0 [build|record|check|report|all|backends]" >&2
             return 2
             ;;
     esac

@@ -18,6 +18,7 @@
 # as docs/real-world.md says):
 #   OUT=dir ONLY='^(jax_|host_free)' scripts/gpu-verify.sh
 # Environment: ONLY (gpu-run.sh's case regex, default: every case),
+# ONLY_INTERPOSE (the cases phase 3 records again, default ONLY),
 # FFT_RUNS (default 20), BUDGET_S (default 520: phase 4 stops by then).
 set -u
 repo=$(pwd)
@@ -87,9 +88,9 @@ phase "3: interpose backend"
 (OUT="$W/corpus-interpose" SC_WORK="$W/corpus-interpose-work" SANITIZER=0 JOBS=4 DEADLINE_S=120 \
     RECORD_ARGS="--backend interpose" bash scripts/gpu-corpus.sh "$W/manifest-cuda.tsv" >/dev/null 2>&1
  echo "corpus (interpose) done") &
-(OUT="$W/gpurun-interpose" SC_WORK="$W/gpurun-cupti-work" TRACE_DIR="$W/gpurun-interpose-traces" RECORD_ARGS="--backend interpose" \
+(ONLY="${ONLY_INTERPOSE:-${ONLY:-}}" OUT="$W/gpurun-interpose" SC_WORK="$W/gpurun-cupti-work" TRACE_DIR="$W/gpurun-interpose-traces" RECORD_ARGS="--backend interpose" \
     RECORD_JOBS=3 bash scripts/gpu-run.sh record >/dev/null 2>&1
- OUT="$W/gpurun-interpose" SC_WORK="$W/gpurun-cupti-work" TRACE_DIR="$W/gpurun-interpose-traces" bash scripts/gpu-run.sh check >/dev/null 2>&1
+ ONLY="${ONLY_INTERPOSE:-${ONLY:-}}" OUT="$W/gpurun-interpose" SC_WORK="$W/gpurun-cupti-work" TRACE_DIR="$W/gpurun-interpose-traces" bash scripts/gpu-run.sh check >/dev/null 2>&1
  echo "gpu-run (interpose) done"; grep -E "PASS|FAIL" "$W/gpurun-interpose/summary.txt" | head -60) &
 wait $(jobs -p | grep -v "^$raw_pid$") 2>/dev/null
 pack interpose

@@ -193,7 +193,7 @@ type doctorSelfTest struct {
 	// addresses no recorded allocation covered: not zero means this CUDA
 	// allocates memory by a path the shim does not record.
 	UnknownAddressUses uint64 `json:"unknown_address_uses"`
-	KeptIn     string       `json:"kept_in,omitempty"` // where -keep kept the traces
+	KeptIn             string `json:"kept_in,omitempty"` // where -keep kept the traces
 }
 
 // doctorCase is one self-test case's outcome.
@@ -292,7 +292,8 @@ func (d *doctor) report() {
 	}
 	d.reportDriver()
 	d.reportRuntime()
-	d.reportCUPTI()
+	backend := d.reportBackend()
+	d.reportCUPTI(backend)
 	d.reportShim()
 	d.reportNCCL()
 	d.reportPython()
@@ -404,7 +405,8 @@ func (d *doctor) reportRuntime() {
 }
 
 // reportNCCL says whether NCCL is found, and its version: its
-// collectives are recorded when the shim is preloaded (--preload).
+// collectives are recorded when the shim is preloaded (--backend
+// interpose, or --preload).
 func (d *doctor) reportNCCL() {
 	n, err := cudart.LoadNCCL()
 	if err != nil {
@@ -412,16 +414,37 @@ func (d *doctor) reportNCCL() {
 		return
 	}
 	if v, err := n.Version(); err != nil {
-		d.row("nccl", "%s (version unknown: %v); its calls are recorded with --preload", n.Path, err)
+		d.row("nccl", "%s (version unknown: %v); its calls are recorded under --backend interpose or --preload", n.Path, err)
 	} else {
-		d.row("nccl", "%s, NCCL %s; its calls are recorded with --preload", n.Path, cudart.FormatNCCLVersion(v))
+		d.row("nccl", "%s, NCCL %s; its calls are recorded under --backend interpose or --preload", n.Path, cudart.FormatNCCLVersion(v))
 	}
 }
 
-func (d *doctor) reportCUPTI() {
+// reportBackend says which backend streamcheck run and record use, and
+// why; it returns it.
+func (d *doctor) reportBackend() string {
+	b, why, err := launch.Backend("", os.Environ())
+	if err != nil {
+		d.row("backend", "%v", err)
+		d.need("%v", err)
+		return ""
+	}
+	if b == launch.BackendInterpose {
+		d.row("backend", "interpose (%s): the shim stands in for the driver's entry points it records (run and record preload it); CUPTI stays free for compute-sanitizer and ncu", why)
+	} else {
+		d.row("backend", "cupti (%s): the shim records through CUPTI's callbacks, which no profiler can share while it runs; --backend interpose (or %s=interpose) records by interposition instead", why, launch.BackendVar)
+	}
+	return b
+}
+
+func (d *doctor) reportCUPTI(backend string) {
 	cu, err := cudart.FindCUPTI()
 	if err != nil {
 		d.row("CUPTI", "%v", err)
+		if backend == launch.BackendInterpose {
+			d.row("", "the interpose backend does not need CUPTI")
+			return
+		}
 		d.need("no CUPTI found (libcupti; %s)", settingHint(cudart.EnvCUPTI))
 		return
 	}

@@ -41,6 +41,7 @@ const (
 type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	backend        string // record and run: the shim's recording backend (launch.Backend), "" the shim's default
 }
 
 // command is one subcommand.
@@ -63,6 +64,8 @@ var commands = []command{
 	{"rules", "list the rules, or print what one finds, why it matters and its fix", (*cli).cmdRules},
 	{"doctor", "check this machine's CUDA setup and self-test on the GPU", (*cli).cmdDoctor},
 	{"version", "print the version, commit and trace format", (*cli).cmdVersion},
+	{"install-shim", "build the recording shim from the embedded sources into the user cache", (*cli).cmdInstallShim},
+	{"completion", "print a shell completion script (bash, zsh or fish)", (*cli).cmdCompletion},
 }
 
 func main() {
@@ -90,6 +93,10 @@ func run(stdout, stderr io.Writer, args []string) int {
 	switch name {
 	case "help", "-h", "-help", "--help":
 		if name == "help" && len(rest) > 0 {
+			if rest[0] == "help" {
+				fmt.Fprint(c.stdout, strings.TrimLeft(helpUsage, "\n"))
+				return exitOK
+			}
 			if cmd := lookup(rest[0]); cmd != nil {
 				return cmd.run(c, []string{"-h"})
 			}
@@ -110,6 +117,13 @@ func run(stdout, stderr io.Writer, args []string) int {
 	return cmd.run(c, rest)
 }
 
+const helpUsage = `
+usage: streamcheck help [COMMAND]
+
+Help lists the commands and the exit codes, or prints COMMAND's usage and
+flags (as 'streamcheck COMMAND -h' does).
+`
+
 func lookup(name string) *command {
 	for i := range commands {
 		if commands[i].name == name {
@@ -127,8 +141,12 @@ Usage:
 
 Commands:
 `)
+	width := 0
 	for _, cmd := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", cmd.name, cmd.synopsis)
+		width = max(width, len(cmd.name))
+	}
+	for _, cmd := range commands {
+		fmt.Fprintf(w, "  %-*s %s\n", width, cmd.name, cmd.synopsis)
 	}
 	fmt.Fprint(w, `
 Run 'streamcheck help COMMAND' for a command's flags.

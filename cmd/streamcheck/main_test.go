@@ -51,6 +51,8 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("STREAMCHECK_SHIM", shim)
+			// A shim built from the embedded sources goes here, not to $HOME.
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -103,10 +104,14 @@ func (c *cli) cmdRecord(args []string) int {
 	fs := newFlags("record")
 	dir := fs.String("o", "", "write the traces into `DIR` (created if needed)")
 	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
+	backend := backendFlag(fs)
 	grace := fs.Duration("grace", defaultGrace, graceHelp)
 	argv, code, done := c.parseFlags(fs, recordUsage, args, false)
 	if done {
 		return code
+	}
+	if err := c.useBackend(*backend, preload); err != nil {
+		return c.usageErrorf("record: %v", err)
 	}
 	if *grace < 0 {
 		return c.usageErrorf("record: --grace %v: want 0 or more", *grace)
@@ -145,6 +150,26 @@ func (c *cli) cmdRecord(args []string) int {
 		fmt.Fprintln(c.stderr, "streamcheck: no CUDA activity was recorded")
 	}
 	return code
+}
+
+// backendFlag registers --backend on fs.
+func backendFlag(fs *flag.FlagSet) *string {
+	return fs.String("backend", "", "record with `BACKEND`: interpose (the shim stands in for the driver's entry points; "+
+		"profilers can run beside it) or cupti (CUPTI callbacks); default $"+launch.BackendVar+", else "+launch.DefaultBackend)
+}
+
+// useBackend sets the backend the shim records with, from the --backend
+// flag or the environment; the interpose backend needs the shim preloaded.
+func (c *cli) useBackend(flag string, preload *bool) error {
+	b, _, err := launch.Backend(flag, os.Environ())
+	if err != nil {
+		return err
+	}
+	c.backend = b
+	if launch.NeedsPreload(b) {
+		*preload = true
+	}
+	return nil
 }
 
 // record runs argv with the shim loaded, writing traces into dir (which
@@ -189,6 +214,9 @@ func (c *cli) record(dir string, preload bool, grace time.Duration, argv []strin
 		fmt.Fprintf(c.stderr, "streamcheck: the shim takes CUDA_INJECTION64_PATH's place for this run; %s is not loaded (--preload keeps it)\n", v)
 	}
 	cmd.Env = launch.Env(os.Environ(), shim, abs, preload)
+	if c.backend != "" {
+		cmd.Env = launch.WithBackend(cmd.Env, c.backend)
+	}
 	_, userPerf := os.LookupEnv(launch.PythonPerfVar)
 	if !userPerf {
 		// Python processes of the tree that record nothing leave perf maps

@@ -49,9 +49,6 @@ type reportOptions struct {
 // until exit (a Python program's model, a library's workspace).
 const leakCheckFlag = "report stream-ordered memory still live at exit by `mode`: full (a leak warning for each allocation), summary (one line with how many allocations and bytes) or none"
 
-// leaks reports whether the checker makes leak findings.
-func (o *reportOptions) leaks() bool { return o.leakCheck == "full" }
-
 // defaultPrintLimit is --print-limit's default: enough for any real bug
 // list, few enough that a CI log stays readable when a trace is full of
 // findings.

@@ -55,10 +55,14 @@ func (c *cli) cmdRun(args []string) int {
 	o.register(fs, "stderr")
 	keep := fs.String("keep", "", "record into `DIR` and keep the traces (default: a temporary directory, removed)")
 	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
+	backend := backendFlag(fs)
 	grace := fs.Duration("grace", defaultGrace, graceHelp)
 	argv, code, done := c.parseFlags(fs, runUsage, args, false)
 	if done {
 		return code
+	}
+	if err := c.useBackend(*backend, preload); err != nil {
+		return c.usageErrorf("run: %v", err)
 	}
 	if *grace < 0 {
 		return c.usageErrorf("run: --grace %v: want 0 or more", *grace)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -38,7 +37,11 @@ func TestSymbolizedStacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "prog")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", exe, ".")
+	goCmd, err := exec.LookPath("go") // go test puts its own go first on PATH
+	if err != nil {
+		t.Skip(err)
+	}
+	build := exec.Command(goCmd, "build", "-o", exe, ".")
 	build.Dir = dir
 	build.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {

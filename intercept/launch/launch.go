@@ -23,7 +23,10 @@ const BuildHint = "build it with ./scripts/build.sh in the streamcheck repositor
 
 // FindShim returns the path of the shim: $STREAMCHECK_SHIM if set (it must
 // exist), else libstreamcheck.so next to the running executable, else
-// ../lib/libstreamcheck.so relative to it.
+// ../lib/libstreamcheck.so relative to it, else the shim built from the
+// sources embedded in streamcheck in the user's cache (BuildCached: a
+// streamcheck installed by go install builds it there on first use, and
+// says so on stderr).
 func FindShim() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -31,8 +34,35 @@ func FindShim() (string, error) {
 	} else if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r
 	}
-	return findShim(os.Getenv("STREAMCHECK_SHIM"), exe)
+	p, err := findShim(os.Getenv("STREAMCHECK_SHIM"), exe)
+	var nf *notFoundError
+	if !errors.As(err, &nf) {
+		return p, err
+	}
+	p, berr := BuildCached(os.Stderr)
+	if berr != nil {
+		nf.build = berr
+		return "", nf
+	}
+	return p, nil
 }
+
+// notFoundError says where the shim was looked for, and why building it
+// from the embedded sources failed.
+type notFoundError struct {
+	tried []string
+	build error
+}
+
+func (e *notFoundError) Error() string {
+	msg := fmt.Sprintf("recording shim %s not found (looked at %s)", ShimName, strings.Join(append([]string{"$STREAMCHECK_SHIM"}, e.tried...), ", "))
+	if e.build != nil {
+		msg += " and not built from the sources streamcheck embeds: " + e.build.Error()
+	}
+	return msg + "; " + BuildHint
+}
+
+func (e *notFoundError) Unwrap() error { return e.build }
 
 func findShim(env, exe string) (string, error) {
 	if env != "" {
@@ -60,8 +90,7 @@ func findShim(env, exe string) (string, error) {
 			tried = append(tried, p)
 		}
 	}
-	return "", fmt.Errorf("recording shim %s not found (looked at $STREAMCHECK_SHIM, %s); %s",
-		ShimName, strings.Join(tried, ", "), BuildHint)
+	return "", &notFoundError{tried: tried}
 }
 
 // CheckShim makes sure the file at path is an ELF shared object for this

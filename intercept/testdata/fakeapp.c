@@ -4,7 +4,7 @@
  * driver do as seen through CUPTI: runtime enter, driver enter, the work
  * (filling output parameters), driver exit, runtime exit.
  *
- * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|slots|loop|reuse|ipc
+ * usage: fakeapp basic|threads|fork|abort|kill|bench|churn|aggregate|slots|loop|reuse|ipc|gpa
  *        (and "case", built with -DFAKE_CASE: see one_case)
  *   FAKE_INJECT=path  dlopen the shim and call InitializeInjection first,
  *                     as the driver does for CUDA_INJECTION64_PATH
@@ -964,6 +964,48 @@ static int one_case(void) {
 }
 #endif
 
+/* ---- gpa: what cuGetProcAddress answers, called as cudart calls it ---- */
+
+CUresult fk_query_gpa(const char *symbol, void **pfn, int version, unsigned long long flags, int *status);
+int fk_is_own(const char *name, void *fn);
+
+/* Prints each query's result and status, and whether the entry point
+ * handed out is the driver's own or another (a wrapper), and then calls
+ * it: the driver checks that the call arrives as made. */
+static int gpa_queries(void) {
+    static const struct {
+        const char *symbol, *variant;
+        int version;
+        unsigned long long flags;
+    } q[] = {
+        {"cuMemAllocAsync", "cuMemAllocAsync", 13000, 0},
+        {"cuMemAllocAsync", "cuMemAllocAsync_ptsz", 13000, 2}, /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
+        {"cuMemAllocAsync", "cuMemAllocAsync", 13000, 3},      /* with LEGACY_STREAM too: the legacy one */
+        {"cuMemcpyBatchAsync", "cuMemcpyBatchAsync", 12080, 0},
+        {"cuMemcpyBatchAsync", "cuMemcpyBatchAsync_v2", 13000, 0},
+        {"cuMemcpyBatchAsync", NULL, 12000, 0},                /* too old a version */
+        {"cuNoSuchFunction", NULL, 13000, 0},
+        {"cuCtxGetCurrent", NULL, 13000, 0},                    /* one the fake does not hand out */
+    };
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        void *fn = (void *)1;
+        int status = -1;
+        CUresult r = fk_query_gpa(q[i].symbol, &fn, q[i].version, q[i].flags, &status);
+        printf("%s %d %#llx: result %d status %d entry %s\n", q[i].symbol, q[i].version, q[i].flags, r, status,
+               !fn ? "none" : q[i].variant && fk_is_own(q[i].variant, fn) ? "own" : "other");
+        if (r == 0 && fn && q[i].variant && strncmp(q[i].variant, "cuMemAllocAsync", 15) == 0) {
+            CUdeviceptr p;
+            cuMemAllocAsync_params a = {&p, 64, (CUstream)0x510000};
+            p = fk_device_alloc(64);
+            void fk_route_expect(const char *name, const void *params, CUresult result);
+            fk_route_expect(q[i].variant, &a, 0);
+            CUresult c = ((CUresult(*)(CUdeviceptr *, size_t, CUstream))fn)(&p, 64, (CUstream)0x510000);
+            printf("  call: %d\n", c);
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *log = getenv("FAKE_LOG");
     if (log && *log) logf_ = fopen(log, "w");
@@ -999,6 +1041,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "slots") == 0) return slots();
     if (strcmp(mode, "reuse") == 0) return reuse();
     if (strcmp(mode, "ipc") == 0) return ipc();
+    if (strcmp(mode, "gpa") == 0) return gpa_queries();
 #ifdef FAKE_CASE
     if (strcmp(mode, "case") == 0) return one_case();
 #endif

@@ -269,10 +269,17 @@ static __thread int cur_device;
 static __thread uint64_t rt_corr_data, drv_corr_data;
 static __thread uint32_t rt_corr, drv_corr;
 
-static uint32_t id_of(const char **names, size_t n, const char *name) {
+/* The callback id of name, 0 if this fake's CUPTI does not know it. */
+static uint32_t name_id(const char **names, size_t n, const char *name) {
     for (size_t i = 1; i < n; i++)
         if (names[i] && strcmp(names[i], name) == 0) return (uint32_t)i;
-    abort(); /* a scenario names a function this fake does not know */
+    return 0;
+}
+
+static uint32_t id_of(const char **names, size_t n, const char *name) {
+    uint32_t id = name_id(names, n, name);
+    if (!id) abort(); /* a scenario names a function this fake does not know */
+    return id;
 }
 
 static void deliver(CUpti_CallbackDomain d, uint32_t id, const char *name, int site, const void *params, void *ret,
@@ -308,16 +315,49 @@ void fk_runtime_exit(const char *name, int result) {
     deliver(CUPTI_CB_DOMAIN_RUNTIME_API, id, name, CUPTI_API_EXIT, rt_params, &rt_result, NULL, &rt_corr_data, rt_corr);
 }
 
-void fk_driver_enter(const char *name, void *params, const char *symbol) {
-    uint32_t id = id_of(driver_names, NDRV, name);
+/* The driver-domain callbacks of a call to name. A name this fake's CUPTI
+ * does not know has none. */
+static void cb_driver_enter(const char *name, void *params, const char *symbol) {
+    uint32_t id = name_id(driver_names, NDRV, name);
+    if (!id) return;
     drv_corr = atomic_fetch_add(&correlation, 1) + 1;
     deliver(CUPTI_CB_DOMAIN_DRIVER_API, id, name, CUPTI_API_ENTER, params, NULL, symbol, &drv_corr_data, drv_corr);
 }
 
-void fk_driver_exit(const char *name, void *params, CUresult result, const char *symbol) {
-    uint32_t id = id_of(driver_names, NDRV, name);
+static void cb_driver_exit(const char *name, void *params, CUresult result, const char *symbol) {
+    uint32_t id = name_id(driver_names, NDRV, name);
+    if (!id) return;
     CUresult r = result;
     deliver(CUPTI_CB_DOMAIN_DRIVER_API, id, name, CUPTI_API_EXIT, params, &r, symbol, &drv_corr_data, drv_corr);
+}
+
+/* How the app's driver calls reach the driver (FAKE_ROUTE): by default
+ * fk_driver_enter and fk_driver_exit deliver the callbacks themselves; with
+ * a route, fk_driver_exit calls the driver's entry point by that route
+ * (fakeroute.c), whose body delivers them. */
+int fk_route(void);
+
+void fk_driver_enter(const char *name, void *params, const char *symbol) {
+    if (fk_route()) return; /* the whole call happens at fk_driver_exit */
+    id_of(driver_names, NDRV, name); /* a scenario must name a function this fake knows */
+    cb_driver_enter(name, params, symbol);
+}
+
+void fk_route_call(const char *name, void *params, CUresult result, const char *symbol);
+
+void fk_driver_exit(const char *name, void *params, CUresult result, const char *symbol) {
+    if (fk_route()) {
+        fk_route_call(name, params, result, symbol);
+        return;
+    }
+    id_of(driver_names, NDRV, name);
+    cb_driver_exit(name, params, result, symbol);
+}
+
+/* For fakeroute.c: the callbacks around a driver entry point's body. */
+void fk_cb_enter(const char *name, void *params, const char *symbol) { cb_driver_enter(name, params, symbol); }
+void fk_cb_exit(const char *name, void *params, CUresult result, const char *symbol) {
+    cb_driver_exit(name, params, result, symbol);
 }
 
 /* ---- fake driver state ---- */
@@ -370,6 +410,12 @@ static int nknames;
 
 void fk_set_kernel_name(void *handle, const char *name) {
     pthread_mutex_lock(&mu);
+    for (int k = 0; k < nknames; k++)
+        if (knames[k].h == handle) {
+            knames[k].name = name;
+            pthread_mutex_unlock(&mu);
+            return;
+        }
     knames[nknames].h = handle;
     knames[nknames].name = name;
     nknames++;
@@ -384,7 +430,7 @@ static CUresult kernel_name(const char **name, void *h, int want_fn) {
     for (int k = 0; k < nkernels; k++)
         if (kernels[k].h == h) fn = kernels[k].fn;
     for (int k = 0; k < nknames; k++)
-        if (knames[k].h == h && fn == want_fn) {
+        if (knames[k].h == h && (fn == want_fn || fn < 0)) { /* a handle of no known kind answers both */
             *name = knames[k].name;
             r = 0;
         }
@@ -428,6 +474,10 @@ CUresult cuDeviceGetCount(int *count) {
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev) {
     if (dev < 0 || dev >= 2) return CUDA_ERROR_INVALID_VALUE;
     *pool = (CUmemoryPool)(uintptr_t)(0xde0000 + 0x100 * dev);
+    return 0;
+}
+CUresult cuCtxGetCurrent(CUcontext *c) {
+    *c = (CUcontext)(uintptr_t)(0x1000 + cur_device); /* the context the callbacks name */
     return 0;
 }
 CUresult cuCtxGetDevice(CUdevice *d) {

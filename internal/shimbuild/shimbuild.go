@@ -44,7 +44,8 @@ func Build(out string) error {
 	if err != nil {
 		return err
 	}
-	if err := Consult(filepath.Join(root, "scripts", "build.sh"), filepath.Join(root, "intercept", "*.[ch]")); err != nil {
+	if err := Consult(filepath.Join(root, "scripts", "build.sh"), filepath.Join(root, "intercept", "*.[ch]"),
+		filepath.Join(root, "intercept", "build.flags")); err != nil {
 		return err
 	}
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "build.sh"), "shim", out)
@@ -55,7 +56,8 @@ func Build(out string) error {
 }
 
 // BuildFake compiles, into dir, the fake CUPTI and driver library
-// (intercept/testdata/fakecupti.c) and the fake CUDA program that runs on
+// (intercept/testdata/fakecupti.c, and fakeroute.c's driver entry points)
+// and the fake CUDA program that runs on
 // it (fakeapp.c; see its usage), for the tests that record a program
 // without a GPU. It returns their paths.
 func BuildFake(dir string) (lib, app string, err error) {
@@ -70,7 +72,8 @@ func BuildFake(dir string) (lib, app string, err error) {
 	lib, app = filepath.Join(dir, "libfakecupti.so"), filepath.Join(dir, "fakeapp")
 	cc := CC()
 	for _, s := range [][]string{
-		{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", lib, filepath.Join(src, "fakecupti.c"), "-lpthread"},
+		{cc, "-O1", "-g", "-Wall", "-shared", "-fPIC", "-o", lib, filepath.Join(src, "fakecupti.c"),
+			filepath.Join(src, "fakeroute.c"), "-lpthread", "-ldl"},
 		{cc, "-O1", "-g", "-Wall", "-o", app, filepath.Join(src, "fakeapp.c"), "-L" + dir, "-lfakecupti",
 			"-Wl,-rpath," + dir, "-ldl", "-lpthread"},
 	} {

@@ -2,15 +2,19 @@ package shimbuild
 
 import (
 	"debug/elf"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
 // TestNoGoRuntime builds the shim and checks that it is a C library: it
-// exports InitializeInjection and the NCCL wrappers, needs only the C runtime's
-// libraries, and holds none of a Go binary's symbols or sections.
+// exports InitializeInjection and the interposition backend's entry points
+// (wantExports) and the NCCL wrappers with their lookup, and nothing
+// else, needs only the C runtime's libraries, and
+// holds none of a Go binary's symbols or sections.
 func TestNoGoRuntime(t *testing.T) {
 	if m := Missing(); m != "" {
 		t.Skip(m)
@@ -37,12 +41,8 @@ func TestNoGoRuntime(t *testing.T) {
 			exported = append(exported, s.Name)
 		}
 	}
-	// InitializeInjection, and the wrappers of NCCL's functions
-	// (intercept/nccl.c) with their lookup.
+	want := wantExports(t)
 	slices.Sort(exported)
-	want := []string{"InitializeInjection", "ncclAllGather", "ncclAllReduce", "ncclAlltoAll", "ncclBcast", "ncclBroadcast",
-		"ncclCommAbort", "ncclCommDestroy", "ncclGather", "ncclGroupEnd", "ncclGroupStart", "ncclMemAlloc", "ncclMemFree",
-		"ncclRecv", "ncclReduce", "ncclReduceScatter", "ncclScatter", "ncclSend", "sc_nccl_lookup"}
 	if !slices.Equal(exported, want) {
 		t.Errorf("exports %q, want %q", exported, want)
 	}
@@ -71,4 +71,40 @@ func TestNoGoRuntime(t *testing.T) {
 			t.Errorf("needs %s", l)
 		}
 	}
+}
+
+// wantExports returns what the shim exports, sorted: InitializeInjection,
+// dlsym, cuGetProcAddress and cuGetProcAddress_v2, and each driver
+// function of intercept/drvcalls.h, with its _ptsz or _ptds variant where
+// the row has one.
+func wantExports(t *testing.T) []string {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "intercept", "drvcalls.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"InitializeInjection", "dlsym", "cuGetProcAddress", "cuGetProcAddress_v2",
+		// NCCL's functions (intercept/nccl.c) and their lookup.
+		"ncclAllGather", "ncclAllReduce", "ncclAlltoAll", "ncclBcast", "ncclBroadcast", "ncclCommAbort",
+		"ncclCommDestroy", "ncclGather", "ncclGroupEnd", "ncclGroupStart", "ncclMemAlloc", "ncclMemFree",
+		"ncclRecv", "ncclReduce", "ncclReduceScatter", "ncclScatter", "ncclSend", "sc_nccl_lookup"}
+	rows := regexp.MustCompile(`(?m)^\s+X0?\((cu\w+), \w+, [^,]+, [^,]+, (PT_\w+),`).FindAllStringSubmatch(string(src), -1)
+	if len(rows) < 100 {
+		t.Fatalf("drvcalls.h: %d rows read", len(rows))
+	}
+	for _, r := range rows {
+		want = append(want, r[1])
+		switch r[2] {
+		case "PT_SZ":
+			want = append(want, r[1]+"_ptsz")
+		case "PT_DS":
+			want = append(want, r[1]+"_ptds")
+		}
+	}
+	slices.Sort(want)
+	return want
 }

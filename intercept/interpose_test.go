@@ -1,0 +1,136 @@
+package intercept
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The routes by which a program reaches the driver's entry points, as
+// FAKE_ROUTE names them (testdata/fakeroute.c).
+var interposeRoutes = []string{
+	"plt",   // calls linked against libcuda
+	"dlsym", // dlsym on a libcuda handle
+	"gpa",   // cuGetProcAddress_v2, found with dlsym, as cudart does
+	"gpa1",  // cuGetProcAddress (v1), called directly
+}
+
+// interposeSkip names the cases TestInterposeCases leaves out, and why.
+var interposeSkip = map[string]string{
+	"cudaLaunchHostFunc":       "drives the host-function rewrite through the fake CUPTI's entry callback and the fake's own queue",
+	"cudaLaunchHostFuncMarker": "drives the host-function rewrite through the fake CUPTI's entry callback and the fake's own queue",
+}
+
+// interposeEnv is the environment of a run under the interposition backend:
+// the shim preloaded, the app's driver calls made by route.
+func interposeEnv(route string, extra ...string) []string {
+	return append([]string{"STREAMCHECK_BACKEND=interpose", "FAKE_ROUTE=" + route,
+		// Wrappers see driver calls only: events carry the driver's names.
+		"STREAMCHECK_RUNTIME_NAMES=0"}, extra...)
+}
+
+// TestInterposeCases runs every case of TestShimCases with the
+// interposition backend, its driver calls reaching the fake libcuda's real
+// entry points by each route, and requires the trace the CUPTI backend
+// records of the same calls (runtime names off, as wrappers see driver
+// calls only), and the same findings where the case has them. The fake
+// driver aborts the app if an entry point does not get the app's arguments
+// or its result does not come back unchanged.
+func TestInterposeCases(t *testing.T) {
+	files, err := filepath.Glob("testdata/cases/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			if why := interposeSkip[name]; why != "" {
+				t.Skip(why)
+			}
+			t.Parallel()
+			app, cs := readCase(t, file, caseSetup{})
+			base := run(t, app, "case", inject, append(cs.env, "STREAMCHECK_RUNTIME_NAMES=0")...)
+			if base.state.ExitCode() != 0 {
+				t.Fatalf("fakeapp (CUPTI): %s\nstderr:\n%s", exitDesc(base.state), base.stderr)
+			}
+			btr := base.onlyTrace(t)
+			want := caseJSONL(t, btr)
+			var wantRules []byte
+			if cs.findings != nil {
+				wantRules = caseFindings(t, btr.path)
+			}
+			for _, route := range interposeRoutes {
+				for _, internal := range []string{"0", "1"} {
+					if internal == "1" && !strings.HasPrefix(route, "gpa") {
+						continue
+					}
+					r := run(t, app, "case", preload, append(cs.env, interposeEnv(route, "FAKE_GPA_INTERNAL="+internal)...)...)
+					label := route
+					if internal == "1" {
+						label += " (entry points not exported)"
+					}
+					if r.state.ExitCode() != 0 {
+						t.Fatalf("%s: fakeapp: %s\nstderr:\n%s", label, exitDesc(r.state), r.stderr)
+					}
+					tr := r.onlyTrace(t)
+					checkTimed(t, tr)
+					if got := caseJSONL(t, tr); !bytes.Equal(got, want) {
+						t.Errorf("%s: recorded:\n%s\nthe CUPTI backend recorded:\n%s", label, got, want)
+					}
+					if cs.findings != nil {
+						if got := caseFindings(t, tr.path); !bytes.Equal(got, wantRules) {
+							t.Errorf("%s: findings:\n%s\nwith the CUPTI backend:\n%s", label, got, wantRules)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestInterposeProcAddress checks that cuGetProcAddress answers the
+// program as the driver does, result and status, with or without the
+// interposition backend, and hands out the shim's wrapper for an entry
+// point it records (the per-thread variant when the flags ask for it, the
+// one of the version asked for), whose call arrives at the driver as made.
+func TestInterposeProcAddress(t *testing.T) {
+	b := build(t)
+	plain := run(t, b, "gpa", noShim)
+	if plain.state.ExitCode() != 0 {
+		t.Fatalf("fakeapp without the shim: %s\n%s", exitDesc(plain.state), plain.stderr)
+	}
+	for _, internal := range []string{"0", "1"} {
+		r := run(t, b, "gpa", preload, "STREAMCHECK_BACKEND=interpose", "FAKE_GPA_INTERNAL="+internal)
+		if r.state.ExitCode() != 0 {
+			t.Fatalf("fakeapp: %s\n%s", exitDesc(r.state), r.stderr)
+		}
+		want := plain.stdout
+		if internal == "1" { // the driver's own entry points are other addresses than the exported ones
+			want = strings.ReplaceAll(want, "entry own", "entry other")
+		}
+		// Each recorded entry point the driver handed out comes back as the shim's.
+		want = strings.ReplaceAll(want, "entry own", "entry other")
+		if r.stdout != want {
+			t.Errorf("FAKE_GPA_INTERNAL=%s: with the shim:\n%s\nwithout:\n%s", internal, r.stdout, plain.stdout)
+		}
+		if !strings.Contains(plain.stdout, "entry own") {
+			t.Errorf("without the shim the driver's own entry points should be handed out:\n%s", plain.stdout)
+		}
+		tr := r.onlyTrace(t)
+		var n int
+		for _, ev := range tr.events {
+			if api := tr.tab.String(ev.API); api == "cuMemAllocAsync" {
+				n++
+			}
+		}
+		if n != 3 {
+			t.Errorf("FAKE_GPA_INTERNAL=%s: %d cuMemAllocAsync events recorded, want 3 (the calls through the entry points handed out)", internal, n)
+		}
+	}
+	// The CUPTI backend, preloaded, leaves cuGetProcAddress's answers alone.
+	r := run(t, b, "gpa", preload, "STREAMCHECK_BACKEND=cupti")
+	if r.stdout != plain.stdout {
+		t.Errorf("preloaded with the CUPTI backend:\n%s\nwithout the shim:\n%s", r.stdout, plain.stdout)
+	}
+}
