@@ -61,8 +61,10 @@ type endHook interface {
 // registered holds the rules registered so far; ruleDefs orders them.
 var registered []*ruleDef
 
-// register adds a rule and returns it: its file defines the rule as
-// `var xRule = register(&ruleDef{...})`.
+// register adds a rule: its file defines the rule as
+// `var xRule = &ruleDef{...}` and registers it with `var _ = register(xRule)`,
+// which runs as the package's variables are initialized, before any init
+// function (rules.go's orders them).
 func register(d *ruleDef) *ruleDef {
 	registered = append(registered, d)
 	return d

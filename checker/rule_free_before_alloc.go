@@ -7,7 +7,7 @@ const RuleFreeBeforeAlloc RuleID = "free-before-alloc"
 
 // freeBeforeAllocRule: free-before-alloc. It is checked by checkFree
 // (rule_free_while_in_flight.go) and in captures (capture.go).
-var freeBeforeAllocRule = register(&ruleDef{
+var freeBeforeAllocRule = &ruleDef{
 	rank:     50,
 	id:       RuleFreeBeforeAlloc,
 	severity: SeverityError,
@@ -33,4 +33,6 @@ var freeBeforeAllocRule = register(&ruleDef{
 		f.Fix = k.fix
 	},
 	missing: missingOther,
-})
+}
+
+var _ = register(freeBeforeAllocRule)

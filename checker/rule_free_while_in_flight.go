@@ -12,7 +12,7 @@ const RuleFreeWhileInFlight RuleID = "free-while-in-flight"
 
 // freeWhileInFlightRule: free-while-in-flight. It is checked by checkFree
 // below (with free-before-alloc) and in captures (capture.go).
-var freeWhileInFlightRule = register(&ruleDef{
+var freeWhileInFlightRule = &ruleDef{
 	rank:     30,
 	id:       RuleFreeWhileInFlight,
 	severity: SeverityError,
@@ -62,7 +62,9 @@ var freeWhileInFlightRule = register(&ruleDef{
 		f.Fix = k.fix
 	},
 	missing: missingOther,
-})
+}
+
+var _ = register(freeWhileInFlightRule)
 
 // checkFree checks the free of the live allocation a: it reports a use the
 // free is not ordered after (free-while-in-flight) or else, unless the

@@ -13,7 +13,7 @@ const RuleFreedArgumentWord RuleID = "freed-argument-word"
 
 // freedArgumentWordRule: freed-argument-word. It is checked by weakUses
 // below, at each launch with weak words (model.Event.Weak).
-var freedArgumentWordRule = register(&ruleDef{
+var freedArgumentWordRule = &ruleDef{
 	rank:     140,
 	id:       RuleFreedArgumentWord,
 	severity: SeverityNote,
@@ -34,7 +34,9 @@ var freedArgumentWordRule = register(&ruleDef{
 			other.Where(), other.Seq)
 		f.Fix = fmt.Sprintf("If the kernel dereferences that member, move the free at %s after the launch at %s; if the word is padding or unused, nothing is wrong (zeroing the parameter's unused bytes makes the note go away).", other.Site(), op.Site())
 	},
-})
+}
+
+var _ = register(freedArgumentWordRule)
 
 // weakUses checks a launch's weak addresses (model.Event.Weak): words of
 // its parameters that are not pointer slots, such as the later words of a

@@ -7,7 +7,7 @@ const RuleInvalidFree RuleID = "invalid-free"
 
 // invalidFreeRule: invalid-free. It is checked by reportBadFree
 // (rule_double_free.go).
-var invalidFreeRule = register(&ruleDef{
+var invalidFreeRule = &ruleDef{
 	rank:     70,
 	id:       RuleInvalidFree,
 	severity: SeverityError,
@@ -36,4 +36,6 @@ var invalidFreeRule = register(&ruleDef{
 			f.Why += " CUDA rejected this free with an error, so it did nothing, but the program still has the bug."
 		}
 	},
-})
+}
+
+var _ = register(invalidFreeRule)

@@ -12,7 +12,7 @@ const RuleLeak RuleID = "leak"
 
 // leakRule: leak. It is checked by its end hook below, at the end of a
 // complete trace.
-var leakRule = register(&ruleDef{
+var leakRule = &ruleDef{
 	rank:     90,
 	endRank:  20,
 	state:    func(c *Checker) any { return leaks{c} },
@@ -33,7 +33,9 @@ var leakRule = register(&ruleDef{
 		f.Why = "The trace ended with the allocation still live; stream-ordered memory stays reserved in its pool until freed."
 		f.Fix = fmt.Sprintf("Free it with cudaFreeAsync on stream %s after its last use.", op.Stream)
 	},
-})
+}
+
+var _ = register(leakRule)
 
 // leaks is the leak rule's state: none but the checker's memory.
 type leaks struct{ c *Checker }

@@ -15,7 +15,7 @@ const RuleMismatchedFree RuleID = "mismatched-free"
 // rejected (rejectedFree, rule_double_free.go): a mismatched free is
 // reported instead of the double-free or invalid-free it may also look
 // like, once.
-var mismatchedFreeRule = register(&ruleDef{
+var mismatchedFreeRule = &ruleDef{
 	rank:     80,
 	id:       RuleMismatchedFree,
 	severity: SeverityError,
@@ -49,7 +49,9 @@ var mismatchedFreeRule = register(&ruleDef{
 			f.Why += " CUDA rejected this free with an error, so it did nothing, but the program still has the bug."
 		}
 	},
-})
+}
+
+var _ = register(mismatchedFreeRule)
 
 // mismatchedFree reports the free ev makes of the allocation a at its
 // address when ev is another family's free, and says whether it did; a is

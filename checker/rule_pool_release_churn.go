@@ -15,7 +15,7 @@ const RulePoolReleaseChurn RuleID = "pool-release-churn"
 // its hooks below (an allocation from a pool, one leaving the live set,
 // the pool calls and the host's synchronizations); the finding is made at
 // the end of the trace.
-var poolReleaseChurnRule = register(&ruleDef{
+var poolReleaseChurnRule = &ruleDef{
 	rank:     130,
 	endRank:  40,
 	state:    func(c *Checker) any { return &poolChurn{c: c} },
@@ -52,7 +52,9 @@ var poolReleaseChurnRule = register(&ruleDef{
 		f.Fix = fmt.Sprintf("Before the loop, set the release threshold of %s to the memory a pass uses, or UINT64_MAX to keep it all: "+
 			"%scudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold) with a uint64_t threshold.", p.pool, get)
 	},
-})
+}
+
+var _ = register(poolReleaseChurnRule)
 
 // maxPerfSites bounds the allocation sites a pool-release-churn finding lists.
 const maxPerfSites = 4

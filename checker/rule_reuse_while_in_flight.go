@@ -13,7 +13,7 @@ const RuleReuseWhileInFlight RuleID = "reuse-while-in-flight"
 // reuseWhileInFlightRule: reuse-while-in-flight. It is checked by use
 // (lifetime.go), in preference to use-before-alloc, and by relaunchAfterFree
 // below.
-var reuseWhileInFlightRule = register(&ruleDef{
+var reuseWhileInFlightRule = &ruleDef{
 	rank:     40,
 	id:       RuleReuseWhileInFlight,
 	severity: SeverityError,
@@ -52,7 +52,9 @@ var reuseWhileInFlightRule = register(&ruleDef{
 		}
 		return f.Alloc.Seq, true, true
 	},
-})
+}
+
+var _ = register(reuseWhileInFlightRule)
 
 // relaunchAfterFree checks a launch that allocates its graph's memory at
 // addr again after the program freed the last launch's: the address is the

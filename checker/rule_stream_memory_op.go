@@ -15,7 +15,7 @@ const RuleStreamMemOp RuleID = "stream-memory-op"
 // (after a stream memory operation's use, when freed memory is forgotten,
 // at the end of a trace) and by capturedMemOp; its findings are kept apart
 // by their note, which says why the ordering is not followed.
-var streamMemOpRule = register(&ruleDef{
+var streamMemOpRule = &ruleDef{
 	rank:     110,
 	endRank:  10,
 	state:    func(c *Checker) any { return &memOps{c: c} },
@@ -32,7 +32,9 @@ var streamMemOpRule = register(&ruleDef{
 	},
 	roleFor: memRole, // a wait and a write at one site are two findings
 	explain: func(c *Checker, f *Finding, x *explainArgs) { explainMemOp(f, x.op, x.note) },
-})
+}
+
+var _ = register(streamMemOpRule)
 
 // memNote says why a stream-memory-op finding's ordering is not followed.
 type memNote uint8

@@ -14,7 +14,7 @@ const RuleSyncAllocInLoop RuleID = "sync-alloc-in-loop"
 // syncAllocInLoopRule: sync-alloc-in-loop. Allocations, their frees and
 // the GPU work between them are counted by its hooks below; the finding is
 // made at the end of the trace.
-var syncAllocInLoopRule = register(&ruleDef{
+var syncAllocInLoopRule = &ruleDef{
 	rank:     120,
 	endRank:  30,
 	state:    func(c *Checker) any { return &syncAllocs{c: c} },
@@ -56,7 +56,9 @@ var syncAllocInLoopRule = register(&ruleDef{
 		}
 		f.Fix = fmt.Sprintf("Instead of %s at %s, allocate with cudaMallocAsync and free with cudaFreeAsync %s, or allocate once outside the loop and reuse the buffer.", op.API, op.Site(), on)
 	},
-})
+}
+
+var _ = register(syncAllocInLoopRule)
 
 // DefaultAllocLoopThreshold is how many times one site must allocate (or a
 // pool grow again) before a performance lint reports it, unless

@@ -14,7 +14,7 @@ const RuleUseAfterFree RuleID = "use-after-free"
 // rejectedUse below, and in captures (capture.go). A use of a range a
 // synchronous free gave back to the driver is one only when nothing can
 // have handed the range out again (mayBeReallocated).
-var useAfterFreeRule = register(&ruleDef{
+var useAfterFreeRule = &ruleDef{
 	rank:     20,
 	id:       RuleUseAfterFree,
 	severity: SeverityError,
@@ -49,7 +49,9 @@ var useAfterFreeRule = register(&ruleDef{
 	// The use was issued after the free; no ordering added between them
 	// would make it right (an edge from the use back to the free would
 	// close a cycle).
-})
+}
+
+var _ = register(useAfterFreeRule)
 
 // rejectedUse checks a launch, copy or set that CUDA refused. It changed
 // nothing and is no use of live memory, but one that names freed memory

@@ -8,7 +8,7 @@ const RuleUseBeforeAlloc RuleID = "use-before-alloc"
 // useBeforeAllocRule: use-before-alloc. It is checked by use (lifetime.go),
 // with use-after-free and reuse-while-in-flight, and in captures
 // (capture.go).
-var useBeforeAllocRule = register(&ruleDef{
+var useBeforeAllocRule = &ruleDef{
 	rank:     10,
 	id:       RuleUseBeforeAlloc,
 	severity: SeverityError,
@@ -35,4 +35,6 @@ var useBeforeAllocRule = register(&ruleDef{
 		f.Fix = k.fix
 	},
 	missing: missingOther,
-})
+}
+
+var _ = register(useBeforeAllocRule)

@@ -13,7 +13,7 @@ const RuleWaitUnrecordedEvent RuleID = "wait-unrecorded-event"
 // waitUnrecordedEventRule: wait-unrecorded-event. The engine finds such
 // waits (hb.Step.UnrecordedWait); reportUnrecordedWait below reports them,
 // naming the event record node noteRecordNode kept, if any.
-var waitUnrecordedEventRule = register(&ruleDef{
+var waitUnrecordedEventRule = &ruleDef{
 	rank:     100,
 	endRank:  90, // after the error findings it looks for
 	state:    func(c *Checker) any { return &heldWaits{c: c} },
@@ -44,7 +44,9 @@ var waitUnrecordedEventRule = register(&ruleDef{
 			f.Fix = fmt.Sprintf("Make the event record node before cudaGraphInstantiate, or instantiate again (or cudaGraphExecUpdate) after %s, so that the launch before the wait at %s records the event.", other.Site(), op.Site())
 		}
 	},
-})
+}
+
+var _ = register(waitUnrecordedEventRule)
 
 // heldWaits are the waits on events with no record before them
 // (hb.Step.UnrecordedWait), folded by site, stream and event, kept until
