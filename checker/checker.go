@@ -18,14 +18,14 @@ type Checker struct {
 	order    []*Finding
 	stats    Stats
 	threads  map[uint32]bool
-	pending  []pendingFinding      // Findings whose operations Finish resolves.
-	created  map[hb.AgentID]access // Stream creations, for naming streams in reports.
-	// firstUse holds, by agent, the first call on each stream whose stack
-	// has a frame of the program (streamsites.go), and programStacks which
-	// stacks were looked at.
-	firstUse      []firstUse
+	pending  []pendingFinding // Findings whose operations Finish resolves.
+	// streamCalls holds, by agent, each stream's creation and the first
+	// call on it whose stack has a frame of the program, for placing
+	// streams in reports (streamsites.go), and programStacks which stacks
+	// were looked at.
+	streamCalls   streamCalls
 	programStacks map[model.StackID]bool
-	streamSites   map[hb.AgentID]streamSite // Computed at the first report.
+	streamPlaces  []creationPlace // Computed at the first report.
 	// frameScratch holds a stack being resolved, resolvedStacks the
 	// frames of each stack resolved (resolve.go).
 	frameScratch   []Frame
@@ -187,10 +187,7 @@ func (c *Checker) add(ev *model.Event) {
 	// What else the checker follows of the op.
 	switch ev.Op {
 	case model.OpStreamCreate:
-		if c.created == nil {
-			c.created = map[hb.AgentID]access{}
-		}
-		c.created[st.Agent] = c.accessOf(ev, st, 0)
+		c.streamCalls.note(&c.streamCalls.created, st.Agent, ev)
 	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport,
 		model.OpIpcEventExport, model.OpIpcEventOpen, model.OpEventRecord, model.OpEventCreate:
 		c.interprocess(ev, st)
@@ -392,13 +389,7 @@ func (c *Checker) Finish(damage error) *Result {
 		c.resolveFinding(&c.pending[i])
 	}
 	c.pending = nil
-	streams := 0
-	for _, a := range c.engine.Agents() {
-		if a.Kind != hb.KindHost {
-			streams++
-		}
-	}
-	c.stats.Streams = streams
+	c.stats.Streams = c.engine.NumAgents() - 1 // every agent but the host is a stream
 	c.stats.Threads = len(c.threads)
 	return &Result{Trace: c.trace, Findings: c.order, Stats: c.stats, Damage: damage, Tables: c.tables, Exports: c.resolveExports(), ipcEvents: c.ipc.shared}
 }

@@ -105,13 +105,12 @@ func (c *Checker) StreamName(a *hb.Agent) string {
 	// which the report ties to code with the creation site. The engine only
 	// appends agents, so the count of streams up to each one is kept as
 	// agents appear, rather than counted per name.
-	agents := c.engine.Agents()
-	for i := len(c.streamRank); i < len(agents); i++ {
+	for i := len(c.streamRank); i < c.engine.NumAgents(); i++ {
 		n := uint32(0)
 		if i > 0 {
 			n = c.streamRank[i-1]
 		}
-		if k := agents[i].Kind; k == hb.KindBlocking || k == hb.KindNonBlocking {
+		if k := c.engine.Kind(hb.AgentID(i)); k == hb.KindBlocking || k == hb.KindNonBlocking {
 			n++
 		}
 		c.streamRank = append(c.streamRank, n)

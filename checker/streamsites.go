@@ -2,16 +2,67 @@ package checker
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/streamcheck/streamcheck/hb"
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// firstUse is the first call on a stream made from the program's code.
-type firstUse struct {
-	a  access
-	ok bool
+// callKey is what placing a stream in a report reads of a call (its
+// creation, or the program's first call on it): the frames its stack
+// resolves to for the API and kernel it was recorded with. Streams made or
+// first used at one place share one, so that a program that makes a
+// stream per step keeps four bytes a stream for it, not a record of the
+// call.
+type callKey struct {
+	stack  model.StackID
+	api    model.StringID
+	kernel model.StringID
+	op     model.Op
+}
+
+// streamCalls holds, by agent, the creation of each stream and the
+// program's first call on it: 1 + an index in keys, or 0 for none.
+type streamCalls struct {
+	created []uint32
+	first   []uint32
+	keys    []callKey
+	index   map[callKey]uint32
+	last    callKey // The latest noted, and its number.
+	lastN   uint32
+}
+
+// note sets (*by)[id] to ev's key.
+func (s *streamCalls) note(by *[]uint32, id hb.AgentID, ev *model.Event) {
+	k := callKey{stack: ev.Stack, api: ev.API, kernel: ev.Kernel, op: ev.Op}
+	n, ok := s.lastN, s.lastN != 0 && k == s.last // most come from one place
+	if !ok {
+		n, ok = s.index[k]
+	}
+	if !ok {
+		if s.index == nil {
+			s.index = map[callKey]uint32{}
+		}
+		s.keys = append(s.keys, k)
+		n = uint32(len(s.keys))
+		s.index[k] = n
+	}
+	if int(id) >= len(*by) {
+		*by = append(*by, make([]uint32, int(id)+1-len(*by))...)
+	}
+	(*by)[id], s.last, s.lastN = n, k, n
+}
+
+// key returns the call by[id] names, if any.
+func (s *streamCalls) key(by []uint32, id hb.AgentID) (callKey, bool) {
+	if int(id) < 0 || int(id) >= len(by) || by[id] == 0 {
+		return callKey{}, false
+	}
+	return s.keys[by[id]-1], true
+}
+
+// access returns the call of key k as an access, for resolve.
+func (k callKey) access() access {
+	return access{stack: k.stack, api: k.api, kernel: k.kernel, op: k.op}
 }
 
 // streamSite says where a report places a stream (Op.StreamCreatedAt and
@@ -21,7 +72,8 @@ type streamSite struct{ created, firstUsed string }
 // usedByProgram reports whether the program's first call on a stream was
 // seen (a slice index: it is asked at every event).
 func (c *Checker) usedByProgram(id hb.AgentID) bool {
-	return int(id) >= 0 && int(id) < len(c.firstUse) && c.firstUse[id].ok
+	f := c.streamCalls.first
+	return int(id) >= 0 && int(id) < len(f) && f[id] != 0
 }
 
 // noteFirstUse remembers ev if it is the first call on its stream whose
@@ -29,14 +81,10 @@ func (c *Checker) usedByProgram(id hb.AgentID) bool {
 // where the program first used it. Once one is found, each later call
 // costs a slice index.
 func (c *Checker) noteFirstUse(ev *model.Event, st *hb.Step) {
-	id := int(st.Agent)
-	if id < 0 || ev.Failed() || !c.programStack(ev.Stack) {
+	if st.Agent < 0 || ev.Failed() || !c.programStack(ev.Stack) {
 		return
 	}
-	if id >= len(c.firstUse) {
-		c.firstUse = append(c.firstUse, make([]firstUse, id+1-len(c.firstUse))...)
-	}
-	c.firstUse[id] = firstUse{a: c.accessOf(ev, st, 0), ok: true}
+	c.streamCalls.note(&c.streamCalls.first, st.Agent, ev)
 }
 
 // programStack reports whether a recorded stack has a frame that is not
@@ -64,33 +112,51 @@ func (c *Checker) programStack(id model.StackID) bool {
 	return ok
 }
 
-// streamSite returns where reports place a stream, computing the places
-// of all streams the first time: telling streams apart needs all of their
+// streamSite returns where reports place a stream, placing every place
+// of creation the first time: telling streams apart needs all of their
 // creations.
 func (c *Checker) streamSite(id hb.AgentID) streamSite {
-	if c.streamSites == nil {
-		c.streamSites = c.placeStreams()
+	if c.streamPlaces == nil {
+		c.streamPlaces = c.placeCreations()
 	}
-	if s, ok := c.streamSites[id]; ok {
-		return s
+	k, ok := c.streamCalls.key(c.streamCalls.created, id)
+	switch {
+	case !ok:
+		return streamSite{firstUsed: c.firstUseSite(id)} // made before recording began
+	case c.engine.Agent(id).Implicit:
+		return streamSite{firstUsed: c.firstUseSite(id)}
 	}
-	if _, ok := c.created[id]; ok {
-		return streamSite{}
+	p := c.streamPlaces[c.streamCalls.index[k]-1]
+	if p.again {
+		return streamSite{created: p.created, firstUsed: c.firstUseSite(id)}
 	}
-	return streamSite{firstUsed: c.firstUseSite(id)} // made before recording began
+	return streamSite{created: p.created}
 }
 
 // firstUseSite returns the site of the program's first call on a stream,
 // or "".
 func (c *Checker) firstUseSite(id hb.AgentID) string {
-	if int(id) < 0 || int(id) >= len(c.firstUse) || !c.firstUse[id].ok {
+	k, ok := c.streamCalls.key(c.streamCalls.first, id)
+	if !ok {
 		return ""
 	}
-	o := c.resolve("", &c.firstUse[id].a)
+	a := k.access()
+	o := c.resolve("", &a)
 	return o.Site()
 }
 
-// placeStreams names where each created stream was made.
+// creationPlace is where reports place the streams created at one place
+// (callKey): created is "" for a creation recorded without a stack; again
+// says that another creation was made where it was, which is no help
+// telling streams apart (the stream is placed where the program first
+// used it as well).
+type creationPlace struct {
+	created string
+	again   bool
+}
+
+// placeCreations names where the streams made at each place of creation
+// were made, by the place's index in streamCalls.keys.
 //
 // A helper that creates every stream (a make_stream function) is the
 // innermost frame of all their creations, and naming it says nothing
@@ -103,56 +169,56 @@ func (c *Checker) firstUseSite(id hb.AgentID) string {
 // first torch.cuda.Stream(), whichever stream the program later gets) or
 // synthesized for a stream first seen in use is no help: the stream is
 // placed where the program first used it. A creation recorded without a
-// stack places the stream nowhere.
-func (c *Checker) placeStreams() map[hb.AgentID]streamSite {
-	type creation struct {
-		id       hb.AgentID
-		frames   []Frame
-		site     int // Index of the frame Site names; -1 without a stack.
-		implicit bool
-		op       Op
+// stack places the stream nowhere. Creations of one place resolve to the
+// same frames, so they are compared once.
+func (c *Checker) placeCreations() []creationPlace {
+	type place struct {
+		frames  []Frame
+		site    int // Index of the frame Site names; -1 without a stack.
+		op      Op
+		streams int // Streams created there.
 	}
-	ids := make([]hb.AgentID, 0, len(c.created))
-	for id := range c.created {
-		ids = append(ids, id)
+	ps := make([]place, len(c.streamCalls.keys))
+	for i := range ps {
+		ps[i].site = -1
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	cs := make([]creation, 0, len(ids))
-	for _, id := range ids {
-		cr := c.created[id]
-		cc := creation{id: id, site: -1, implicit: c.engine.Agent(id).Implicit}
-		if cr.stack != 0 {
-			cc.op = c.resolve("", &cr)
-			cc.frames, cc.site = cc.op.Stack, cc.op.SiteFrame()
+	for _, n := range c.streamCalls.created {
+		if n != 0 {
+			ps[n-1].streams++
 		}
-		cs = append(cs, cc)
 	}
-	sites := make(map[hb.AgentID]streamSite, len(cs))
-	for i := range cs {
-		x := &cs[i]
-		if x.implicit {
-			sites[x.id] = streamSite{firstUsed: c.firstUseSite(x.id)}
-			continue
+	for i, k := range c.streamCalls.keys {
+		if k.stack != 0 && ps[i].streams > 0 {
+			a := k.access()
+			ps[i].op = c.resolve("", &a)
+			ps[i].frames, ps[i].site = ps[i].op.Stack, ps[i].op.SiteFrame()
 		}
+	}
+	places := make([]creationPlace, len(ps))
+	for i := range ps {
+		x := &ps[i]
 		if x.site < 0 {
-			continue // created without a stack: the trace has none to place it
+			continue // no creation here, or created without a stack: the trace has none to place it
 		}
 		shared := 0 // The most innermost frames x shares with another creation.
-		for j := range cs {
-			if j != i && cs[j].site >= 0 {
-				shared = max(shared, sharedFrames(x.frames, cs[j].frames))
+		if x.streams > 1 {
+			shared = len(x.frames)
+		}
+		for j := range ps {
+			if j != i && ps[j].site >= 0 {
+				shared = max(shared, sharedFrames(x.frames, ps[j].frames))
 			}
 		}
 		switch {
 		case shared >= len(x.frames): // made where another was: no help
-			sites[x.id] = streamSite{created: x.op.Site(), firstUsed: c.firstUseSite(x.id)}
+			places[i] = creationPlace{created: x.op.Site(), again: true}
 		case shared > x.site:
-			sites[x.id] = streamSite{created: fmt.Sprintf("%s (via %s)", x.frames[shared], helperName(x.frames[shared-1]))}
+			places[i] = creationPlace{created: fmt.Sprintf("%s (via %s)", x.frames[shared], helperName(x.frames[shared-1]))}
 		default:
-			sites[x.id] = streamSite{created: x.op.Site()}
+			places[i] = creationPlace{created: x.op.Site()}
 		}
 	}
-	return sites
+	return places
 }
 
 // sharedFrames counts the frames a and b have in common from the innermost

@@ -145,7 +145,7 @@ func (e *Engine) hostJoin(o *vclock) {
 func (e *Engine) prune() {
 	keep := e.dying[:0]
 	for _, id := range e.dying {
-		if a := e.agents[id]; a.pruned { // its slot inherited
+		if a := e.agents.get(id); a == nil || a.pruned { // its slot inherited
 			continue
 		} else if e.host.Get(a.Slot) < a.count() {
 			keep = append(keep, id)
@@ -165,12 +165,15 @@ func (e *Engine) prune() {
 // not fit in memory.
 func (e *Engine) destroy(a *Agent) {
 	a.ops = a.Ops()
+	if n := len(e.agents.residues); n > 0 {
+		a.residue, e.agents.residues = e.agents.residues[n-1], e.agents.residues[:n-1]
+	}
 	a.clock.above(e.host, func(s AgentID, v uint64) {
 		if e.passesOn(a, s) {
 			a.residue = append(a.residue, slotCount{s, v})
 		}
 	})
-	if len(e.spare) < cap(e.spare) && a.clock.ch == nil {
+	if len(e.spare) < cap(e.spare) && a.clock.depth == 0 {
 		e.spare = append(e.spare, vclock{v: a.clock.v[:0]})
 	}
 	a.clock, a.destroyed = vclock{}, true
@@ -194,8 +197,8 @@ func (e *Engine) passesOn(a *Agent, s AgentID) bool {
 	if s == a.Slot {
 		return true
 	}
-	h := e.agents[e.slotHolder[s]] // The entry is h's: the host holds every count of the slot's earlier holders.
-	if h.dev != a.dev {
+	h := e.agents.at(e.slotHolder[s]) // The entry is h's: the host holds every count of the slot's earlier holders.
+	if h.Device != a.Device {         // h may be retired, without its device state
 		return true
 	}
 	return a.Kind == KindBlocking && h.Kind == KindNonBlocking
@@ -216,7 +219,7 @@ func (e *Engine) inherit(a *Agent, waited *eventState) {
 	if !waited.recorded || waited.captureOrigin != 0 || (a.Kind != KindBlocking && a.Kind != KindNonBlocking) {
 		return
 	}
-	d := e.agents[waited.agent]
+	d := e.agents.at(waited.agent)
 	if !d.destroyed || d.pruned || d.dev != a.dev || (d.Kind != a.Kind && d.Kind != KindNonBlocking) ||
 		a.clock.Get(d.Slot) < d.count() {
 		return
@@ -224,7 +227,10 @@ func (e *Engine) inherit(a *Agent, waited *eventState) {
 	e.freeSlots = append(e.freeSlots, a.Slot) // never counted on by a
 	a.Slot, a.base = d.Slot, d.count()
 	e.slotHolder[a.Slot] = a.ID
-	e.forget(d) // prune drops it from dying, its slot not freed
+	e.forget(d) // its slot not freed
+	if n := len(e.dying); n > 0 && e.dying[n-1] == d.ID {
+		e.dying = e.dying[:n-1] // nearly always the last destroyed; prune drops others
+	}
 }
 
 // retire hands the slot of a destroyed stream the host is ordered after to
@@ -237,6 +243,9 @@ func (e *Engine) retire(a *Agent) {
 // forget marks a destroyed stream as pruned, nothing left to wait for,
 // and drops it from its device.
 func (e *Engine) forget(a *Agent) {
+	if cap(a.residue) > 0 && len(e.agents.residues) < 64 {
+		e.agents.residues = append(e.agents.residues, a.residue[:0])
+	}
 	a.pruned, a.residue = true, nil
 	// Swapped out, not searched for: a device synchronization after
 	// 100,000 unwaited streams retired them all, each search costing the
@@ -244,15 +253,32 @@ func (e *Engine) forget(a *Agent) {
 	ags := a.dev.agents
 	last := ags[len(ags)-1]
 	ags[a.devIndex] = last
-	e.agents[last].devIndex = a.devIndex
+	e.agents.at(last).devIndex = a.devIndex
 	a.dev.agents = ags[:len(ags)-1]
+	e.agents.retire(a)
 }
 
-// Agent returns the agent with the given id.
-func (e *Engine) Agent(id AgentID) *Agent { return e.agents[id] }
+// Agent returns the agent with the given id. A retired stream (destroyed,
+// its work behind the host: Pruned) is rebuilt from what it keeps, its
+// public fields, Ops and Pruned.
+func (e *Engine) Agent(id AgentID) *Agent { return e.agents.at(id) }
 
-// Agents returns all agents, the host first.
-func (e *Engine) Agents() []*Agent { return e.agents }
+// Agents returns all agents, the host first: a retired stream's rebuilt
+// (see Agent), so each call costs the number of streams ever made.
+func (e *Engine) Agents() []*Agent {
+	all := make([]*Agent, e.agents.n)
+	for i := range all {
+		all[i] = e.agents.at(AgentID(i))
+	}
+	return all
+}
+
+// NumAgents returns the number of agents, the host's included: ids run
+// from 0 to it.
+func (e *Engine) NumAgents() int { return e.agents.n }
+
+// Kind returns the kind of agent id, without rebuilding a retired one.
+func (e *Engine) Kind(id AgentID) StreamKind { return e.agents.kind(id) }
 
 func keyOf(handle uint64, device int32, tid uint32) streamKey {
 	switch handle {
@@ -308,7 +334,7 @@ func (e *Engine) register(k streamKey, id AgentID) {
 }
 
 func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32, implicit bool) *Agent {
-	a := &Agent{ID: AgentID(len(e.agents)), Kind: kind, Handle: k.handle, Device: device, TID: tid, Implicit: implicit}
+	a := &Agent{ID: AgentID(e.agents.n), Kind: kind, Handle: k.handle, Device: device, TID: tid, Implicit: implicit}
 	// A reused slot's count goes on past the old stream's: its first
 	// operation joins the host clock, which holds that count.
 	if n := len(e.freeSlots); n > 0 {
@@ -325,7 +351,7 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 	}
 	a.clock.lin = uint32(a.ID) + 1 // a's clock only grows
 	a.dev = e.device(device)
-	e.agents = append(e.agents, a)
+	e.agents.add(a)
 	e.register(k, a.ID)
 	a.devIndex = len(a.dev.agents)
 	a.dev.agents = append(a.dev.agents, a.ID)
@@ -337,7 +363,7 @@ func (e *Engine) newAgent(k streamKey, kind StreamKind, device int32, tid uint32
 // as Stream does, and whether there is one.
 func (e *Engine) Known(handle uint64, device int32, tid uint32) (*Agent, bool) {
 	if id := e.lookup(keyOf(handle, device, tid)); id != 0 {
-		return e.agents[id], true
+		return e.agents.at(id), true
 	}
 	return nil, false
 }
@@ -348,7 +374,7 @@ func (e *Engine) Known(handle uint64, device int32, tid uint32) (*Agent, bool) {
 func (e *Engine) Stream(handle uint64, device int32, tid uint32) *Agent {
 	k := keyOf(handle, device, tid)
 	if id := e.lookup(k); id != 0 {
-		return e.agents[id]
+		return e.agents.get(id) // registered: live
 	}
 	switch k.handle {
 	case model.StreamLegacy:

@@ -54,7 +54,7 @@ func (e *Engine) endCapture(a *Agent) uint64 {
 	origin := a.captureOrigin
 	cp := e.captures[origin]
 	for id := range cp.slots {
-		b := e.agents[id]
+		b := e.agents.at(id)
 		b.capturing, b.captureOrigin = false, 0
 	}
 	delete(e.captures, origin)

@@ -106,8 +106,14 @@ func dense(c vclock) []uint64 {
 // after each: sharing never lets a change of one clock reach another, and
 // the chunks' lineages never make a join skip what it must take.
 func TestClockAgainstDense(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	const n, width = 6, shareMin + 2*chunkSize + 5
+	// Trees of two inner levels, and of three (grown from two).
+	testClockAgainstDense(t, shareMin+2*chunkSize+5, 20_000)
+	testClockAgainstDense(t, span(2)+span(1)+7, 4_000)
+}
+
+func testClockAgainstDense(t *testing.T, width, steps int) {
+	rng := rand.New(rand.NewPCG(1, uint64(width)))
+	const n = 6
 	clocks := make([]vclock, n)
 	ref := make([][]uint64, n)
 	// The first clocks only grow, as agents' do: their chunks have a
@@ -122,7 +128,7 @@ func TestClockAgainstDense(t *testing.T) {
 		}
 		return 0
 	}
-	for step := range 20_000 {
+	for step := range steps {
 		i, j := rng.IntN(n), rng.IntN(n)
 		s := rng.IntN(width)
 		if rng.IntN(4) == 0 {

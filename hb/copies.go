@@ -29,7 +29,7 @@ func (e *Engine) advanceCopy(ev *model.Event, st *Step) {
 	switch {
 	case hostWaitsFor(ev):
 		e.hostJoin(st.Clock.c)
-		e.join(JoinCopy, HostAgent, e.agents[st.Agent])
+		e.join(JoinCopy, HostAgent, e.agents.at(st.Agent))
 	case presync && !st.Skipped:
 		e.hostJoin(&e.scratch)
 		e.joins = append(e.joins, Join{Why: JoinCopyPresync, Into: HostAgent, From: Epoch{Agent: a.ID, Slot: a.Slot, Clock: before}})
@@ -58,7 +58,7 @@ func (e *Engine) peerCopy(ev *model.Event, st *Step) {
 	devs = slices.Compact(devs)
 	for _, d := range devs {
 		for _, id := range e.device(d).agents {
-			if b := e.agents[id]; b != a && b.Kind != KindNonBlocking {
+			if b := e.agents.at(id); b != a && b.Kind != KindNonBlocking {
 				// Joined before a joins the host clock in issue: a residue
 				// is exact once that is done (see Agent.joinTo).
 				b.joinTo(&a.clock)

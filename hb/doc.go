@@ -8,10 +8,12 @@
 // handed to the next stream once the host is ordered after its work, or
 // at once to a stream whose first operation waits for all of that work
 // (a hand-off chain), so memory and clock width follow the streams alive
-// at once. Clocks wider
-// than 512 slots are held in chunks that clocks share (see Clock), so that
-// thousands of streams alive at once, which mostly know the same (what
-// the host knew when they last did work), hold that once, not once each.
+// at once; once pruned, a stream keeps 24 bytes (Engine.Agent rebuilds it).
+// Clocks wider than 512 slots are persistent trees whose nodes clocks
+// share and copy on write (see Clock), so that thousands of streams alive
+// at once, which mostly know the same (what the host knew when they last
+// did work, or what the stream before them in a chain knew), hold that
+// once, not once each.
 // The engine follows CUDA's documented ordering rules:
 //
 //   - Work issued by the host is ordered after everything the host knew to be

@@ -61,10 +61,10 @@ type Step struct {
 // number of operations; a destroyed stream keeps only its clock's entries
 // the host has not reached, until the host is ordered after its work, and
 // then gives its clock slot to the next stream created, so clocks are as
-// wide as the streams alive at once. Wide clocks share their chunks (see
-// Clock; bench/notes.md has the figures).
+// wide as the streams alive at once. Wide clocks are persistent trees that
+// share their nodes (see Clock; bench/notes.md has the figures).
 type Engine struct {
-	agents []*Agent
+	agents agentTable
 	// joins are the joins made for the current event (Step.Joins): emptied
 	// at each event, their storage kept.
 	joins []Join
@@ -150,7 +150,7 @@ func New() *Engine {
 		nslots:      1, // Slot 0 is the host's.
 		host:        vclock{lin: uint32(HostAgent) + 1},
 	}
-	e.agents = append(e.agents, &Agent{ID: HostAgent, Kind: KindHost})
+	e.agents.add(&Agent{ID: HostAgent, Kind: KindHost})
 	return e
 }
 
@@ -315,7 +315,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		// can have work the legacy stream has not joined, so a legacy
 		// operation costs those, not the number of streams.
 		for _, id := range a.dev.unjoined {
-			b := e.agents[id]
+			b := e.agents.at(id)
 			b.unjoined = false
 			// A destroyed blocking stream's unfinished work is waited for
 			// too (measured on CUDA 13.0: testdata/cuda/
@@ -330,7 +330,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 		a.dev.unjoined = a.dev.unjoined[:0]
 	case KindBlocking, KindPerThread:
 		if id := a.dev.legacy; id != 0 {
-			l := e.agents[id]
+			l := e.agents.get(id) // a legacy stream is never retired
 			if ops := l.own; id != a.legacySeen || ops != a.legacySeenOps {
 				a.clock.join(&l.clock)
 				a.legacySeen, a.legacySeenOps = id, ops
@@ -373,5 +373,5 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 // EpochOf is the epoch of an operation of agent a that was the clock-th
 // counted on its slot, for those that keep only the two (the checker).
 func (e *Engine) EpochOf(a AgentID, clock uint64) Epoch {
-	return Epoch{Agent: a, Slot: e.agents[a].Slot, Clock: clock}
+	return Epoch{Agent: a, Slot: e.agents.slot(a), Clock: clock}
 }

@@ -149,7 +149,7 @@ func (e *Engine) join(why JoinReason, into AgentID, a *Agent) {
 // joinRecord notes that into was ordered after an event record es (or an
 // executable graph's last launch).
 func (e *Engine) joinRecord(why JoinReason, into AgentID, es *eventState) {
-	e.joins = append(e.joins, Join{Why: why, Into: into, From: Epoch{Agent: es.agent, Slot: e.agents[es.agent].Slot, Clock: es.count}})
+	e.joins = append(e.joins, Join{Why: why, Into: into, From: Epoch{Agent: es.agent, Slot: e.agents.slot(es.agent), Clock: es.count}})
 }
 
 // joinClock notes that into was ordered after a clock that is no one

@@ -61,9 +61,9 @@ func TestLegacyJoinsEveryBlockingStream(t *testing.T) {
 				if stream != model.StreamLegacy {
 					continue
 				}
-				l := e.agents[st.Agent]
+				l := e.agents.at(st.Agent)
 				for _, id := range l.dev.agents {
-					b := e.agents[id]
+					b := e.agents.at(id)
 					if (b.Kind == KindBlocking || b.Kind == KindPerThread) && !b.destroyed && l.clock.Get(b.Slot) < b.clock.Get(b.Slot) {
 						t.Fatalf("seed %d, call %d: the legacy stream holds %d of stream %d's %d operations",
 							seed, seq, l.clock.Get(b.Slot), id, b.clock.Get(b.Slot))

@@ -55,7 +55,7 @@ func (e *Engine) advanceDeviceSync(ev *model.Event, st *Step) {
 			// The host holds a stream's own count only by having
 			// joined its clock at that count, and the clock changes
 			// only with the count: nothing new to join then.
-			a := e.agents[id]
+			a := e.agents.at(id)
 			if e.host.Get(a.Slot) < a.count() && a.joinTo(&e.host) {
 				e.hostVer++
 			}

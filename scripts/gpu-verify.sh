@@ -19,7 +19,8 @@
 #   OUT=dir ONLY='^(jax_|host_free)' scripts/gpu-verify.sh
 # Environment: ONLY (gpu-run.sh's case regex, default: every case),
 # ONLY_INTERPOSE (the cases phase 3 records again, default ONLY),
-# FFT_RUNS (default 20), BUDGET_S (default 520: phase 4 stops by then).
+# FFT_RUNS (default 20), BUDGET_S (default 520: phase 4 stops by then),
+# CORPUS_ONLY (a regex on corpus program names, default all), RAW=0 (no test_raw.py).
 set -u
 repo=$(pwd)
 OUT=${OUT:-.gpu/verify}
@@ -42,18 +43,21 @@ pack() {  # traces over 4 MB stay out; the archive must stay under 16 MB
 }
 phase() { echo "== $1 at $((SECONDS - t0)) s"; }
 
-phase "0: test_raw.py in the background"
-(OUT="$W/raw" EVERY=3 TIMEOUT_S=${RAW_TIMEOUT_S:-160} WATCH_S=100 bash scripts/gpu-cupy-raw.sh >"$W/raw.log" 2>&1) &
-raw_pid=$!
+raw_pid=0
+if [ "${RAW:-1}" != 0 ]; then
+    phase "0: test_raw.py in the background"
+    (OUT="$W/raw" EVERY=3 TIMEOUT_S=${RAW_TIMEOUT_S:-160} WATCH_S=100 bash scripts/gpu-cupy-raw.sh >"$W/raw.log" 2>&1) &
+    raw_pid=$!
+fi
 
 phase "1: build"
 gcc -shared -fPIC -O2 -I$CU/include -I$CU/extras/CUPTI/include scripts/probe/cbcount.c -o "$W/cbcount.so" \
     -L$CU/lib64 -L$CU/extras/CUPTI/lib64 -lcupti -Wl,-rpath,$CU/lib64:$CU/extras/CUPTI/lib64 || echo "probe build failed"
-(scripts/corpus-build.sh >"$W/corpus-build.log" 2>&1; tail -3 "$W/corpus-build.log") &
+(ONLY="${CORPUS_ONLY:-}" scripts/corpus-build.sh >"$W/corpus-build.log" 2>&1; tail -3 "$W/corpus-build.log") &
 (OUT="$W/gpurun-cupti" SC_WORK="$W/gpurun-cupti-work" BUILD_JOBS=8 bash scripts/gpu-run.sh build >/dev/null 2>&1
  echo "gpu-run build done") &
-wait %2 %3 2>/dev/null; wait $(jobs -p | grep -v "^$raw_pid$") 2>/dev/null
-grep -E '\tcuda\t' .corpus/manifest.tsv >"$W/manifest-cuda.tsv"
+wait $(jobs -p | grep -v "^$raw_pid$") 2>/dev/null
+grep -E '\tcuda\t' .corpus/manifest.tsv | awk -F'\t' -v only="${CORPUS_ONLY:-}" 'only == "" || $1 ~ only' >"$W/manifest-cuda.tsv"
 echo "corpus CUDA rows: $(wc -l <"$W/manifest-cuda.tsv")"
 pack build
 
@@ -104,7 +108,7 @@ if [ "$left" -gt 90 ]; then
 else
     echo "no time left for the overhead bench ($left s)"
 fi
-kill "$raw_pid" 2>/dev/null; wait "$raw_pid" 2>/dev/null
+[ "$raw_pid" = 0 ] || { kill "$raw_pid" 2>/dev/null; wait "$raw_pid" 2>/dev/null; }
 cat "$W/raw/cupy-raw-summary.txt" 2>/dev/null
 pack all
 cp "$W/verify.txt" "$OUT/verify.txt"
