@@ -144,16 +144,10 @@ func CheckWith(trace string, r model.Reader, opts Options) (*Result, error) {
 // Engine exposes the happens-before engine, for explanations.
 func (c *Checker) Engine() *hb.Engine { return c.engine }
 
-// Add analyzes one event.
+// Add analyzes one event, then shows it to the observer (Options.Observe).
+// Its body is the analyzer's hot path, which the command's profile
+// (cmd/streamcheck/default.pgo) knows by this name.
 func (c *Checker) Add(ev *model.Event) {
-	c.add(ev)
-	if c.opts.Observe != nil {
-		c.opts.Observe(c, ev, &c.step)
-	}
-}
-
-// add is Add before the observer sees the event.
-func (c *Checker) add(ev *model.Event) {
 	c.stats.Events++
 	c.noteThread(ev.TID)
 	st := &c.step
@@ -163,6 +157,9 @@ func (c *Checker) add(ev *model.Event) {
 	}
 	if st.Skipped {
 		c.addSkipped(ev, st)
+		if c.opts.Observe != nil {
+			c.opts.Observe(c, ev, st)
+		}
 		return
 	}
 	// What the op does to memory, as the op spec says.
@@ -180,7 +177,36 @@ func (c *Checker) add(ev *model.Event) {
 	case model.MemUnmap:
 		c.unmap(ev, st)
 	case model.MemUse:
-		c.uses(ev, st)
+		// At the addresses the op spec names: a launch's strong pointers
+		// once each, then its weak ones; a copy's device sides, and its
+		// host sides where they are pinned or registered memory; the
+		// others' addresses as eachUse gives them.
+		if uses := ev.Op.Uses(); uses[0].Field != model.AddrPtrs {
+			eachUse(ev, func(p uint64) { c.use(ev, st, p) })
+			eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
+			break
+		}
+		ptrs := ev.StrongPtrs()
+		if len(ptrs) > maxScannedPtrs {
+			// A long list (a hand-written trace; the shim's come sorted
+			// and unique) is deduplicated by sorting a copy.
+			c.ptrs = append(c.ptrs[:0], ptrs...)
+			slices.Sort(c.ptrs)
+			for i, p := range c.ptrs {
+				if i == 0 || p != c.ptrs[i-1] {
+					c.use(ev, st, p)
+				}
+			}
+		} else {
+			for i, p := range ptrs {
+				if !seenBefore(ptrs[:i], p) {
+					c.use(ev, st, p)
+				}
+			}
+		}
+		if ev.Weak > 0 {
+			c.weakUses(ev, st)
+		}
 	case model.MemGraph:
 		c.graphLaunched(ev, st)
 	}
@@ -213,41 +239,8 @@ func (c *Checker) add(ev *model.Event) {
 	for _, h := range c.plugins.byOp[ev.Op] {
 		h.onOp(ev, st)
 	}
-}
-
-// uses checks the uses of an op of model.MemUse, at the addresses its
-// spec row names: a launch's strong pointers once each, then its weak
-// ones; a copy's device sides, and its host sides where they are pinned
-// or registered memory; the others' addresses as eachUse gives them.
-func (c *Checker) uses(ev *model.Event, st *hb.Step) {
-	for _, u := range ev.Op.Uses() {
-		if u.Field != model.AddrPtrs {
-			eachUse(ev, func(p uint64) { c.use(ev, st, p) })
-			eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
-			return
-		}
-	}
-	// The strong addresses (pointer slots); the weak ones after them.
-	ptrs := ev.StrongPtrs()
-	if len(ptrs) > maxScannedPtrs {
-		// A long list (a hand-written trace; the shim's come sorted
-		// and unique) is deduplicated by sorting a copy.
-		c.ptrs = append(c.ptrs[:0], ptrs...)
-		slices.Sort(c.ptrs)
-		for i, p := range c.ptrs {
-			if i == 0 || p != c.ptrs[i-1] {
-				c.use(ev, st, p)
-			}
-		}
-	} else {
-		for i, p := range ptrs {
-			if !seenBefore(ptrs[:i], p) {
-				c.use(ev, st, p)
-			}
-		}
-	}
-	if ev.Weak > 0 {
-		c.weakUses(ev, st)
+	if c.opts.Observe != nil {
+		c.opts.Observe(c, ev, st)
 	}
 }
 
