@@ -24,7 +24,3 @@ func rules() []rule {
 	}
 	return rs
 }
-
-// leakRule is the rule of memory live at exit, which is checked only when
-// asked for (Analysis.LeakCheck "full").
-const leakRule = string(checker.RuleLeak)
