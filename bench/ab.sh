@@ -23,7 +23,7 @@ go test -c -pgo=cmd/streamcheck/default.pgo -o "$tmp/bench.new" ./bench
 
 {
 	echo "# bash bench/ab.sh $base; $(date -u +%Y-%m-%dT%H:%MZ); nproc $(nproc); load average $(cut -d' ' -f1-3 /proc/loadavg); $(go version)"
-	echo "# old: $base, new: $(git rev-parse --short HEAD)$(git diff --quiet || echo +changes); -test.bench '$bench' -test.cpu 1 -test.benchtime 1x, $rounds rounds"
+	echo "# old: $base, new: $(git rev-parse --short HEAD)$(git diff --quiet -- . ":(exclude)$out" || echo +changes); -test.bench '$bench' -test.cpu 1 -test.benchtime 1x, $rounds rounds"
 	for r in $(seq "$rounds"); do
 		order="old new"
 		[ $((r % 2)) = 0 ] && order="new old" # neither side always runs first
