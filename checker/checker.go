@@ -30,6 +30,7 @@ type Checker struct {
 	// frames of each stack resolved (resolve.go).
 	frameScratch   []Frame
 	resolvedStacks map[stackAPI]resolvedStack
+	recordedStacks map[stackAPI]resolvedStack // Unsymbolized, for DescribeAsRecorded.
 	// graphAllocs are the ranges a graph allocates, base -> end (a
 	// captured cudaMallocAsync, or a memory node: FlagGraphAlloc), which the
 	// program may free itself after each launch (graph memory is not
@@ -59,16 +60,11 @@ type Checker struct {
 	recentTIDs [2]uint32
 	nRecent    int
 	opts       Options
-	memOps     memOps // Stream memory operations (rule_stream_memory_op.go).
-	// The performance lints' state (rule_sync_alloc_in_loop.go,
-	// rule_pool_release_churn.go).
-	syncAllocs syncAllocs
-	poolChurn  poolChurn
 	hostFuncs  hostFuncs // The latest host function queued to each stream (rule_free_while_in_flight.go).
+	plugins    plugins   // The rules' own states and hooks (plugin.go).
 	// overlappedBases: bases of live allocations a later recorded one
 	// overlapped (lifetime.go), whose accepted frees are not reported.
 	overlappedBases map[uint64]bool
-	heldWaits       heldWaits // Waits on events never recorded (rule_wait_unrecorded_event.go).
 }
 
 // Options adjust an analysis.
@@ -82,6 +78,12 @@ type Options struct {
 	// Stats.LiveBytesAtExit: programs that never free what they keep until
 	// exit (a Python program's model, a library's workspace) are correct.
 	Leaks bool
+	// Observe, if set, sees each event once the checker has applied it,
+	// with what the happens-before engine learned from it (a view, valid
+	// until the next event): tools that show the trace as the analysis
+	// saw it (the timeline) follow it in the analysis's one pass. It must
+	// not symbolize stacks while the trace is read (see DescribeAsRecorded).
+	Observe func(c *Checker, ev *model.Event, st *hb.Step)
 	// AllocLoopThreshold is how many times one site must allocate around
 	// GPU work (sync-alloc-in-loop), or one pool grow again after a
 	// synchronization (pool-release-churn), to be reported; 0 means
@@ -92,7 +94,7 @@ type Options struct {
 // New returns a checker for the trace named trace, whose definitions are in
 // tables (a Reader's Tables, which may still grow while events are added).
 func New(trace string, tables *model.Tables) *Checker {
-	return &Checker{
+	c := &Checker{
 		trace:    trace,
 		tables:   tables,
 		engine:   hb.New(),
@@ -108,6 +110,8 @@ func New(trace string, tables *model.Tables) *Checker {
 		}},
 		threads: map[uint32]bool{},
 	}
+	c.plugIn()
+	return c
 }
 
 // Check reads r to the end and returns the analysis. A damaged trace is not
@@ -140,7 +144,9 @@ func CheckWith(trace string, r model.Reader, opts Options) (*Result, error) {
 // Engine exposes the happens-before engine, for explanations.
 func (c *Checker) Engine() *hb.Engine { return c.engine }
 
-// Add analyzes one event.
+// Add analyzes one event, then shows it to the observer (Options.Observe).
+// Its body is the analyzer's hot path, which the command's profile
+// (cmd/streamcheck/default.pgo) knows by this name.
 func (c *Checker) Add(ev *model.Event) {
 	c.stats.Events++
 	c.noteThread(ev.TID)
@@ -151,39 +157,35 @@ func (c *Checker) Add(ev *model.Event) {
 	}
 	if st.Skipped {
 		c.addSkipped(ev, st)
+		if c.opts.Observe != nil {
+			c.opts.Observe(c, ev, st)
+		}
 		return
 	}
-	if st.UnrecordedWait {
-		c.unrecordedWait(ev, st)
-	}
-	switch ev.Op {
-	case model.OpStreamCreate:
-		c.streamCalls.note(&c.streamCalls.created, st.Agent, ev)
-	case model.OpMallocAsync, model.OpMalloc, model.OpVmmMap:
-		a := c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpMallocAsync)
-		switch ev.Op {
-		case model.OpMalloc:
-			c.noteSyncAlloc(ev, st)
-		case model.OpMallocAsync:
-			c.notePoolAlloc(ev, st, a)
+	// What the op does to memory, as the op spec says.
+	switch ev.Op.Mem() {
+	case model.MemAlloc, model.MemAllocOrdered:
+		a := c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op.Mem() == model.MemAllocOrdered)
+		for _, h := range c.plugins.alloc {
+			h.onAlloc(ev, st, a)
 		}
-	case model.OpFreeAsync, model.OpFree, model.OpIpcMemClose:
-		if ev.Op == model.OpFree {
-			c.noteSyncFree(ev, c.allocs.at(ev.Ptr))
+	case model.MemFree:
+		for _, h := range c.plugins.free {
+			h.onFree(ev)
 		}
 		c.release(ev, st, ev.Ptr)
-	case model.OpVmmUnmap:
+	case model.MemUnmap:
 		c.unmap(ev, st)
-	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport,
-		model.OpIpcEventExport, model.OpIpcEventOpen, model.OpEventRecord, model.OpEventCreate:
-		c.interprocess(ev, st)
-	case model.OpPoolCreate, model.OpPoolSetAttr, model.OpDeviceSetPool:
-		c.notePool(ev)
-	case model.OpStreamSync, model.OpEventSync, model.OpDeviceSync:
-		c.notePoolSync()
-	case model.OpLaunch:
-		c.syncAllocs.noteWork(st)
-		// The strong addresses (pointer slots); the weak ones after them.
+	case model.MemUse:
+		// At the addresses the op spec names: a launch's strong pointers
+		// once each, then its weak ones; a copy's device sides, and its
+		// host sides where they are pinned or registered memory; the
+		// others' addresses as eachUse gives them.
+		if uses := ev.Op.Uses(); uses[0].Field != model.AddrPtrs {
+			eachUse(ev, func(p uint64) { c.use(ev, st, p) })
+			eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
+			break
+		}
 		ptrs := ev.StrongPtrs()
 		if len(ptrs) > maxScannedPtrs {
 			// A long list (a hand-written trace; the shim's come sorted
@@ -205,18 +207,22 @@ func (c *Checker) Add(ev *model.Event) {
 		if ev.Weak > 0 {
 			c.weakUses(ev, st)
 		}
-	case model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync, model.OpCollective:
-		c.syncAllocs.noteWork(st)
-		eachUse(ev, func(p uint64) { c.use(ev, st, p) })
-		eachHostSide(ev, func(p uint64) { c.useHostSide(ev, st, p) })
+	case model.MemGraph:
+		c.graphLaunched(ev, st)
+	}
+	// What else the checker follows of the op.
+	switch ev.Op {
+	case model.OpStreamCreate:
+		c.streamCalls.note(&c.streamCalls.created, st.Agent, ev)
+	case model.OpPtrImport, model.OpIpcMemOpen, model.OpPtrExport, model.OpIpcMemExport,
+		model.OpIpcEventExport, model.OpIpcEventOpen, model.OpEventRecord, model.OpEventCreate:
+		c.interprocess(ev, st)
 	case model.OpHostFunc:
 		c.hostFuncs.queued(ev, st)
 	case model.OpGraphInstantiate:
 		c.graphs.Apply(ev, st, nil)
 	case model.OpGraphClone:
 		c.graphCloned(ev)
-	case model.OpStreamMemOp:
-		c.streamMemOp(ev, st)
 	case model.OpGraphEventRecordNode:
 		c.noteRecordNode(ev, st)
 	case model.OpEventDestroy:
@@ -224,8 +230,17 @@ func (c *Checker) Add(ev *model.Event) {
 		delete(c.ipc.events, ev.Event)
 	case model.OpGraphForget:
 		c.graphForgotten(ev)
-	case model.OpGraphLaunch:
-		c.graphLaunched(ev, st)
+	}
+	if waits[ev.Op] {
+		for _, h := range c.plugins.sync {
+			h.onSync(ev, st)
+		}
+	}
+	for _, h := range c.plugins.byOp[ev.Op] {
+		h.onOp(ev, st)
+	}
+	if c.opts.Observe != nil {
+		c.opts.Observe(c, ev, st)
 	}
 }
 
@@ -262,57 +277,62 @@ func (c *Checker) addSkipped(ev *model.Event, st *hb.Step) {
 	}
 }
 
-// eachUse calls use with each device address a launch, copy or set uses:
-// a launch's parameter pointers (as recorded, repeats included), a copy's
-// device sides, a set's destination, a collective's buffers. A copy or set is a use of the
-// allocation its first byte is in: CUDA rejects one that runs past the end
-// of its allocation (measured on CUDA 13), and a 2D or 3D copy's recorded
-// size spans the wider of its two sides' pitches, so the range says
-// nothing about a second allocation.
+// eachUse calls use with each device address an op of model.MemUse uses,
+// from the fields its spec row names, in their order: a launch's parameter
+// pointers (as recorded, repeats included), a copy's device sides, a set's
+// destination, a collective's buffers, a stream memory operation's address when it waits or
+// writes. An address equal to the previous field's is one use. A copy or
+// set is a use of the allocation its first byte is in: CUDA rejects one
+// that runs past the end of its allocation (measured on CUDA 13), and a 2D
+// or 3D copy's recorded size spans the wider of its two sides' pitches, so
+// the range says nothing about a second allocation.
 func eachUse(ev *model.Event, use func(uint64)) {
-	switch ev.Op {
-	case model.OpLaunch:
-		for _, p := range ev.Ptrs {
-			use(p)
-		}
-	case model.OpMemcpy, model.OpMemcpyAsync:
-		if ev.Kind.DstDevice() {
-			use(ev.Ptr)
-		}
-		if ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
-			use(ev.Src)
-		}
-	case model.OpMemset, model.OpMemsetAsync:
-		use(ev.Ptr)
-	case model.OpStreamMemOp:
-		if ev.MemOp.IsWait() || ev.MemOp.Changes() || ev.MemOp == model.MemOpUnknown {
-			use(ev.Ptr)
-		}
-	case model.OpCollective:
-		// The receive buffer it writes, the send buffer it reads: one use
-		// of an in-place call's single buffer. A side the call does not
-		// use on this rank is 0.
-		if ev.Ptr != 0 {
-			use(ev.Ptr)
-		}
-		if ev.Src != 0 && ev.Src != ev.Ptr {
-			use(ev.Src)
+	for _, u := range ev.Op.Uses() {
+		switch u.Field {
+		case model.AddrPtrs:
+			for _, p := range ev.Ptrs {
+				use(p)
+			}
+		case model.AddrPtr:
+			if ev.Ptr != 0 {
+				use(ev.Ptr)
+			}
+		case model.AddrSrc:
+			if ev.Src != 0 && ev.Src != ev.Ptr {
+				use(ev.Src)
+			}
+		case model.AddrDst:
+			if ev.Kind.DstDevice() {
+				use(ev.Ptr)
+			}
+		case model.AddrCopySrc:
+			if ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
+				use(ev.Src)
+			}
+		case model.AddrMemOp:
+			if ev.MemOp.IsWait() || ev.MemOp.Changes() || ev.MemOp == model.MemOpUnknown {
+				use(ev.Ptr)
+			}
 		}
 	}
 }
 
-// eachHostSide calls use with the host sides of a copy. A copy reads or
-// writes pinned or registered host memory until it completes, through the
-// same address under unified addressing, so a host free must wait for it.
+// eachHostSide calls use with the host sides of a copy (the fields of a
+// side model.Event.Kind decides). A copy reads or writes pinned or
+// registered host memory until it completes, through the same address
+// under unified addressing, so a host free must wait for it.
 func eachHostSide(ev *model.Event, use func(uint64)) {
-	if ev.Op != model.OpMemcpy && ev.Op != model.OpMemcpyAsync {
-		return
-	}
-	if !ev.Kind.DstDevice() {
-		use(ev.Ptr)
-	}
-	if !ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
-		use(ev.Src)
+	for _, u := range ev.Op.Uses() {
+		switch u.Field {
+		case model.AddrDst:
+			if !ev.Kind.DstDevice() {
+				use(ev.Ptr)
+			}
+		case model.AddrCopySrc:
+			if !ev.Kind.SrcDevice() && ev.Src != ev.Ptr {
+				use(ev.Src)
+			}
+		}
 	}
 }
 
@@ -349,17 +369,14 @@ func seenBefore(ps []uint64, p uint64) bool {
 	return false
 }
 
-// Finish ends the analysis: it counts the stream-ordered memory still live
-// and, with Options.Leaks, reports it (only for a complete trace, since a
-// damaged one stops before the frees), and returns the result.
+// Finish ends the analysis: it calls the rules' end hooks (the leak rule
+// counts the stream-ordered memory still live and, with Options.Leaks,
+// reports it, only for a complete trace, since a damaged one stops before
+// the frees), and returns the result.
 func (c *Checker) Finish(damage error) *Result {
-	if damage == nil { // a damaged trace stops before the waits and frees that may follow
-		c.unreadMemWrites()
-		c.reportLeaks()
+	for _, h := range c.plugins.end {
+		h.atEnd(damage == nil) // a damaged trace stops before the waits and frees that may follow
 	}
-	c.reportSyncAllocLoops()
-	c.reportPoolChurn()
-	c.reportUnrecordedWaits() // after the error findings it looks for
 
 	for i := range c.pending {
 		c.resolveFinding(&c.pending[i])

@@ -78,12 +78,14 @@ func (c *Checker) graphNode(ev *model.Event, st *hb.Step) {
 }
 
 // capturedUse reports whether a captured operation gives its capture an
-// item (graphMemory.captured).
+// item (graphMemory.captured): a use, or an allocation or free issued to a
+// stream, as the op spec's memory column says.
 func capturedUse(ev *model.Event) bool {
-	switch ev.Op {
-	case model.OpMallocAsync, model.OpFreeAsync, model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync,
-		model.OpMemset, model.OpMemsetAsync, model.OpStreamMemOp, model.OpCollective:
+	switch m := ev.Op.Mem(); {
+	case m == model.MemUse:
 		return true
+	case m.Allocates() || m.Frees():
+		return ev.Op.OnStream()
 	}
 	return false
 }
@@ -308,7 +310,6 @@ func (c *Checker) graphLaunched(ev *model.Event, st *hb.Step) {
 	// (live after the launch, for the program to use and free); each
 	// address it uses is a use made there; each allocation from
 	// outside it that it frees is freed there, after the uses.
-	c.syncAllocs.noteWork(st)
 	uses := c.graphs.Launched(ev.Exec)
 	c.launched.add(ev.Seq, uses)
 	for _, u := range uses {

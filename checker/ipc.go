@@ -30,14 +30,15 @@ type ipcExport struct {
 }
 
 // interprocess applies an import (a live allocation from here on, made by
-// the import call) or an export of memory.
+// the import call) or an export of memory, or an event shared with other
+// processes.
 func (c *Checker) interprocess(ev *model.Event, st *hb.Step) {
 	switch ev.Op {
 	case model.OpPtrImport, model.OpIpcMemOpen:
-		// Pool memory is stream-ordered: its importer must free it (with
-		// cudaFreeAsync, before the exporter frees it), and one never
-		// freed is a leak. A legacy mapping is closed, not freed.
-		c.allocate(ev, st, ev.Ptr, ev.Size, ev.Op == model.OpPtrImport)
+		// Allocated already, as the op spec says: pool memory is
+		// stream-ordered (its importer must free it, with cudaFreeAsync,
+		// before the exporter frees it, and one never freed is a leak); a
+		// legacy mapping is closed, not freed.
 		if ev.Ptr != 0 && ev.Value != 0 {
 			if c.ipc.imports == nil {
 				c.ipc.imports = map[uint64]uint64{}

@@ -53,7 +53,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 			c.graveQ.unlink(o)
 			c.graveLen--
 		}
-		c.leavePool(o)
+		c.dropped(o, false)
 		o.clear(&c.bufs)
 		o.inherited = inherited
 		o.base, o.size, o.async, o.family, o.alloc = base, size, async, familyOf(ev), c.accessOf(ev, st, base)
@@ -65,7 +65,7 @@ func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, asyn
 		if !o.freed {
 			c.overlapped(o, base)
 		}
-		c.leavePool(o)
+		c.dropped(o, false)
 		c.allocs.remove(o)
 		if o.freed {
 			a.inherited = c.carried(a.inherited, o)
@@ -136,14 +136,9 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		c.completeUses(a, ev.Device)
 	}
 	c.checkFree(a, free, st, syncs)
-	c.leavePool(a)
 	a.free = free
 	a.freed = true
-	if c.engine.HasMemoryWrites() {
-		base, size := a.wholeOf()
-		c.memOps.forgot = c.engine.ForgetMemory(base, rangeEnd(base, size), c.memOps.forgot[:0])
-		c.forgetMemOps(c.memOps.forgot)
-	}
+	c.dropped(a, true)
 	c.graveQ.push(a)
 	c.graveLen++
 	c.trimGrave()

@@ -5,9 +5,10 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// This file lets tools that replay a trace (package explain, the timeline
-// command) see what the analysis saw, event by event, with the same agents
-// and names the findings use.
+// This file lets tools that follow a trace (package explain, which replays
+// it; the timeline, which observes the analysis: Options.Observe) see what
+// the analysis saw, event by event, with the same agents and names the
+// findings use.
 
 // NewWith is New with options.
 func NewWith(trace string, tables *model.Tables, opts Options) *Checker {
@@ -31,4 +32,18 @@ func (c *Checker) LastStep() *hb.Step { return &c.step }
 func (c *Checker) Describe(ev *model.Event, st *hb.Step) Op {
 	a := c.accessOf(ev, st, ev.Ptr)
 	return c.resolve("", &a)
+}
+
+// DescribeAsRecorded is Describe with the stack's frames as the trace
+// recorded them: it never symbolizes, so an observer may call it while the
+// trace is read, and what it resolves is kept apart from the frames
+// findings get.
+func (c *Checker) DescribeAsRecorded(ev *model.Event, st *hb.Step) Op {
+	sym, stacks := c.opts.Symbolize, c.resolvedStacks
+	c.opts.Symbolize, c.resolvedStacks = nil, c.recordedStacks
+	a := c.accessOf(ev, st, ev.Ptr)
+	op := c.resolve("", &a)
+	c.recordedStacks = c.resolvedStacks
+	c.opts.Symbolize, c.resolvedStacks = sym, stacks
+	return op
 }

@@ -7,10 +7,14 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleDoubleFree is the id of the rule this file defines.
+const RuleDoubleFree RuleID = "double-free"
+
 // doubleFreeRule: double-free. It is checked by reportBadFree below, with
 // invalid-free, for frees that CUDA accepted (release, lifetime.go) and that
 // it rejected (rejectedFree below).
 var doubleFreeRule = &ruleDef{
+	rank:     60,
 	id:       RuleDoubleFree,
 	severity: SeverityError,
 	doc: Documentation{
@@ -34,6 +38,8 @@ var doubleFreeRule = &ruleDef{
 		f.Fix = fmt.Sprintf("Remove the free at %s or the one at %s.", op.Site(), other.Site())
 	},
 }
+
+var _ = register(doubleFreeRule)
 
 // reportBadFree reports a free of an address that is not the start of a
 // live allocation: freed before (double-free), inside one, or unknown.

@@ -2,9 +2,13 @@ package checker
 
 import "fmt"
 
+// RuleFreeBeforeAlloc is the id of the rule this file defines.
+const RuleFreeBeforeAlloc RuleID = "free-before-alloc"
+
 // freeBeforeAllocRule: free-before-alloc. It is checked by checkFree
 // (rule_free_while_in_flight.go) and in captures (capture.go).
 var freeBeforeAllocRule = &ruleDef{
+	rank:     50,
 	id:       RuleFreeBeforeAlloc,
 	severity: SeverityError,
 	doc: Documentation{
@@ -30,3 +34,5 @@ var freeBeforeAllocRule = &ruleDef{
 	},
 	missing: missingOther,
 }
+
+var _ = register(freeBeforeAllocRule)

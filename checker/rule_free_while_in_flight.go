@@ -7,9 +7,13 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleFreeWhileInFlight is the id of the rule this file defines.
+const RuleFreeWhileInFlight RuleID = "free-while-in-flight"
+
 // freeWhileInFlightRule: free-while-in-flight. It is checked by checkFree
 // below (with free-before-alloc) and in captures (capture.go).
 var freeWhileInFlightRule = &ruleDef{
+	rank:     30,
 	id:       RuleFreeWhileInFlight,
 	severity: SeverityError,
 	doc: Documentation{
@@ -59,6 +63,8 @@ var freeWhileInFlightRule = &ruleDef{
 	},
 	missing: missingOther,
 }
+
+var _ = register(freeWhileInFlightRule)
 
 // checkFree checks the free of the live allocation a: it reports a use the
 // free is not ordered after (free-while-in-flight) or else, unless the

@@ -8,9 +8,13 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleFreedArgumentWord is the id of the rule this file defines.
+const RuleFreedArgumentWord RuleID = "freed-argument-word"
+
 // freedArgumentWordRule: freed-argument-word. It is checked by weakUses
 // below, at each launch with weak words (model.Event.Weak).
 var freedArgumentWordRule = &ruleDef{
+	rank:     140,
 	id:       RuleFreedArgumentWord,
 	severity: SeverityNote,
 	doc: Documentation{
@@ -31,6 +35,8 @@ var freedArgumentWordRule = &ruleDef{
 		f.Fix = fmt.Sprintf("If the kernel dereferences that member, move the free at %s after the launch at %s; if the word is padding or unused, nothing is wrong (zeroing the parameter's unused bytes makes the note go away).", other.Site(), op.Site())
 	},
 }
+
+var _ = register(freedArgumentWordRule)
 
 // weakUses checks a launch's weak addresses (model.Event.Weak): words of
 // its parameters that are not pointer slots, such as the later words of a

@@ -2,9 +2,13 @@ package checker
 
 import "fmt"
 
+// RuleInvalidFree is the id of the rule this file defines.
+const RuleInvalidFree RuleID = "invalid-free"
+
 // invalidFreeRule: invalid-free. It is checked by reportBadFree
 // (rule_double_free.go).
 var invalidFreeRule = &ruleDef{
+	rank:     70,
 	id:       RuleInvalidFree,
 	severity: SeverityError,
 	doc: Documentation{
@@ -33,3 +37,5 @@ var invalidFreeRule = &ruleDef{
 		}
 	},
 }
+
+var _ = register(invalidFreeRule)

@@ -7,9 +7,15 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// leakRule: leak. It is checked by reportLeaks below, at the end of a
+// RuleLeak is the id of the rule this file defines.
+const RuleLeak RuleID = "leak"
+
+// leakRule: leak. It is checked by its end hook below, at the end of a
 // complete trace.
 var leakRule = &ruleDef{
+	rank:     90,
+	endRank:  20,
+	state:    func(c *Checker) any { return leaks{c} },
 	id:       RuleLeak,
 	severity: SeverityWarning,
 	doc: Documentation{
@@ -29,10 +35,19 @@ var leakRule = &ruleDef{
 	},
 }
 
-// reportLeaks counts the stream-ordered memory still live at the end of a
+var _ = register(leakRule)
+
+// leaks is the leak rule's state: none but the checker's memory.
+type leaks struct{ c *Checker }
+
+// atEnd counts the stream-ordered memory still live at the end of a
 // complete trace and, with Options.Leaks, reports each allocation of it,
 // in the order they were made.
-func (c *Checker) reportLeaks() {
+func (l leaks) atEnd(complete bool) {
+	if !complete {
+		return
+	}
+	c := l.c
 	var leaks []*allocation
 	c.allocs.byBase.all(func(a *allocation) {
 		if a.async && !a.freed {

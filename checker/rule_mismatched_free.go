@@ -7,12 +7,16 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleMismatchedFree is the id of the rule this file defines.
+const RuleMismatchedFree RuleID = "mismatched-free"
+
 // mismatchedFreeRule: mismatched-free. It is checked by mismatchedFree
 // below, for frees that CUDA accepted (release, lifetime.go) and that it
 // rejected (rejectedFree, rule_double_free.go): a mismatched free is
 // reported instead of the double-free or invalid-free it may also look
 // like, once.
 var mismatchedFreeRule = &ruleDef{
+	rank:     80,
 	id:       RuleMismatchedFree,
 	severity: SeverityError,
 	doc: Documentation{
@@ -46,6 +50,8 @@ var mismatchedFreeRule = &ruleDef{
 		}
 	},
 }
+
+var _ = register(mismatchedFreeRule)
 
 // mismatchedFree reports the free ev makes of the allocation a at its
 // address when ev is another family's free, and says whether it did; a is

@@ -8,10 +8,17 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RulePoolReleaseChurn is the id of the rule this file defines.
+const RulePoolReleaseChurn RuleID = "pool-release-churn"
+
 // poolReleaseChurnRule: pool-release-churn. What pools hold is followed by
-// notePoolAlloc, leavePool (called at a free, lifetime.go) and notePoolSync
-// below; the finding is made at the end of the trace (reportPoolChurn).
+// its hooks below (an allocation from a pool, one leaving the live set,
+// the pool calls and the host's synchronizations); the finding is made at
+// the end of the trace.
 var poolReleaseChurnRule = &ruleDef{
+	rank:     130,
+	endRank:  40,
+	state:    func(c *Checker) any { return &poolChurn{c: c} },
 	id:       RulePoolReleaseChurn,
 	severity: SeverityWarning,
 	doc: Documentation{
@@ -47,6 +54,8 @@ var poolReleaseChurnRule = &ruleDef{
 	},
 }
 
+var _ = register(poolReleaseChurnRule)
+
 // maxPerfSites bounds the allocation sites a pool-release-churn finding lists.
 const maxPerfSites = 4
 
@@ -60,6 +69,7 @@ type poolKey struct {
 // poolChurn is what the lint keeps of pools (a live allocation's pool is
 // in its record: allocation.pool).
 type poolChurn struct {
+	c       *Checker
 	pools   map[poolKey]*poolUse
 	order   []*poolUse
 	current map[int32]uint64 // The pool each device allocates from when an allocation names none (device_set_pool).
@@ -102,11 +112,11 @@ func (u *poolUse) noteSize(size uint64) {
 	}
 }
 
-// leavePool ends a live allocation's part in its pool's count: freed, or
+// onDrop ends a live allocation's part in its pool's count: freed, or
 // replaced by an allocation at its addresses without a recorded free.
-func (c *Checker) leavePool(a *allocation) {
+func (s *poolChurn) onDrop(a *allocation, _ bool) {
 	if a.pool != 0 {
-		c.poolChurn.order[a.pool-1].live--
+		s.order[a.pool-1].live--
 		a.pool = 0
 	}
 }
@@ -118,8 +128,7 @@ const maxFollowedPools = 255
 
 // poolOf returns the state of the pool ev names (Pool, or the device's
 // current pool).
-func (c *Checker) poolOf(ev *model.Event) *poolUse {
-	s := &c.poolChurn
+func (s *poolChurn) poolOf(ev *model.Event) *poolUse {
 	key := poolKey{pool: ev.Pool}
 	if key.pool == 0 && ev.Op == model.OpMallocAsync {
 		key.pool = s.current[ev.Device]
@@ -144,33 +153,47 @@ func (c *Checker) poolOf(ev *model.Event) *poolUse {
 	return u
 }
 
-// notePool follows what pool_create, pool_set_attr and device_set_pool do.
-func (c *Checker) notePool(ev *model.Event) {
+func (s *poolChurn) ops() []model.Op {
+	return []model.Op{model.OpPoolCreate, model.OpPoolSetAttr, model.OpDeviceSetPool,
+		model.OpStreamSync, model.OpEventSync, model.OpDeviceSync}
+}
+
+// onOp follows what pool_create, pool_set_attr and device_set_pool do, and
+// the host's synchronizations (not its queries), at which each pool that
+// holds no live allocation gives back the memory it grew to.
+func (s *poolChurn) onOp(ev *model.Event, _ *hb.Step) {
 	switch ev.Op {
 	case model.OpPoolCreate:
-		u := c.poolOf(ev)
+		u := s.poolOf(ev)
 		u.threshold, u.held, u.released = 0, false, false
 	case model.OpPoolSetAttr:
 		if ev.Attr == model.PoolAttrReleaseThreshold {
-			c.poolOf(ev).threshold = ev.Value
+			s.poolOf(ev).threshold = ev.Value
 		}
 	case model.OpDeviceSetPool:
-		if c.poolChurn.current == nil {
-			c.poolChurn.current = map[int32]uint64{}
+		if s.current == nil {
+			s.current = map[int32]uint64{}
 		}
-		c.poolChurn.current[ev.Device] = ev.Pool
+		s.current[ev.Device] = ev.Pool
+	default:
+		for _, u := range s.order {
+			if u.live == 0 && u.held {
+				u.held, u.released = false, true
+			}
+		}
 	}
 }
 
-// notePoolAlloc follows the stream-ordered allocation a that ev made, and
-// counts it when it makes its pool grow again: one after a synchronization
-// released the pool's memory, of a size the pool allocated before, while
-// its release threshold is 0.
-func (c *Checker) notePoolAlloc(ev *model.Event, st *hb.Step, a *allocation) {
-	if a == nil || ev.Flags&model.FlagGraphAlloc != 0 {
+// onAlloc follows an allocation from a pool (one issued to a stream) a
+// that ev made, and counts it when it makes its pool grow again: one after
+// a synchronization released the pool's memory, of a size the pool
+// allocated before, while its release threshold is 0.
+func (s *poolChurn) onAlloc(ev *model.Event, _ *hb.Step, a *allocation) {
+	if a == nil || !ev.Op.OnStream() || ev.Flags&model.FlagGraphAlloc != 0 {
 		return
 	}
-	u := c.poolOf(ev)
+	c := s.c
+	u := s.poolOf(ev)
 	if u.released && u.threshold == 0 && u.allocated(ev.Size) {
 		op := a.alloc
 		if u.count == 0 {
@@ -202,24 +225,15 @@ func (c *Checker) hasSite(sites []access, a *access) bool {
 	return false
 }
 
-// notePoolSync: at a stream, event or device synchronization, each pool
-// that holds no live allocation gives back the memory it grew to.
-func (c *Checker) notePoolSync() {
-	for _, u := range c.poolChurn.order {
-		if u.live == 0 && u.held {
-			u.held, u.released = false, true
-		}
-	}
-}
-
-// reportPoolChurn reports each pool that grew again at least the
-// threshold's times, unless the trace cannot say whether its release
-// threshold was set.
-func (c *Checker) reportPoolChurn() {
+// atEnd reports each pool that grew again at least the threshold's
+// times, unless the trace cannot say whether its release threshold was
+// set.
+func (s *poolChurn) atEnd(bool) {
+	c := s.c
 	if !c.tables.Process.RecordsPoolAttributes(c.tables) {
 		return
 	}
-	for _, u := range c.poolChurn.order {
+	for _, u := range s.order {
 		if u.count < c.opts.threshold() {
 			continue
 		}

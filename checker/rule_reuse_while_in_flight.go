@@ -7,10 +7,14 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleReuseWhileInFlight is the id of the rule this file defines.
+const RuleReuseWhileInFlight RuleID = "reuse-while-in-flight"
+
 // reuseWhileInFlightRule: reuse-while-in-flight. It is checked by use
 // (lifetime.go), in preference to use-before-alloc, and by relaunchAfterFree
 // below.
 var reuseWhileInFlightRule = &ruleDef{
+	rank:     40,
 	id:       RuleReuseWhileInFlight,
 	severity: SeverityError,
 	doc: Documentation{
@@ -49,6 +53,8 @@ var reuseWhileInFlightRule = &ruleDef{
 		return f.Alloc.Seq, true, true
 	},
 }
+
+var _ = register(reuseWhileInFlightRule)
 
 // relaunchAfterFree checks a launch that allocates its graph's memory at
 // addr again after the program freed the last launch's: the address is the

@@ -8,11 +8,17 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// streamMemOpRule: stream-memory-op. It is checked by streamMemOp and
-// capturedMemOp below, when freed memory is forgotten (forgetMemOps) and at
-// the end of a trace (unreadMemWrites); its findings are kept apart by
-// their note, which says why the ordering is not followed.
+// RuleStreamMemOp is the id of the rule this file defines.
+const RuleStreamMemOp RuleID = "stream-memory-op"
+
+// streamMemOpRule: stream-memory-op. It is checked by its hooks below
+// (after a stream memory operation's use, when freed memory is forgotten,
+// at the end of a trace) and by capturedMemOp; its findings are kept apart
+// by their note, which says why the ordering is not followed.
 var streamMemOpRule = &ruleDef{
+	rank:     110,
+	endRank:  10,
+	state:    func(c *Checker) any { return &memOps{c: c} },
 	id:       RuleStreamMemOp,
 	severity: SeverityWarning,
 	doc: Documentation{
@@ -27,6 +33,8 @@ var streamMemOpRule = &ruleDef{
 	roleFor: memRole, // a wait and a write at one site are two findings
 	explain: func(c *Checker, f *Finding, x *explainArgs) { explainMemOp(f, x.op, x.note) },
 }
+
+var _ = register(streamMemOpRule)
 
 // memNote says why a stream-memory-op finding's ordering is not followed.
 type memNote uint8
@@ -49,6 +57,7 @@ const (
 // memOps is what the checker keeps of stream memory operations, by the
 // 8-byte block of memory they name (see hb's memBlock).
 type memOps struct {
+	c *Checker
 	// waited holds the blocks some recorded wait read.
 	waited map[uint64]bool
 	// unread holds, by block, the first write no recorded wait read (yet):
@@ -70,12 +79,14 @@ var waitNotes = [...]memNote{
 	hb.MemWaitUnknownOp:  memNoteAfterUnknown,
 }
 
-// streamMemOp checks a stream memory operation that ran (not captured):
-// it uses the memory it waits on or writes, and a wait whose ordering the
-// engine did not follow, or a write that may have met a followed wait
-// first, is reported.
-func (c *Checker) streamMemOp(ev *model.Event, st *hb.Step) {
-	eachUse(ev, func(p uint64) { c.use(ev, st, p) })
+func (m *memOps) ops() []model.Op { return []model.Op{model.OpStreamMemOp} }
+
+// onOp checks a stream memory operation that ran (not captured), once its
+// use of the memory it waits on or writes is checked: a wait whose
+// ordering the engine did not follow, or a write that may have met a
+// followed wait first, is reported.
+func (m *memOps) onOp(ev *model.Event, st *hb.Step) {
+	c := m.c
 	switch {
 	case ev.MemOp == model.MemOpUnknown:
 		c.reportMemOp(undescribedNote(ev), c.accessOf(ev, st, ev.Ptr))
@@ -88,7 +99,6 @@ func (c *Checker) streamMemOp(ev *model.Event, st *hb.Step) {
 		if st.MemLateWrite {
 			c.reportMemOp(memNoteLateWrite, c.accessOf(ev, st, ev.Ptr))
 		}
-		m := &c.memOps
 		b := memBlock(ev.Ptr)
 		if _, ok := m.unread[b]; ok || m.waited[b] {
 			return
@@ -114,7 +124,7 @@ func undescribedNote(ev *model.Event) memNote {
 
 // memWaited notes a wait at addr: writes there are read.
 func (c *Checker) memWaited(addr uint64) {
-	m := &c.memOps
+	m := c.stateOf(streamMemOpRule).(*memOps)
 	if m.waited == nil {
 		m.waited = map[uint64]bool{}
 	}
@@ -137,13 +147,18 @@ func (c *Checker) capturedMemOp(ev *model.Event, st *hb.Step) {
 	}
 }
 
-// forgetMemOps drops what is kept of the blocks of freed memory (the
-// engine's ForgetMemory names them), reporting their unread writes: a
-// later allocation there is other memory, whose writes are read or not
-// afresh.
-func (c *Checker) forgetMemOps(blocks []uint64) {
-	m := &c.memOps
-	for _, b := range blocks {
+// onDrop drops what is kept of the blocks of freed memory (the engine's
+// ForgetMemory forgets their writes and names them), reporting their
+// unread writes: a later allocation there is other memory, whose writes
+// are read or not afresh.
+func (m *memOps) onDrop(a *allocation, freed bool) {
+	c := m.c
+	if !freed || !c.engine.HasMemoryWrites() {
+		return
+	}
+	base, size := a.wholeOf()
+	m.forgot = c.engine.ForgetMemory(base, rangeEnd(base, size), m.forgot[:0])
+	for _, b := range m.forgot {
 		delete(m.waited, b)
 		if w, ok := m.unread[b]; ok { // nothing can wait for it any more
 			c.reportMemOp(memNoteUnread, w)
@@ -155,9 +170,13 @@ func (c *Checker) forgetMemOps(blocks []uint64) {
 	}
 }
 
-// unreadMemWrites reports the writes of values that no recorded wait read.
-func (c *Checker) unreadMemWrites() {
-	m := &c.memOps
+// atEnd reports, at the end of a complete trace, the writes of values
+// that no recorded wait read.
+func (m *memOps) atEnd(complete bool) {
+	if !complete {
+		return
+	}
+	c := m.c
 	for _, b := range m.order {
 		if w, ok := m.unread[b]; ok {
 			c.reportMemOp(memNoteUnread, w)

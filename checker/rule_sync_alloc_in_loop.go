@@ -8,10 +8,16 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// syncAllocInLoopRule: sync-alloc-in-loop. Allocations are counted by
-// noteSyncAlloc and their frees by noteSyncFree below; the finding is made
-// at the end of the trace (reportSyncAllocLoops).
+// RuleSyncAllocInLoop is the id of the rule this file defines.
+const RuleSyncAllocInLoop RuleID = "sync-alloc-in-loop"
+
+// syncAllocInLoopRule: sync-alloc-in-loop. Allocations, their frees and
+// the GPU work between them are counted by its hooks below; the finding is
+// made at the end of the trace.
 var syncAllocInLoopRule = &ruleDef{
+	rank:     120,
+	endRank:  30,
+	state:    func(c *Checker) any { return &syncAllocs{c: c} },
 	id:       RuleSyncAllocInLoop,
 	severity: SeverityWarning,
 	doc: Documentation{
@@ -52,6 +58,8 @@ var syncAllocInLoopRule = &ruleDef{
 	},
 }
 
+var _ = register(syncAllocInLoopRule)
+
 // DefaultAllocLoopThreshold is how many times one site must allocate (or a
 // pool grow again) before a performance lint reports it, unless
 // Options.AllocLoopThreshold says otherwise.
@@ -87,6 +95,7 @@ func (p *perfDetail) addSize(size uint64) {
 
 // syncAllocs is what the lint keeps: by allocation site, its calls.
 type syncAllocs struct {
+	c     *Checker
 	sites map[siteKey]*syncSite
 	order []*syncSite
 	// work counts the GPU work issued so far, and lastAgent is the stream
@@ -119,8 +128,16 @@ func (o *Options) threshold() int {
 	return DefaultAllocLoopThreshold
 }
 
-// noteWork counts GPU work issued on the stream of st.
-func (s *syncAllocs) noteWork(st *hb.Step) {
+// workOps are the ops that issue GPU work: kernels, copies and sets, and
+// graph launches, as the op spec's categories and memory columns say.
+var workOps = model.OpsWith(func(s model.OpSpec) bool {
+	return (s.Mem == model.MemUse || s.Mem == model.MemGraph) && (s.Category == model.CatWork || s.Category == model.CatCopy)
+})
+
+func (s *syncAllocs) ops() []model.Op { return workOps }
+
+// onOp counts GPU work issued on the stream of st.
+func (s *syncAllocs) onOp(_ *model.Event, st *hb.Step) {
 	s.work++
 	s.lastAgent = st.Agent
 }
@@ -129,14 +146,14 @@ func (s *syncAllocs) noteWork(st *hb.Step) {
 // cudaMalloc and cudaFree synchronize for, and pinned host memory.
 func syncFamily(f family) bool { return f == famDevice || f == famPitched || f == famHost }
 
-// noteSyncAlloc counts a synchronous allocation. A call counts as a pass
-// when GPU work was issued since the site's previous call.
-func (c *Checker) noteSyncAlloc(ev *model.Event, st *hb.Step) {
+// onAlloc counts a synchronous allocation. A call counts as a pass when
+// GPU work was issued since the site's previous call.
+func (s *syncAllocs) onAlloc(ev *model.Event, st *hb.Step, _ *allocation) {
 	f := familyOf(ev)
 	if ev.Ptr == 0 || !syncFamily(f) {
 		return
 	}
-	s := &c.syncAllocs
+	c := s.c
 	a := c.accessOf(ev, st, ev.Ptr)
 	key := c.siteOf(&a)
 	site := s.sites[key]
@@ -164,22 +181,28 @@ func (c *Checker) noteSyncAlloc(ev *model.Event, st *hb.Step) {
 	}
 }
 
-// noteSyncFree adds the time of a free of the allocation a to its site's.
-func (c *Checker) noteSyncFree(ev *model.Event, a *allocation) {
-	if a == nil || a.freed || !syncFamily(a.family) || len(c.syncAllocs.sites) == 0 {
+// onFree adds the time of a synchronous free (not one issued to a stream)
+// of a live allocation to its site's.
+func (s *syncAllocs) onFree(ev *model.Event) {
+	if ev.Op.OnStream() || len(s.sites) == 0 {
 		return
 	}
-	if site := c.syncAllocs.sites[c.siteOf(&a.alloc)]; site != nil {
+	a := s.c.allocs.at(ev.Ptr)
+	if a == nil || a.freed || !syncFamily(a.family) {
+		return
+	}
+	if site := s.sites[s.c.siteOf(&a.alloc)]; site != nil {
 		site.frees++
 		site.dur += ev.Dur
 	}
 }
 
-// reportSyncAllocLoops reports each site that allocated in a loop around
-// GPU work at least the threshold's times, unless it is a pinned-host site
-// whose measured cost is a negligible share of its loop's time.
-func (c *Checker) reportSyncAllocLoops() {
-	for _, site := range c.syncAllocs.order {
+// atEnd reports each site that allocated in a loop around GPU work at
+// least the threshold's times, unless it is a pinned-host site whose
+// measured cost is a negligible share of its loop's time.
+func (s *syncAllocs) atEnd(bool) {
+	c := s.c
+	for _, site := range s.order {
 		if site.count >= c.opts.threshold() && !site.negligible() {
 			c.reportPerf(syncAllocInLoopRule, site.first, site.family, &site.perfDetail)
 		}

@@ -7,11 +7,15 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleUseAfterFree is the id of the rule this file defines.
+const RuleUseAfterFree RuleID = "use-after-free"
+
 // useAfterFreeRule: use-after-free. It is checked by use (lifetime.go), by
 // rejectedUse below, and in captures (capture.go). A use of a range a
 // synchronous free gave back to the driver is one only when nothing can
 // have handed the range out again (mayBeReallocated).
 var useAfterFreeRule = &ruleDef{
+	rank:     20,
 	id:       RuleUseAfterFree,
 	severity: SeverityError,
 	doc: Documentation{
@@ -46,6 +50,8 @@ var useAfterFreeRule = &ruleDef{
 	// would make it right (an edge from the use back to the free would
 	// close a cycle).
 }
+
+var _ = register(useAfterFreeRule)
 
 // rejectedUse checks a launch, copy or set that CUDA refused. It changed
 // nothing and is no use of live memory, but one that names freed memory

@@ -2,10 +2,14 @@ package checker
 
 import "fmt"
 
+// RuleUseBeforeAlloc is the id of the rule this file defines.
+const RuleUseBeforeAlloc RuleID = "use-before-alloc"
+
 // useBeforeAllocRule: use-before-alloc. It is checked by use (lifetime.go),
 // with use-after-free and reuse-while-in-flight, and in captures
 // (capture.go).
 var useBeforeAllocRule = &ruleDef{
+	rank:     10,
 	id:       RuleUseBeforeAlloc,
 	severity: SeverityError,
 	doc: Documentation{
@@ -32,3 +36,5 @@ var useBeforeAllocRule = &ruleDef{
 	},
 	missing: missingOther,
 }
+
+var _ = register(useBeforeAllocRule)

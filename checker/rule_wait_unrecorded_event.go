@@ -7,10 +7,16 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
+// RuleWaitUnrecordedEvent is the id of the rule this file defines.
+const RuleWaitUnrecordedEvent RuleID = "wait-unrecorded-event"
+
 // waitUnrecordedEventRule: wait-unrecorded-event. The engine finds such
 // waits (hb.Step.UnrecordedWait); reportUnrecordedWait below reports them,
 // naming the event record node noteRecordNode kept, if any.
 var waitUnrecordedEventRule = &ruleDef{
+	rank:     100,
+	endRank:  90, // after the error findings it looks for
+	state:    func(c *Checker) any { return &heldWaits{c: c} },
 	id:       RuleWaitUnrecordedEvent,
 	severity: SeverityWarning,
 	doc: Documentation{
@@ -40,11 +46,14 @@ var waitUnrecordedEventRule = &ruleDef{
 	},
 }
 
+var _ = register(waitUnrecordedEventRule)
+
 // heldWaits are the waits on events with no record before them
 // (hb.Step.UnrecordedWait), folded by site, stream and event, kept until
 // the end of the trace: whether one is reported depends on what follows it
 // (reportUnrecordedWaits).
 type heldWaits struct {
+	c     *Checker
 	waits []heldWait
 	index map[heldWaitKey]int
 }
@@ -62,17 +71,20 @@ type heldWaitKey struct {
 	event uint64
 }
 
-// unrecordedWait applies a wait on an event with no record before it. One
+// onSync applies a wait on an event with no record before it. One
 // that only a graph's event record node records (in executable graphs made
 // after it) is a bug whatever follows, reported at once, naming the node;
 // the others are held (heldWaits).
-func (c *Checker) unrecordedWait(ev *model.Event, st *hb.Step) {
+func (h *heldWaits) onSync(ev *model.Event, st *hb.Step) {
+	if !st.UnrecordedWait {
+		return
+	}
+	c := h.c
 	op := c.accessOf(ev, st, 0)
 	if n, ok := c.recordNodes[ev.Event]; ok {
 		c.report(waitUnrecordedEventRule, nil, op, &n)
 		return
 	}
-	h := &c.heldWaits
 	k := heldWaitKey{site: c.siteOf(&op), agent: st.Agent, event: ev.Event}
 	if i, ok := h.index[k]; ok {
 		h.waits[i].n++
@@ -86,14 +98,15 @@ func (c *Checker) unrecordedWait(ev *model.Event, st *hb.Step) {
 	h.waits = append(h.waits, heldWait{op: op, n: 1, ipcKey: key, shared: shared})
 }
 
-// reportUnrecordedWaits reports, at the end of the trace, each held wait
+// atEnd reports, at the end of the trace, each held wait
 // that an error finding follows on its stream (on the host, for an event
 // synchronization): the race the wait probably meant to prevent. A wait
 // on an event shared with other processes keeps its key, for LinkImports
 // to decide across the process tree.
-func (c *Checker) reportUnrecordedWaits() {
-	for i := range c.heldWaits.waits {
-		w := &c.heldWaits.waits[i]
+func (h *heldWaits) atEnd(bool) {
+	c := h.c
+	for i := range h.waits {
+		w := &h.waits[i]
 		if !c.errorAfter(&w.op) {
 			continue
 		}

@@ -6,11 +6,13 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// Each rule is defined in its own file, rule_<id>.go: its id, severity and
-// documentation, the roles its findings give their operations, how a
-// finding is explained, and, as far as it is the rule's alone, the check
-// that reports it. Its golden files are in testdata/rules/<id>/. The
-// README's rules table is made from the documentation here.
+// Each rule is defined in its own file, rule_<id>.go, which registers it
+// (plugin.go): its id, rank, severity and documentation, the roles its
+// findings give their operations, how a finding is explained, and its
+// state and hooks, or, for the rules about uses and frees, the check in
+// the shared memory state that reports it. Its golden files are in
+// testdata/rules/<id>/. The README's rules table is made from the
+// documentation here.
 //
 //go:generate go run ../internal/rulesdoc/gen -readme ../README.md
 
@@ -36,26 +38,9 @@ func (s Severity) String() string {
 }
 
 // RuleID names a rule. IDs are stable: suppressions, baselines and
-// reports name them (Finding.Rule and Rule.ID are their strings).
+// reports name them (Finding.Rule and Rule.ID are their strings). Each
+// rule's file defines its id.
 type RuleID string
-
-// Rule ids, in the order of Rules.
-const (
-	RuleUseBeforeAlloc      RuleID = "use-before-alloc"
-	RuleUseAfterFree        RuleID = "use-after-free"
-	RuleFreeWhileInFlight   RuleID = "free-while-in-flight"
-	RuleReuseWhileInFlight  RuleID = "reuse-while-in-flight"
-	RuleFreeBeforeAlloc     RuleID = "free-before-alloc"
-	RuleDoubleFree          RuleID = "double-free"
-	RuleInvalidFree         RuleID = "invalid-free"
-	RuleMismatchedFree      RuleID = "mismatched-free"
-	RuleLeak                RuleID = "leak"
-	RuleWaitUnrecordedEvent RuleID = "wait-unrecorded-event"
-	RuleStreamMemOp         RuleID = "stream-memory-op"
-	RuleSyncAllocInLoop     RuleID = "sync-alloc-in-loop"
-	RulePoolReleaseChurn    RuleID = "pool-release-churn"
-	RuleFreedArgumentWord   RuleID = "freed-argument-word"
-)
 
 // Rule is one check. IDs are stable: suppressions and baselines name them.
 type Rule struct {
@@ -101,9 +86,15 @@ func (r Rule) Help() (text, markdown string) {
 	return text, markdown
 }
 
-// ruleDef defines a rule. Each is a variable of its rule's file; ruleDefs
-// lists them.
+// ruleDef defines a rule. Each is a variable of its rule's file, which
+// registers it.
 type ruleDef struct {
+	// rank places the rule in Rules (errors first, notes last), and
+	// endRank its end hook among the others' (see endHook).
+	rank, endRank int
+	// state, for a rule with state of its own, makes it for one trace:
+	// a value with the rule's hooks (plugin.go).
+	state    func(c *Checker) any
 	id       RuleID
 	severity Severity
 	doc      Documentation
@@ -129,26 +120,19 @@ type ruleDef struct {
 	missing func(f *Finding) (seq uint64, alloc, ok bool)
 }
 
-// ruleDefs lists every rule, errors first, notes last: the order of Rules.
-var ruleDefs = []*ruleDef{
-	useBeforeAllocRule,
-	useAfterFreeRule,
-	freeWhileInFlightRule,
-	reuseWhileInFlightRule,
-	freeBeforeAllocRule,
-	doubleFreeRule,
-	invalidFreeRule,
-	mismatchedFreeRule,
-	leakRule,
-	waitUnrecordedEventRule,
-	streamMemOpRule,
-	syncAllocInLoopRule,
-	poolReleaseChurnRule,
-	freedArgumentWordRule,
-}
+// ruleDefs lists every registered rule by rank, errors first, notes last:
+// the order of Rules.
+var ruleDefs []*ruleDef
 
 // Rules lists every rule, errors first, notes last.
-var Rules = rulesOf(ruleDefs)
+var Rules []Rule
+
+// Rules are registered as their files' variables are initialized, which
+// is before any init function runs.
+func init() {
+	ruleDefs = sortedRules()
+	Rules = rulesOf(ruleDefs)
+}
 
 func rulesOf(defs []*ruleDef) []Rule {
 	rules := make([]Rule, len(defs))
@@ -219,9 +203,10 @@ func missingOther(f *Finding) (uint64, bool, bool) {
 	return f.Ops[1].Seq, false, true
 }
 
-// The operations at which the rules about uses and frees are checked.
+// The operations at which the rules about uses and frees are checked, as
+// the op spec's memory column says: the uses, the frees, and graph
+// launches, which use and free what their graphs do.
 var (
-	useOps = []model.Op{model.OpLaunch, model.OpMemcpy, model.OpMemcpyAsync, model.OpMemset, model.OpMemsetAsync,
-		model.OpStreamMemOp, model.OpGraphLaunch, model.OpCollective}
-	freeOps = []model.Op{model.OpFreeAsync, model.OpFree, model.OpIpcMemClose, model.OpVmmUnmap, model.OpGraphLaunch}
+	useOps  = model.OpsWith(func(s model.OpSpec) bool { return s.Mem == model.MemUse || s.Mem == model.MemGraph })
+	freeOps = model.OpsWith(func(s model.OpSpec) bool { return s.Mem.Frees() || s.Mem == model.MemGraph })
 )

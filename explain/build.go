@@ -116,8 +116,7 @@ func Build(r model.Reader, res *checker.Result, opts Options) ([]*Graph, error) 
 
 // add replays one event and hands it to the collectors that want it.
 func (rp *replay) add(ev *model.Event) {
-	switch ev.Op {
-	case model.OpEventCreate, model.OpEventRecord, model.OpStreamWait, model.OpEventSync, model.OpEventQuery, model.OpEventDestroy:
+	if ev.Op.NamesEvent() {
 		rp.nameEvent(ev.Event)
 	}
 	eng := rp.chk.Engine()

@@ -209,11 +209,10 @@ func (e *Engine) passesOn(a *Agent, s AgentID) bool {
 // clock now covers all of that stream's work: a's operations count on from
 // there, so a clock that learns one of them covers the destroyed stream's
 // work too, which is true (a was ordered after it), and the slot is not
-// held apart for it until the host is. Without this, a program that hands
-// work from stream to stream, each destroyed after handing off and none
-// waited for by the host, had every clock as wide as all the streams it
-// ever made, and took time and memory with the square of their number.
-// The destroyed stream is then done with: a device synchronization, or
+// held apart for it until the host is: a program that hands work from
+// stream to stream, each destroyed after handing off and none waited for
+// by the host, keeps clocks as wide as the streams alive, not as all the
+// streams it ever made (bench/notes.md). The destroyed stream is then done with: a device synchronization, or
 // (when a is blocking if it was) the legacy stream, joins a, which knows
 // all it knew.
 func (e *Engine) inherit(a *Agent, waited *eventState) {

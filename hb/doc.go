@@ -90,15 +90,17 @@
 // barrier and the legacy stream as their kind says, then makes the op's
 // own joins (an event wait, a followed wait for a value, a graph launch's
 // previous launch and external event waits) and gives it its epoch. Every
-// other op is applied by its family's advance function, found in the
-// table advances, indexed by op: streams and events as objects
-// (streams.go), synchronization and queries (syncs.go), allocations,
-// imported pointers and mappings (allocs.go), synchronous copies and sets
-// (copies.go) and graphs (graphs.go). An op the table has no function
-// for is a host call that orders nothing. The table names the functions
-// (Engine.advance switches on the name, a jump table) rather than holding
-// function values: the compiler cannot see what an indirect call keeps,
-// and made every caller's event and Step escape to the heap.
+// other op is applied by its ordering family's advance function: the op
+// spec's Order column (model.Op.Order) fills the table advances, indexed
+// by op, at init: streams and events as objects (streams.go),
+// synchronization and queries (syncs.go), allocations, imported pointers
+// and mappings (allocs.go), synchronous copies and sets (copies.go),
+// graphs (graphs.go) and host functions' runs (hostfuncs.go); OrderNothing
+// is a host call that orders nothing. The table holds the family
+// (Engine.advance switches on it, a jump table) rather than function
+// values: the compiler cannot see what an indirect call keeps, so the
+// caller's event and Step would escape to the heap. TestDispatchCoversTheSpec
+// fails when a family of the spec has no case.
 //
 // # Joins
 //

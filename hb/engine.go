@@ -61,9 +61,8 @@ type Step struct {
 // number of operations; a destroyed stream keeps only its clock's entries
 // the host has not reached, until the host is ordered after its work, and
 // then gives its clock slot to the next stream created, so clocks are as
-// wide as the streams alive at once. Wide clocks share their chunks (see
-// Clock): 10,000 streams alive at once take tens of megabytes, not the
-// gigabyte a vector each as wide as their number took.
+// wide as the streams alive at once. Wide clocks are persistent trees that
+// share their nodes (see Clock; bench/notes.md has the figures).
 type Engine struct {
 	agents agentTable
 	// joins are the joins made for the current event (Step.Joins): emptied
@@ -113,9 +112,9 @@ type Engine struct {
 	// slotHolder is the agent each slot was last handed to.
 	slotHolder []AgentID
 	// spare holds the storage of a few destroyed streams' clocks for new
-	// streams: a program that makes a stream per step and never waits
-	// for them otherwise allocates a clock as wide as all of them each
-	// step, and the garbage collector's time grew with its square.
+	// streams, so that a program that makes a stream per step and never
+	// waits for them does not allocate a clock as wide as all of them each
+	// step.
 	spare []vclock
 	host  vclock
 	// memory holds the recorded writes of values (cuStreamWriteValue*) by
@@ -165,107 +164,64 @@ func (e *Engine) Apply(ev *model.Event) Step {
 	return st
 }
 
-// advance names the function that applies an event of an op not issued
-// to a stream, each in the file of its family: streams and events
-// (streams.go), synchronization (syncs.go), allocations and mappings
-// (allocs.go), synchronous copies and sets (copies.go), graphs
-// (graphs.go).
-type advance uint8
+// advances is the dispatch table of the ops not issued to a stream: each
+// op's ordering family (model.Op.Order, from the op spec), indexed by the
+// op's byte (no bounds check), filled at init. It holds the family rather
+// than a function because the compiler cannot tell what an indirect call
+// keeps: a call through a function value makes the caller's event and Step
+// escape to the heap. The switch on an entry (Engine.advance) compiles to a
+// jump table, one case per family, each in the file of its kind: streams
+// and events (streams.go), synchronization (syncs.go), allocations and
+// mappings (allocs.go), synchronous copies and sets (copies.go), graphs
+// (graphs.go), host functions (hostfuncs.go).
+var advances [256]model.Order
 
-const (
-	advNothing advance = iota // A host call that orders nothing.
-	advStreamCreate
-	advStreamDestroy
-	advEventCreate
-	advEventDestroy
-	advIpcEventOpen
-	advStreamSync
-	advEventSync
-	advDeviceSync
-	advAlloc
-	advCopy
-	advGraphChange
-	advGraphClone
-	advGraphEventNode
-	advHostFnRun
-)
-
-// advances is the dispatch table of the ops not issued to a stream: the
-// advance function of each op, indexed by the op's byte (no bounds
-// check); an op it does not list orders nothing. It names the functions
-// rather than holding them because the compiler cannot tell what an
-// indirect call keeps: calling through a function value made every
-// caller's event and Step escape to the heap, an allocation per Apply.
-// The switch on an entry (Engine.advance) compiles to a jump table.
-var advances = [256]advance{
-	model.OpStreamCreate:  advStreamCreate,
-	model.OpStreamDestroy: advStreamDestroy,
-	model.OpEventCreate:   advEventCreate,
-	model.OpEventDestroy:  advEventDestroy,
-	model.OpIpcEventOpen:  advIpcEventOpen,
-
-	model.OpStreamSync:  advStreamSync,
-	model.OpStreamQuery: advStreamSync,
-	model.OpEventSync:   advEventSync,
-	model.OpEventQuery:  advEventSync,
-	model.OpDeviceSync:  advDeviceSync,
-
-	model.OpMalloc:      advAlloc,
-	model.OpFree:        advAlloc,
-	model.OpPoolCreate:  advAlloc,
-	model.OpPtrImport:   advAlloc,
-	model.OpIpcMemOpen:  advAlloc,
-	model.OpIpcMemClose: advAlloc,
-	model.OpVmmMap:      advAlloc,
-	model.OpVmmUnmap:    advAlloc,
-
-	model.OpMemcpy: advCopy,
-	model.OpMemset: advCopy,
-
-	model.OpGraphInstantiate:     advGraphChange,
-	model.OpGraphForget:          advGraphChange,
-	model.OpGraphClone:           advGraphClone,
-	model.OpGraphEventRecordNode: advGraphEventNode,
-	model.OpGraphEventWaitNode:   advGraphEventNode,
-
-	model.OpHostFnRun: advHostFnRun,
+func init() {
+	for _, s := range model.OpSpecs() {
+		advances[s.Op] = s.Order
+	}
 }
 
 // advance applies an event of an op not issued to a stream by its entry
-// in advances.
-func (e *Engine) advance(ev *model.Event, st *Step) {
+// in advances. It reports false for a family it has no case for (the
+// completeness test's concern; such an event orders nothing).
+func (e *Engine) advance(ev *model.Event, st *Step) bool {
 	switch advances[ev.Op] {
-	case advStreamCreate:
-		e.advanceStreamCreate(ev, st)
-	case advStreamDestroy:
-		e.advanceStreamDestroy(ev, st)
-	case advEventCreate:
-		e.advanceEventCreate(ev, st)
-	case advEventDestroy:
-		e.advanceEventDestroy(ev, st)
-	case advIpcEventOpen:
-		e.advanceIpcEventOpen(ev, st)
-	case advStreamSync:
-		e.advanceStreamSync(ev, st)
-	case advEventSync:
-		e.advanceEventSync(ev, st)
-	case advDeviceSync:
-		e.advanceDeviceSync(ev, st)
-	case advAlloc:
-		e.advanceAlloc(ev, st)
-	case advCopy:
-		e.advanceCopy(ev, st)
-	case advGraphChange:
-		e.advanceGraphChange(ev, st)
-	case advGraphClone:
-		e.advanceGraphClone(ev, st)
-	case advGraphEventNode:
-		e.advanceGraphEventNode(ev, st)
-	case advHostFnRun:
-		e.advanceHostFnRun(ev, st)
-	default:
+	case model.OrderNothing:
 		e.advanceNothing(ev, st)
+	case model.OrderStreamCreate:
+		e.advanceStreamCreate(ev, st)
+	case model.OrderStreamDestroy:
+		e.advanceStreamDestroy(ev, st)
+	case model.OrderEventCreate:
+		e.advanceEventCreate(ev, st)
+	case model.OrderEventDestroy:
+		e.advanceEventDestroy(ev, st)
+	case model.OrderIpcEventOpen:
+		e.advanceIpcEventOpen(ev, st)
+	case model.OrderStreamSync:
+		e.advanceStreamSync(ev, st)
+	case model.OrderEventSync:
+		e.advanceEventSync(ev, st)
+	case model.OrderDeviceSync:
+		e.advanceDeviceSync(ev, st)
+	case model.OrderAlloc:
+		e.advanceAlloc(ev, st)
+	case model.OrderCopy:
+		e.advanceCopy(ev, st)
+	case model.OrderGraphChange:
+		e.advanceGraphChange(ev, st)
+	case model.OrderGraphClone:
+		e.advanceGraphClone(ev, st)
+	case model.OrderGraphEventNode:
+		e.advanceGraphEventNode(ev, st)
+	case model.OrderHostFnRun:
+		e.advanceHostFnRun(ev, st)
+	default: // OrderIssue reaches issue, not here; an unknown op orders nothing
+		e.advanceNothing(ev, st)
+		return advances[ev.Op] == 0
 	}
+	return true
 }
 
 // ApplyTo is Apply writing into *st, which saves copying the Step on the
@@ -291,7 +247,7 @@ func (e *Engine) ApplyTo(ev *model.Event, st *Step) {
 	case ev.Flags&model.FlagGraphNode != 0 && (ev.Op == model.OpLaunch || ev.Op == model.OpMemcpyAsync ||
 		ev.Op == model.OpMemsetAsync || ev.Op == model.OpStreamMemOp):
 		e.graphNode(ev, st)
-	case ev.Op.OnStream(): // Most events: tested first, none of the ops in advances.
+	case ev.Op.OnStream(): // Most events: tested first, OrderIssue in advances.
 		e.issue(ev, st)
 	default:
 		e.advance(ev, st)
@@ -356,9 +312,8 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 	switch a.Kind {
 	case KindLegacy:
 		// Only blocking streams created or given work since the last look
-		// can have work the legacy stream has not joined: scanning every
-		// blocking stream made each legacy operation cost the number of
-		// streams.
+		// can have work the legacy stream has not joined, so a legacy
+		// operation costs those, not the number of streams.
 		for _, id := range a.dev.unjoined {
 			b := e.agents.at(id)
 			b.unjoined = false
@@ -366,8 +321,7 @@ func (e *Engine) issue(ev *model.Event, st *Step) {
 			// too (measured on CUDA 13.0: testdata/cuda/
 			// legacy_after_destroy_ok); a pruned one's is behind the host.
 			// Joined already if the legacy stream knows b's own count (see
-			// OpDeviceSync): rejoining every blocking stream each time cost
-			// the cube of the stream count.
+			// OpDeviceSync): no need to join it again.
 			if !b.pruned && a.clock.Get(b.Slot) < b.count() {
 				b.joinTo(&a.clock)
 				e.join(JoinLegacy, a.ID, b)

@@ -81,6 +81,13 @@ type OpSpec struct {
 	pageable bool
 	// notes explain a JSON Lines field of this op in the docs' table, by key.
 	notes map[string]string
+
+	// The columns the analyzer runs on (opcolumns.go).
+	Mem        Mem       // What the op does to memory.
+	Uses       []AddrUse // For MemUse: the addresses it uses, in order.
+	Order      Order     // Its ordering family; an op on a stream leaves it out (OrderIssue).
+	NamesEvent bool      // Explanations and timelines name its event.
+	Category   Category  // Its timeline category; left out: setup.
 }
 
 // Spec returns o's row of the op spec; OpInvalid's for an unknown op.
@@ -157,58 +164,71 @@ var opSpecs = [opCount]OpSpec{
 	OpInvalid: {Name: "invalid"},
 	OpStreamCreate: {
 		Name: "stream_create", CName: "OP_STREAM_CREATE", API: "cudaStreamCreateWithFlags",
-		Sync: SyncNone, Flags: FlagNonBlocking | FlagImplicit,
+		Order: OrderStreamCreate,
+		Sync:  SyncNone, Flags: FlagNonBlocking | FlagImplicit,
 		required: jStream, optional: jPriority, introduces: jStream,
 		notes: map[string]string{"flags": "`\"blocking\"` default, or `\"non_blocking\"`"},
 	},
 	OpStreamDestroy: {
 		Name: "stream_destroy", CName: "OP_STREAM_DESTROY", API: "cudaStreamDestroy",
-		Sync: SyncNone, required: jStream,
+		Order: OrderStreamDestroy,
+		Sync:  SyncNone, required: jStream,
 	},
 	OpEventCreate: {
 		Name: "event_create", CName: "OP_EVENT_CREATE", API: "cudaEventCreate",
+		Order: OrderEventCreate, NamesEvent: true,
 		Sync: SyncNone, Flags: FlagImplicit, required: jEvent, introduces: jEvent,
 	},
 	OpEventRecord: {
 		Name: "event_record", CName: "OP_EVENT_RECORD", API: "cudaEventRecord",
+		NamesEvent: true, Category: CatSync,
 		OnStream: true, Sync: SyncRecord, Flags: FlagExternal, required: jEvent | jStream, introduces: jEvent,
 	},
 	OpEventDestroy: {
 		Name: "event_destroy", CName: "OP_EVENT_DESTROY", API: "cudaEventDestroy",
+		Order: OrderEventDestroy, NamesEvent: true,
 		Sync: SyncNone, required: jEvent,
 	},
 	OpStreamWait: {
 		Name: "stream_wait_event", CName: "OP_STREAM_WAIT", API: "cudaStreamWaitEvent",
+		NamesEvent: true, Category: CatSync,
 		OnStream: true, Sync: SyncWaitEvent, Flags: FlagExternal, required: jStream | jEvent,
 	},
 	OpStreamSync: {
 		Name: "stream_sync", CName: "OP_STREAM_SYNC", API: "cudaStreamSynchronize",
+		Order: OrderStreamSync, Category: CatSync,
 		Sync: SyncHostStream, required: jStream,
 	},
 	OpEventSync: {
 		Name: "event_sync", CName: "OP_EVENT_SYNC", API: "cudaEventSynchronize",
+		Order: OrderEventSync, NamesEvent: true, Category: CatSync,
 		Sync: SyncHostEvent, required: jEvent,
 	},
 	OpDeviceSync: {
 		Name: "device_sync", CName: "OP_DEVICE_SYNC", API: "cudaDeviceSynchronize",
+		Order: OrderDeviceSync, Category: CatSync,
 		Sync: SyncHostDevice,
 	},
 	OpStreamQuery: {
 		Name: "stream_query", CName: "OP_STREAM_QUERY", API: "cudaStreamQuery",
+		Order: OrderStreamSync, Category: CatSync,
 		Sync: SyncHostStream, required: jStream | jResult,
 		notes: map[string]string{"result": "`\"success\"` or `\"not_ready\"`"},
 	},
 	OpEventQuery: {
 		Name: "event_query", CName: "OP_EVENT_QUERY", API: "cudaEventQuery",
+		Order: OrderEventSync, NamesEvent: true, Category: CatSync,
 		Sync: SyncHostEvent, required: jEvent | jResult,
 	},
 	OpMallocAsync: {
 		Name: "malloc_async", CName: "OP_MALLOC_ASYNC", API: "cudaMallocAsync",
+		Mem: MemAllocOrdered, Category: CatMemory,
 		OnStream: true, Sync: SyncIssue, Flags: FlagGraphAlloc,
 		required: jStream | jPtr | jSize, optional: jPool, apiOf: mallocAPI,
 	},
 	OpMalloc: {
 		Name: "malloc", CName: "OP_MALLOC", API: "cudaMalloc",
+		Mem: MemAlloc, Order: OrderAlloc, Category: CatMemory,
 		Sync: SyncHost, required: jPtr | jSize, optional: jFamily | jPitch, apiOf: familyAPI,
 		notes: map[string]string{
 			"kind":   "`device` (the default), `pitched` (with `pitch` and `height`), `managed`, `host` (pinned), `registered`: binary field 31",
@@ -218,10 +238,12 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpFreeAsync: {
 		Name: "free_async", CName: "OP_FREE_ASYNC", API: "cudaFreeAsync",
+		Mem: MemFree, Category: CatMemory,
 		OnStream: true, Sync: SyncIssue, required: jStream | jPtr,
 	},
 	OpFree: {
 		Name: "free", CName: "OP_FREE", API: "cudaFree",
+		Mem: MemFree, Order: OrderAlloc, Category: CatMemory,
 		Sync: SyncHost, required: jPtr, optional: jFamily, apiOf: familyAPI,
 		notes: map[string]string{
 			"kind": "the family the API frees: `device` (the default: `cudaFree`, `cuMemFree`), `host` (`cudaFreeHost`, `cuMemFreeHost`), `unregister` (`cudaHostUnregister`, `cuMemHostUnregister`): binary field 31",
@@ -229,6 +251,7 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpLaunch: {
 		Name: "launch", CName: "OP_LAUNCH", API: "cudaLaunchKernel",
+		Mem: MemUse, Uses: []AddrUse{{AddrPtrs, ReadWrite}}, Category: CatWork,
 		OnStream: true, Sync: SyncIssue, Flags: FlagGraphNode,
 		required: jStream, optional: jKernel,
 		notes: map[string]string{
@@ -239,6 +262,7 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpMemcpyAsync: {
 		Name: "memcpy_async", CName: "OP_MEMCPY_ASYNC", API: "cudaMemcpyAsync",
+		Mem: MemUse, Uses: copyUses, Category: CatCopy,
 		OnStream: true, Sync: SyncIssue, Flags: FlagPageable | FlagPinned | FlagGraphNode,
 		required: jStream | jDst | jSrc | jSize | jKind,
 		notes: map[string]string{
@@ -248,6 +272,7 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpMemcpy: {
 		Name: "memcpy", CName: "OP_MEMCPY", API: "cudaMemcpy",
+		Mem: MemUse, Uses: copyUses, Order: OrderCopy, Category: CatCopy,
 		Sync: SyncLegacy, Flags: FlagPageable | FlagPinned | FlagPeer,
 		required: jDst | jSrc | jSize | jKind, optional: jStream, pageable: true,
 		notes: map[string]string{
@@ -258,18 +283,21 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpMemsetAsync: {
 		Name: "memset_async", CName: "OP_MEMSET_ASYNC", API: "cudaMemsetAsync",
+		Mem: MemUse, Uses: []AddrUse{{AddrPtr, Write}}, Category: CatCopy,
 		OnStream: true, Sync: SyncIssue, Flags: FlagPageable | FlagPinned | FlagGraphNode,
 		required: jStream | jPtr | jSize,
 		notes:    map[string]string{"graph": "as for `launch`"},
 	},
 	OpMemset: {
 		Name: "memset", CName: "OP_MEMSET", API: "cudaMemset",
+		Mem: MemUse, Uses: []AddrUse{{AddrPtr, Write}}, Order: OrderCopy, Category: CatCopy,
 		Sync: SyncLegacy, Flags: FlagPageable | FlagPinned,
 		required: jPtr | jSize, optional: jStream,
 		notes: map[string]string{"stream": "as for `memcpy`"},
 	},
 	OpHostFunc: {
 		Name: "host_func", CName: "OP_HOST_FUNC", API: "cudaLaunchHostFunc",
+		Category: CatWork,
 		OnStream: true, Sync: SyncIssue, required: jStream, optional: jValue,
 		notes: map[string]string{"value": "the host function's token, which the `host_fn_run` of its run carries (absent or 0: no run is recorded); also `cudaStreamAddCallback`"},
 	},
@@ -289,24 +317,29 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpGraphLaunch: {
 		Name: "graph_launch", CName: "OP_GRAPH_LAUNCH", API: "cudaGraphLaunch",
+		Mem: MemGraph, Category: CatWork,
 		OnStream: true, Sync: SyncIssue, required: jStream, optional: jExec,
 	},
 	OpPoolCreate: {
 		Name: "pool_create", CName: "OP_POOL_CREATE", API: "cudaMemPoolCreate",
+		Order: OrderAlloc, Category: CatMemory,
 		Sync: SyncHost, required: jPool,
 	},
 	OpGraphInstantiate: {
 		Name: "graph_instantiate", CName: "OP_GRAPH_INSTANTIATE", API: "cudaGraphInstantiate",
-		Sync: SyncGraph, Flags: FlagLifetime, optional: jGraphName | jExec,
+		Order: OrderGraphChange,
+		Sync:  SyncGraph, Flags: FlagLifetime, optional: jGraphName | jExec,
 	},
 	OpGraphForget: {
 		Name: "graph_forget", CName: "OP_GRAPH_FORGET", API: "cudaGraphDestroy",
-		Sync: SyncGraph, Flags: FlagLifetime, optional: jGraphName | jExec | jFrom | jNode,
+		Order: OrderGraphChange,
+		Sync:  SyncGraph, Flags: FlagLifetime, optional: jGraphName | jExec | jFrom | jNode,
 		notes: map[string]string{"from": "the new child graph of the node"},
 	},
 	OpGraphEventRecordNode: {
 		Name: "graph_event_record_node", CName: "OP_GRAPH_EVENT_RECORD_NODE", API: "cudaGraphAddEventRecordNode",
-		Sync: SyncGraph, Flags: FlagLifetime, required: jEvent, optional: jGraphName | jExec | jNode,
+		Order: OrderGraphEventNode,
+		Sync:  SyncGraph, Flags: FlagLifetime, required: jEvent, optional: jGraphName | jExec | jNode,
 		notes: map[string]string{
 			"exec":     "the graph or executable graph whose launches record the event",
 			"node":     "the node's name",
@@ -315,12 +348,14 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpGraphEventWaitNode: {
 		Name: "graph_event_wait_node", CName: "OP_GRAPH_EVENT_WAIT_NODE", API: "cudaGraphAddEventWaitNode",
-		Sync: SyncGraph, Flags: FlagLifetime, required: jEvent, optional: jGraphName | jExec | jNode,
+		Order: OrderGraphEventNode,
+		Sync:  SyncGraph, Flags: FlagLifetime, required: jEvent, optional: jGraphName | jExec | jNode,
 		notes: map[string]string{"exec": "whose launches wait for it"},
 	},
 	OpGraphClone: {
 		Name: "graph_clone", CName: "OP_GRAPH_CLONE", API: "cudaGraphClone",
-		Sync: SyncGraph, Flags: FlagLifetime | FlagConditional, required: jGraphName | jFrom, optional: jNode,
+		Order: OrderGraphClone,
+		Sync:  SyncGraph, Flags: FlagLifetime | FlagConditional, required: jGraphName | jFrom, optional: jNode,
 		notes: map[string]string{
 			"from":        "the name of the graph copied",
 			"lifetime":    "a new graph, `cudaGraphClone`; without it the copy is a child graph node added to `graph`",
@@ -330,6 +365,7 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpStreamMemOp: {
 		Name: "stream_mem_op", CName: "OP_STREAM_MEMOP", API: "cuStreamWaitValue32",
+		Mem: MemUse, Uses: []AddrUse{{AddrMemOp, ReadWrite}},
 		OnStream: true, Sync: SyncIssue, Flags: FlagGraphNode, required: jStream, optional: jPtr | jMemOp, apiOf: memOpAPI,
 		notes: map[string]string{
 			"ptr":       "the address a wait or write names",
@@ -341,20 +377,24 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpPoolExport: {
 		Name: "pool_export", CName: "OP_POOL_EXPORT", API: "cudaMemPoolExportToShareableHandle",
-		Sync: SyncNone, required: jPool,
+		Order: OrderNothing,
+		Sync:  SyncNone, required: jPool,
 	},
 	OpPoolImport: {
 		Name: "pool_import", CName: "OP_POOL_IMPORT", API: "cudaMemPoolImportFromShareableHandle",
-		Sync: SyncNone, required: jPool,
+		Order: OrderNothing,
+		Sync:  SyncNone, required: jPool,
 		notes: map[string]string{"pool": "the imported pool's handle in this process"},
 	},
 	OpPtrExport: {
 		Name: "ptr_export", CName: "OP_PTR_EXPORT", API: "cudaMemPoolExportPointer",
-		Sync: SyncNone, required: jPtr, optional: jValue,
+		Order: OrderNothing,
+		Sync:  SyncNone, required: jPtr, optional: jValue,
 		notes: map[string]string{"value": "the export data's key, as binary field 28"},
 	},
 	OpPtrImport: {
 		Name: "ptr_import", CName: "OP_PTR_IMPORT", API: "cudaMemPoolImportPointer",
+		Mem: MemAllocOrdered, Order: OrderAlloc, Category: CatMemory,
 		Sync: SyncHost, required: jPtr, optional: jPool | jSize | jValue,
 		notes: map[string]string{
 			"ptr":   "the address in this process",
@@ -364,38 +404,46 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpIpcEventExport: {
 		Name: "ipc_event_export", CName: "OP_IPC_EVENT_EXPORT", API: "cudaIpcGetEventHandle",
-		Sync: SyncNone, required: jEvent, optional: jValue,
+		Order: OrderNothing,
+		Sync:  SyncNone, required: jEvent, optional: jValue,
 		notes: map[string]string{"value": "the handle's key"},
 	},
 	OpIpcEventOpen: {
 		Name: "ipc_event_open", CName: "OP_IPC_EVENT_OPEN", API: "cudaIpcOpenEventHandle",
-		Sync: SyncNone, required: jEvent, optional: jValue, introduces: jEvent,
+		Order: OrderIpcEventOpen,
+		Sync:  SyncNone, required: jEvent, optional: jValue, introduces: jEvent,
 		notes: map[string]string{"event": "this process's handle; introduces the name"},
 	},
 	OpIpcMemExport: {
 		Name: "ipc_mem_export", CName: "OP_IPC_MEM_EXPORT", API: "cudaIpcGetMemHandle",
-		Sync: SyncNone, required: jPtr, optional: jValue,
+		Order: OrderNothing,
+		Sync:  SyncNone, required: jPtr, optional: jValue,
 	},
 	OpIpcMemOpen: {
 		Name: "ipc_mem_open", CName: "OP_IPC_MEM_OPEN", API: "cudaIpcOpenMemHandle",
+		Mem: MemAlloc, Order: OrderAlloc, Category: CatMemory,
 		Sync: SyncHost, required: jPtr, optional: jSize | jValue,
 	},
 	OpIpcMemClose: {
 		Name: "ipc_mem_close", CName: "OP_IPC_MEM_CLOSE", API: "cudaIpcCloseMemHandle",
+		Mem: MemFree, Order: OrderAlloc, Category: CatMemory,
 		Sync: SyncHost, required: jPtr,
 	},
 	OpVmmMap: {
 		Name: "vmm_map", CName: "OP_VMM_MAP", API: "cuMemMap",
+		Mem: MemAlloc, Order: OrderAlloc,
 		Sync: SyncHost, required: jPtr | jSize,
 		notes: map[string]string{"ptr": "the start of the mapped range (a reserved address plus the offset mapped at)"},
 	},
 	OpVmmUnmap: {
 		Name: "vmm_unmap", CName: "OP_VMM_UNMAP", API: "cuMemUnmap",
+		Mem: MemUnmap, Order: OrderAlloc,
 		Sync: SyncHost, required: jPtr | jSize,
 	},
 	OpPoolSetAttr: {
 		Name: "pool_set_attr", CName: "OP_POOL_SET_ATTR", API: "cudaMemPoolSetAttribute",
-		Sync: SyncNone, required: jPool | jAttr | jValue,
+		Order: OrderNothing,
+		Sync:  SyncNone, required: jPool | jAttr | jValue,
 		notes: map[string]string{
 			"pool":  "a pool's name, or `default`: the device's default pool (handle 0)",
 			"attr":  "`release_threshold` (CUDA's attribute 4, binary field 34), or CUDA's number of another attribute",
@@ -404,21 +452,25 @@ var opSpecs = [opCount]OpSpec{
 	},
 	OpDeviceSetPool: {
 		Name: "device_set_pool", CName: "OP_DEVICE_SET_POOL", API: "cudaDeviceSetMemPool",
-		Sync: SyncNone, required: jPool,
+		Order: OrderNothing,
+		Sync:  SyncNone, required: jPool,
 		notes: map[string]string{"pool": "the pool the event's device allocates from when a malloc_async names none; `default` for its default pool"},
 	},
 	OpPoolTrim: {
 		Name: "pool_trim", CName: "OP_POOL_TRIM", API: "cudaMemPoolTrimTo",
-		Sync: SyncNone, required: jPool, optional: jValue,
+		Order: OrderNothing,
+		Sync:  SyncNone, required: jPool, optional: jValue,
 		notes: map[string]string{"value": "the bytes the pool may keep (`minBytesToKeep`)"},
 	},
 	OpHostFnRun: {
 		Name: "host_fn_run", CName: "OP_HOST_FN_RUN", API: "host function",
+		Order: OrderHostFnRun, Category: CatSync,
 		Sync: SyncHostFunc, required: jValue,
 		notes: map[string]string{"value": "the token of the `host_func` that enqueued the host function; recorded on the thread that runs it, as it starts"},
 	},
 	OpCollective: {
 		Name: "collective", CName: "OP_COLLECTIVE", API: "ncclAllReduce",
+		Mem: MemUse, Uses: []AddrUse{{AddrPtr, Write}, {AddrSrc, Read}}, Category: CatWork,
 		OnStream: true, Sync: SyncIssue, required: jStream, optional: jDst | jSrc | jSize | jColl,
 		notes: map[string]string{
 			"dst":      "the receive buffer it writes; absent: none on this rank (`ncclSend`, a reduce or gather off the root)",
@@ -430,11 +482,15 @@ var opSpecs = [opCount]OpSpec{
 	},
 }
 
+// copyUses are a copy's: its destination, written, then its source, read.
+var copyUses = []AddrUse{{AddrDst, Write}, {AddrCopySrc, Read}}
+
 // onStreamOps has bit o set for each op o on a stream: Op.OnStream is
 // asked of every event the checker analyzes.
 var onStreamOps uint64
 
 func init() {
+	fillColumns()
 	for i := range opSpecs {
 		opSpecs[i].Op = Op(i)
 		if opSpecs[i].OnStream {

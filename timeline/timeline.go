@@ -2,10 +2,12 @@ package timeline
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/hb"
@@ -53,7 +55,12 @@ type place struct {
 	ts int64 // ns
 }
 
-type writer struct {
+// Writer writes the timeline of one trace as its analysis reads it: the
+// checker calls Observe with each event (checker.Options.Observe), then
+// Finish adds the findings and the tracks' names. The JSON is streamed;
+// what is kept grows with the streams, threads and events of the trace
+// (where each call was drawn, for the findings' instants).
+type Writer struct {
 	bw      *bufio.Writer
 	first   bool
 	err     error
@@ -65,8 +72,16 @@ type writer struct {
 	streams []hb.AgentID   // Stream agents with a slice, in order of first slice.
 	records map[uint64]place
 	events  map[uint64]string // Event handle -> display name.
-	wanted  map[uint64]*place // Seqs of findings' operations.
+	placed  []placed          // Where each call was drawn, by seq.
+	sorted  bool              // placed is in seq order.
 	calls   map[callKey]callInfo
+}
+
+// placed is where the call with seq was drawn.
+type placed struct {
+	seq      uint64
+	ts       int64
+	pid, tid int32
 }
 
 // callKey and callInfo cache what reports show of a call: most calls of a
@@ -81,41 +96,28 @@ type callKey struct {
 
 type callInfo struct{ api, kernel, stream, site string }
 
-// Write writes the trace-event JSON of the trace r reads (from its start)
-// to w. res is the trace's analysis, whose findings become instant events;
-// it may be nil. A damaged trace is written up to the damage; the error is
-// for other failures of r and for failures to write.
-func Write(w io.Writer, r model.Reader, res *checker.Result) error {
-	tw := &writer{
-		bw: bufio.NewWriter(w), first: true, tables: r.Tables(), last: -1,
+// New returns a Writer of the timeline of the trace whose definitions are
+// in tables, to w.
+func New(w io.Writer, tables *model.Tables) *Writer {
+	tw := &Writer{
+		bw: bufio.NewWriter(w), first: true, tables: tables, last: -1, sorted: true,
 		threads: map[uint32]int{}, records: map[uint64]place{}, events: map[uint64]string{},
-		wanted: map[uint64]*place{}, calls: map[callKey]callInfo{},
+		calls: map[callKey]callInfo{},
 	}
-	name := ""
-	if res != nil {
-		name = res.Trace
-		for _, f := range res.Findings {
-			if len(f.Ops) > 0 {
-				tw.wanted[f.Ops[0].Seq] = nil
-			}
-		}
-	}
-	tw.chk = checker.New(name, r.Tables())
 	io.WriteString(tw.bw, "{\"traceEvents\":[")
-	var ev model.Event
-	for {
-		err := r.Next(&ev)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if model.IsDamage(err) {
-				break
-			}
-			return err
-		}
-		tw.add(&ev)
-	}
+	return tw
+}
+
+// Observe draws one call, as the checker c applied it (st); it is a
+// checker.Options.Observe.
+func (tw *Writer) Observe(c *checker.Checker, ev *model.Event, st *hb.Step) {
+	tw.chk = c
+	tw.add(ev, st)
+}
+
+// Finish marks the findings of res, the trace's analysis (nil: none), and
+// ends the JSON. The error is the first failure to write.
+func (tw *Writer) Finish(res *checker.Result) error {
 	if res != nil {
 		tw.findings(res.Findings)
 	}
@@ -127,7 +129,21 @@ func Write(w io.Writer, r model.Reader, res *checker.Result) error {
 	return tw.bw.Flush()
 }
 
-func (tw *writer) emit(e *Event) {
+// Write analyzes the trace r reads and writes its timeline, findings
+// included, to w in one pass, and returns the analysis. A damaged trace is
+// written up to the damage; the error is for other failures of r and for
+// failures to write.
+func Write(w io.Writer, r model.Reader, opts checker.Options) (*checker.Result, error) {
+	tw := New(w, r.Tables())
+	opts.Observe = tw.Observe
+	res, err := checker.CheckWith("", r, opts)
+	if err != nil {
+		return res, err
+	}
+	return res, tw.Finish(res)
+}
+
+func (tw *Writer) emit(e *Event) {
 	if tw.err != nil {
 		return
 	}
@@ -147,7 +163,7 @@ func (tw *writer) emit(e *Event) {
 func us(ns int64) float64 { return float64(ns) / 1000 }
 
 // hostTrack returns the track of a recorded host thread.
-func (tw *writer) hostTrack(tid uint32) track {
+func (tw *Writer) hostTrack(tid uint32) track {
 	t, ok := tw.threads[tid]
 	if !ok {
 		tw.tids = append(tw.tids, tid)
@@ -158,7 +174,7 @@ func (tw *writer) hostTrack(tid uint32) track {
 }
 
 // streamTrack returns the track of a stream agent.
-func (tw *writer) streamTrack(id hb.AgentID) track {
+func (tw *Writer) streamTrack(id hb.AgentID) track {
 	if !slices.Contains(tw.streams, id) {
 		tw.streams = append(tw.streams, id)
 	}
@@ -167,7 +183,7 @@ func (tw *writer) streamTrack(id hb.AgentID) track {
 
 // eventName returns an event's display name: the trace's name for it, or
 // "e<number>" in order of first use, as explain shows events.
-func (tw *writer) eventName(h uint64) string {
+func (tw *Writer) eventName(h uint64) string {
 	n, ok := tw.events[h]
 	if !ok {
 		n = fmt.Sprintf("e%d", len(tw.events)+1)
@@ -180,22 +196,19 @@ func (tw *writer) eventName(h uint64) string {
 }
 
 // add draws one call.
-func (tw *writer) add(ev *model.Event) {
+func (tw *Writer) add(ev *model.Event, st *hb.Step) {
 	var record *place
-	switch ev.Op {
-	case model.OpEventCreate, model.OpEventRecord, model.OpStreamWait, model.OpEventSync, model.OpEventQuery, model.OpEventDestroy:
+	if ev.Op.NamesEvent() {
 		tw.eventName(ev.Event) // Numbered in order of first use.
 		if p, ok := tw.records[ev.Event]; ok {
 			record = &p
 		}
 	}
-	tw.chk.Add(ev)
-	st := tw.chk.LastStep()
-
 	here := tw.placeOf(ev, st)
-	if _, ok := tw.wanted[ev.Seq]; ok {
-		tw.wanted[ev.Seq] = &here
+	if n := len(tw.placed); n > 0 && tw.placed[n-1].seq >= ev.Seq {
+		tw.sorted = false
 	}
+	tw.placed = append(tw.placed, placed{ev.Seq, here.ts, int32(here.pid), int32(here.tid)})
 
 	call := tw.describe(ev, st)
 	args := tw.args(ev, st, call)
@@ -204,7 +217,7 @@ func (tw *writer) add(ev *model.Event) {
 		name = call.kernel
 	}
 	dur := us(SliceNS)
-	tw.emit(&Event{Name: name, Cat: category(ev.Op), Ph: "X", TS: us(here.ts), Dur: &dur, PID: here.pid, TID: here.tid, Args: args})
+	tw.emit(&Event{Name: name, Cat: ev.Op.Category().String(), Ph: "X", TS: us(here.ts), Dur: &dur, PID: here.pid, TID: here.tid, Args: args})
 
 	if st.Skipped {
 		return
@@ -226,7 +239,7 @@ func (tw *writer) add(ev *model.Event) {
 
 // placeOf returns where and when the call's slice is drawn: on its stream's
 // track, or its host thread's, after the previous slice.
-func (tw *writer) placeOf(ev *model.Event, st *hb.Step) place {
+func (tw *Writer) placeOf(ev *model.Event, st *hb.Step) place {
 	ts := max(ev.Time, 0)
 	if tw.last >= 0 {
 		ts = max(ts, tw.last+SliceNS)
@@ -252,7 +265,7 @@ func (tw *writer) placeOf(ev *model.Event, st *hb.Step) place {
 }
 
 // args returns the arguments shown with a call's slice.
-func (tw *writer) args(ev *model.Event, st *hb.Step, call callInfo) map[string]any {
+func (tw *Writer) args(ev *model.Event, st *hb.Step, call callInfo) map[string]any {
 	args := map[string]any{"seq": ev.Seq, "op": ev.Op.String(), "api": call.api, "tid": ev.TID}
 	if call.stream != "" {
 		args["stream"] = call.stream
@@ -280,7 +293,10 @@ func (tw *writer) args(ev *model.Event, st *hb.Step, call callInfo) map[string]a
 
 // opArgs adds to args what the call's op names: pointers, sizes, events,
 // streams, values.
-func (tw *writer) opArgs(args map[string]any, ev *model.Event, st *hb.Step) {
+func (tw *Writer) opArgs(args map[string]any, ev *model.Event, st *hb.Step) {
+	if ev.Op.NamesEvent() {
+		args["event"] = tw.eventName(ev.Event)
+	}
 	switch ev.Op {
 	case model.OpMallocAsync, model.OpMalloc, model.OpMemsetAsync, model.OpMemset:
 		args["ptr"], args["size"] = fmt.Sprintf("0x%x", ev.Ptr), ev.Size
@@ -296,8 +312,6 @@ func (tw *writer) opArgs(args map[string]any, ev *model.Event, st *hb.Step) {
 			}
 			args["ptrs"] = ptrs
 		}
-	case model.OpEventRecord, model.OpStreamWait, model.OpEventSync, model.OpEventQuery, model.OpEventCreate, model.OpEventDestroy:
-		args["event"] = tw.eventName(ev.Event)
 	case model.OpStreamSync, model.OpStreamQuery:
 		if !st.Skipped { // Add looked the stream up: it exists.
 			args["stream"] = tw.chk.StreamName(tw.chk.Engine().Stream(ev.Stream, ev.Device, ev.TID))
@@ -323,7 +337,7 @@ func (tw *writer) opArgs(args map[string]any, ev *model.Event, st *hb.Step) {
 
 // flow draws an arrow from an event record to the call that joined it.
 // Both ends sit in the middle of their slices and bind to them.
-func (tw *writer) flow(ev *model.Event, from, to place) {
+func (tw *Writer) flow(ev *model.Event, from, to place) {
 	id := ev.Seq // Unique: one flow per joining call.
 	name := "event " + tw.eventName(ev.Event)
 	tw.emit(&Event{Name: name, Cat: "event", Ph: "s", TS: us(from.ts + SliceNS/2), PID: from.pid, TID: from.tid, ID: &id})
@@ -332,12 +346,12 @@ func (tw *writer) flow(ev *model.Event, from, to place) {
 
 // describe returns a call's API, kernel, stream and site as findings show
 // them.
-func (tw *writer) describe(ev *model.Event, st *hb.Step) callInfo {
+func (tw *Writer) describe(ev *model.Event, st *hb.Step) callInfo {
 	k := callKey{ev.Op, ev.API, ev.Kernel, ev.Stack, st.Agent}
 	if c, ok := tw.calls[k]; ok {
 		return c
 	}
-	op := tw.chk.Describe(ev, st)
+	op := tw.chk.DescribeAsRecorded(ev, st)
 	c := callInfo{api: op.API, kernel: op.Kernel, stream: op.Stream}
 	if ev.Stack != 0 {
 		c.site = op.Site()
@@ -346,25 +360,9 @@ func (tw *writer) describe(ev *model.Event, st *hb.Step) callInfo {
 	return c
 }
 
-func category(op model.Op) string {
-	switch op {
-	case model.OpMallocAsync, model.OpMalloc, model.OpFreeAsync, model.OpFree, model.OpPoolCreate,
-		model.OpPtrImport, model.OpIpcMemOpen, model.OpIpcMemClose:
-		return "memory"
-	case model.OpLaunch, model.OpHostFunc, model.OpGraphLaunch:
-		return "work"
-	case model.OpMemcpyAsync, model.OpMemcpy, model.OpMemsetAsync, model.OpMemset:
-		return "copy"
-	case model.OpEventRecord, model.OpStreamWait, model.OpStreamSync, model.OpEventSync, model.OpDeviceSync,
-		model.OpStreamQuery, model.OpEventQuery, model.OpHostFnRun:
-		return "sync"
-	}
-	return "setup"
-}
-
 // findings marks each finding with an instant event on its operation's
 // track (a global one if the operation was not drawn).
-func (tw *writer) findings(fs []*checker.Finding) {
+func (tw *Writer) findings(fs []*checker.Finding) {
 	for i, f := range fs {
 		args := map[string]any{
 			"number": i + 1, "rule": f.Rule, "severity": f.Severity.String(), "message": f.Message, "count": f.Count,
@@ -386,7 +384,7 @@ func (tw *writer) findings(fs []*checker.Finding) {
 		e := &Event{Name: fmt.Sprintf("%s[%s]", f.Severity, f.Rule), Cat: "finding", Ph: "i", Args: args}
 		var at *place
 		if len(f.Ops) > 0 {
-			at = tw.wanted[f.Ops[0].Seq]
+			at = tw.placeOfSeq(f.Ops[0].Seq)
 		}
 		if at != nil {
 			e.TS, e.PID, e.TID, e.Scope = us(at.ts+SliceNS/2), at.pid, at.tid, "t"
@@ -397,8 +395,23 @@ func (tw *writer) findings(fs []*checker.Finding) {
 	}
 }
 
+// placeOfSeq returns where the call with seq was drawn, or nil.
+func (tw *Writer) placeOfSeq(seq uint64) *place {
+	if !tw.sorted {
+		slices.SortStableFunc(tw.placed, func(a, b placed) int { return cmp.Compare(a.seq, b.seq) })
+		tw.sorted = true
+	}
+	// The last call drawn with seq, as a trace that repeats one says.
+	i := sort.Search(len(tw.placed), func(i int) bool { return tw.placed[i].seq > seq }) - 1
+	if i < 0 || tw.placed[i].seq != seq {
+		return nil
+	}
+	p := tw.placed[i]
+	return &place{track{int(p.pid), int(p.tid)}, p.ts}
+}
+
 // metadata names and orders the processes and tracks that were drawn.
-func (tw *writer) metadata() {
+func (tw *Writer) metadata() {
 	meta := func(name string, pid, tid int, args map[string]any) {
 		tw.emit(&Event{Name: name, Ph: "M", PID: pid, TID: tid, Args: args})
 	}
@@ -414,6 +427,9 @@ func (tw *writer) metadata() {
 	for i, t := range tw.tids {
 		meta("thread_name", HostPID, i+1, map[string]any{"name": fmt.Sprintf("thread %d", t)})
 		meta("thread_sort_index", HostPID, i+1, map[string]any{"sort_index": i + 1})
+	}
+	if len(tw.streams) == 0 {
+		return // no stream drawn (and, with no event, no checker)
 	}
 	eng := tw.chk.Engine()
 	streams := slices.Clone(tw.streams)

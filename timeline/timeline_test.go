@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/model"
 )
 
@@ -14,7 +15,7 @@ import (
 func slicesOf(t *testing.T, trace string) []Event {
 	t.Helper()
 	var b bytes.Buffer
-	if err := Write(&b, model.NewJSONLReader(strings.NewReader(trace), "t.jsonl"), nil); err != nil {
+	if _, err := Write(&b, model.NewJSONLReader(strings.NewReader(trace), "t.jsonl"), checker.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var tf struct{ TraceEvents []Event }
@@ -96,7 +97,7 @@ func TestUnusedStreamsHaveNoTrack(t *testing.T) {
 {"op":"stream_destroy","stream":"spare2"}
 `
 	r := model.NewJSONLReader(strings.NewReader(trace), "t.jsonl")
-	if err := Write(&out, r, nil); err != nil {
+	if _, err := Write(&out, r, checker.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -161,5 +162,25 @@ func TestMemOpArgs(t *testing.T) {
 	w := ss[len(ss)-1].Args
 	if w["mem_op"] != "wait32" || w["ptr"] != "0x7e0000000000" || w["value"] != "0x1" || w["followed"] != true {
 		t.Errorf("wait args %v", w)
+	}
+}
+
+// A trace with no events still names its host process, as every timeline
+// does.
+func TestNoEventsHasHostTrack(t *testing.T) {
+	var trace bytes.Buffer
+	if err := model.NewBinaryWriter(&trace).Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := model.NewBinaryReader(&trace, "t.sctrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := Write(&b, r, checker.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"process_name"`) {
+		t.Errorf("no process_name in the timeline of an empty trace:\n%s", b.String())
 	}
 }

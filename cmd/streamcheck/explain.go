@@ -78,7 +78,7 @@ func (c *cli) cmdExplain(args []string) int {
 	}()
 	total := 0
 	for _, in := range ins {
-		tr, err := loadTrace(in, c.stdin)
+		tr, err := loadTrace(in, c.stdin, nil)
 		if err != nil {
 			return c.usageErrorf("%v", err)
 		}

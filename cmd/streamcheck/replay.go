@@ -9,13 +9,16 @@ import (
 
 	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/hb"
 	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/symbolize"
 )
 
-// explain and timeline read a trace twice: once to analyze it, then again
-// to replay the events the findings need. This file loads such a trace,
-// copying one that can be read only once (a pipe) for the second reading.
+// explain reads a trace twice: once to analyze it, then again to replay
+// the events the findings need. This file loads such a trace, copying one
+// that can be read only once (a pipe) for the second reading. timeline
+// follows the analysis's one pass instead (an observer: see loadTrace),
+// and needs no copy.
 
 // replayedTrace is one trace analyzed for a command that replays it.
 type replayedTrace struct {
@@ -108,7 +111,12 @@ func (c *copyingReader) Close() error {
 // does (stacks symbolized, paths relative to the current directory). A
 // damaged trace is a result; the error is for input that is not a trace or
 // cannot be read.
-func loadTrace(in analysis.Input, stdin io.Reader) (*replayedTrace, error) {
+//
+// With observe set, the trace is read once: observe is called with the
+// trace's tables once it is open, and the checker option it returns sees
+// each event of the analysis (checker.Options.Observe); nothing is copied
+// for a second reading.
+func loadTrace(in analysis.Input, stdin io.Reader, observe observer) (*replayedTrace, error) {
 	if in.Err != nil {
 		return nil, &analysis.InputError{Name: in.Name, Err: in.Err}
 	}
@@ -124,24 +132,32 @@ func loadTrace(in analysis.Input, stdin io.Reader) (*replayedTrace, error) {
 		st, err := os.Stat(in.Path)
 		once = err == nil && !st.Mode().IsRegular()
 	}
-	if err := t.analyze(once); err != nil {
+	if err := t.analyze(once && observe == nil, observe); err != nil {
 		t.close()
 		return nil, err
 	}
 	return t, nil
 }
 
+// observer makes the observer of a trace's analysis, given its tables.
+type observer func(tables *model.Tables) (func(*checker.Checker, *model.Event, *hb.Step), error)
+
 // analyze is loadTrace's pass over the trace; once says that the trace
-// can be read only once (a pipe), so the pass copies it for the second.
-func (t *replayedTrace) analyze(once bool) error {
+// can be read only once (a pipe) and will be read again, so the pass
+// copies it for the second.
+func (t *replayedTrace) analyze(once bool, observe observer) error {
 	var (
 		r      model.Reader
 		closer io.Closer
 		err    error
 	)
-	if once {
+	switch {
+	case once:
 		r, closer, err = t.openOnce()
-	} else {
+	case t.src != nil:
+		closer = io.NopCloser(nil)
+		r, err = model.NewReader(t.src, t.name)
+	default:
 		r, closer, err = openCopy(t.path, t.name)
 	}
 	if err != nil {
@@ -152,7 +168,14 @@ func (t *replayedTrace) analyze(once bool) error {
 		}
 		return &analysis.InputError{Name: t.name, Err: err}
 	}
-	t.res, err = checker.CheckWith(t.name, r, checker.Options{Symbolize: t.sym.Stack})
+	opts := checker.Options{Symbolize: t.sym.Stack}
+	if observe != nil {
+		if opts.Observe, err = observe(r.Tables()); err != nil {
+			closer.Close()
+			return err
+		}
+	}
+	t.res, err = checker.CheckWith(t.name, r, opts)
 	if err == nil {
 		checker.LinkImports([]*checker.Result{t.res}) // the findings check gives this trace alone
 	}

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/streamcheck/streamcheck/analysis"
+	"github.com/streamcheck/streamcheck/checker"
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/timeline"
 )
 
@@ -23,11 +27,9 @@ slices show issue order. Each starts at its call's recorded time and lasts
 1 us; a call issued less than 1 us after the previous one is moved later so
 that the order stays visible. A directory stands for the one trace under
 it (name one of them when it holds several); - is standard input. The trace
-is read twice; one from a pipe (-, /dev/stdin) is copied to $TMPDIR the
-first time.
+is read once, as it is analyzed.
 
-The copy, and a -o file not finished, are removed when a signal ends
-streamcheck; a -o file is written 0600 (or less, as the umask says) under a
+A -o file not finished is removed when a signal ends streamcheck; a -o file is written 0600 (or less, as the umask says) under a
 temporary name, renamed into place when complete, and a FIFO or device is
 written through, never replaced.
 
@@ -59,30 +61,37 @@ func (c *cli) cmdTimeline(args []string) int {
 	if in.Path != "" && sameFile(in.Path, *output) {
 		return c.usageErrorf("timeline: output %s is the input", shown(*output))
 	}
-	tr, err := loadTrace(in, c.stdin)
+	// The JSON grows with the trace: it is streamed as the analysis reads
+	// the trace, and a file that could not be finished is removed.
+	var (
+		tw     *timeline.Writer
+		finish func(ok bool) error
+	)
+	observe := func(tables *model.Tables) (func(*checker.Checker, *model.Event, *hb.Step), error) {
+		out, fin, err := c.timelineOutput(*output)
+		if err != nil {
+			return nil, fmt.Errorf("timeline: %w", err)
+		}
+		tw, finish = timeline.New(out, tables), fin
+		return tw.Observe, nil
+	}
+	tr, err := loadTrace(in, c.stdin, observe)
 	if err != nil {
+		if finish != nil {
+			finish(false)
+		}
 		return c.usageErrorf("%v", err)
 	}
 	defer tr.close()
 	c.replayNotes(tr.res)
-	r, closer, err := tr.reopen()
-	if err != nil {
-		return c.usageErrorf("%v", &analysis.InputError{Name: in.Name, Err: err})
-	}
-	// The JSON grows with the trace: it is streamed, and a file that could
-	// not be finished is removed.
-	out, finish, err := c.timelineOutput(*output)
-	if err != nil {
-		if closer != nil {
-			closer.Close()
+	if tw == nil { // Cut inside its header: no events.
+		var out io.Writer
+		if out, finish, err = c.timelineOutput(*output); err != nil {
+			return c.usageErrorf("timeline: %v", err)
 		}
-		return c.usageErrorf("timeline: %v", err)
-	}
-	if r == nil { // Cut inside its header: no events.
 		_, err = io.WriteString(out, "{\"traceEvents\":[],\n\"displayTimeUnit\":\"ns\"}\n")
 	} else {
-		err = timeline.Write(out, r, tr.res)
-		closer.Close()
+		err = tw.Finish(tr.res)
 	}
 	if ferr := finish(err == nil); err == nil {
 		err = ferr
