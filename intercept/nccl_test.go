@@ -46,7 +46,7 @@ func ncclSetup(t *testing.T) caseSetup {
 	return caseSetup{
 		cflags:  []string{"-include", "testdata/fakenccl.h"},
 		ldflags: []string{lib},
-		env:     []string{"LD_PRELOAD=" + build(t).shim},
+		env:     []string{build(t).ldPreload(build(t).shim)},
 	}
 }
 
