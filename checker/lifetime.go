@@ -88,12 +88,13 @@ const maxOverlapped = 4096
 // later is no invalid free.
 func (c *Checker) overlapped(o *allocation, base uint64) {
 	c.stats.OverlappedAllocations++
+	if o.base == base || len(c.overlappedBases) >= maxOverlapped {
+		return // at the same base, a free of base is the new allocation's
+	}
 	if c.overlappedBases == nil {
 		c.overlappedBases = map[uint64]bool{}
 	}
-	if len(c.overlappedBases) < maxOverlapped && o.base != base {
-		c.overlappedBases[o.base] = true
-	}
+	c.overlappedBases[o.base] = true
 }
 
 // release checks the free of ptr that ev makes (a free call, or a graph
