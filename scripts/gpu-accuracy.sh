@@ -22,7 +22,6 @@ rm -rf "$W"; mkdir -p "$OUT" "$W/bin"
 exec > >(tee "$OUT/accuracy.txt") 2>&1
 SC="$repo/bin/streamcheck"
 export STREAMCHECK_SHIM="$repo/bin/libstreamcheck.so"
-CU=/usr/local/cuda
 t0=$SECONDS
 summary() {  # summary NAME DIR: the check's exit code and its findings by rule
     "$SC" check --format json -o "$W/$1.json" "$2" >/dev/null 2>"$W/$1.check.err"
@@ -31,8 +30,7 @@ summary() {  # summary NAME DIR: the check's exit code and its findings by rule
 }
 
 # Builds, side by side.
-gcc -shared -fPIC -O2 -I$CU/include -I$CU/extras/CUPTI/include scripts/probe/cbcount.c -o "$W/cbcount.so" \
-    -L$CU/lib64 -L$CU/extras/CUPTI/lib64 -lcupti -Wl,-rpath,$CU/lib64:$CU/extras/CUPTI/lib64 &
+bash scripts/probe/cbcount.sh "$W/cbcount.so" &
 fft=.corpus/src/cuda-samples/Samples/5_Domain_Specific/convolutionFFT2D
 nvcc -arch=sm_90 -I.corpus/src/cuda-samples/Common "$fft"/*.cu "$fft"/*.cpp -o "$W/bin/convolutionFFT2D" -lcufft &
 for cu in testdata/cuda/*.cu; do

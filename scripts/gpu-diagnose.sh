@@ -15,15 +15,13 @@ repo=$(pwd)
 OUT=${OUT:-.gpu/diag}
 mkdir -p "$OUT" .gpu
 exec > >(tee -a "$OUT/diag.txt") 2>&1
-CU=/usr/local/cuda
 SC="$repo/bin/streamcheck"
 export STREAMCHECK_SHIM="$repo/bin/libstreamcheck.so"
 T="$repo/.gpu/diag-traces"
 rm -rf "$T"; mkdir -p "$T"
 
 echo "== probe build"
-gcc -shared -fPIC -O2 -I$CU/include -I$CU/extras/CUPTI/include scripts/probe/cbcount.c -o .gpu/cbcount.so \
-    -L$CU/lib64 -L$CU/extras/CUPTI/lib64 -lcupti -Wl,-rpath,$CU/lib64:$CU/extras/CUPTI/lib64 || echo "probe build failed"
+bash scripts/probe/cbcount.sh .gpu/cbcount.so || echo "probe build failed"
 
 echo "== test_raw.py: native and recorded, side by side, 75 s each (started first: it runs while the rest builds)"
 raw=tests/cupy_tests/core_tests/test_raw.py

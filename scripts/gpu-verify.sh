@@ -32,7 +32,6 @@ rm -rf "$W"; mkdir -p "$OUT" "$W"
 exec > >(tee -a "$W/verify.txt") 2>&1
 SC="$repo/bin/streamcheck"
 export STREAMCHECK_SHIM="$repo/bin/libstreamcheck.so"
-CU=/usr/local/cuda
 t0=$SECONDS
 pack() {  # traces over 4 MB stay out; the archive must stay under 16 MB
     echo "== packed after $1 at $((SECONDS - t0)) s"
@@ -51,8 +50,7 @@ if [ "${RAW:-1}" != 0 ]; then
 fi
 
 phase "1: build"
-gcc -shared -fPIC -O2 -I$CU/include -I$CU/extras/CUPTI/include scripts/probe/cbcount.c -o "$W/cbcount.so" \
-    -L$CU/lib64 -L$CU/extras/CUPTI/lib64 -lcupti -Wl,-rpath,$CU/lib64:$CU/extras/CUPTI/lib64 || echo "probe build failed"
+bash scripts/probe/cbcount.sh "$W/cbcount.so" || echo "probe build failed"
 (ONLY="${CORPUS_ONLY:-}" scripts/corpus-build.sh >"$W/corpus-build.log" 2>&1; tail -3 "$W/corpus-build.log") &
 (OUT="$W/gpurun-cupti" SC_WORK="$W/gpurun-cupti-work" BUILD_JOBS=8 bash scripts/gpu-run.sh build >/dev/null 2>&1
  echo "gpu-run build done") &

@@ -7,8 +7,7 @@
  * With CBCOUNT_REWRITE=1 it rewrites cuLaunchHostFunc's fn/userData at API
  * enter to its own trampoline and counts how often the trampoline runs: it
  * answers whether the driver honours a rewritten CUPTI params struct.
- * Build: gcc -shared -fPIC -I/usr/local/cuda/include cbcount.c -o cbcount.so \
- *          -L/usr/local/cuda/lib64 -lcupti -lpthread
+ * Build: scripts/probe/cbcount.sh cbcount.so
  */
 #define _GNU_SOURCE
 #include <cuda.h>
