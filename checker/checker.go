@@ -65,6 +65,7 @@ type Checker struct {
 	// overlappedBases: bases of live allocations a later recorded one
 	// overlapped (lifetime.go), whose accepted frees are not reported.
 	overlappedBases map[uint64]bool
+	lastSyncFree    syncFree // The latest synchronous free (unrecordedBase).
 }
 
 // Options adjust an analysis.

@@ -277,6 +277,12 @@ type Stats struct {
 	// Not zero means the recording misses an allocation path: races on
 	// that memory are not found.
 	UnknownAddressUses uint64 `json:"unknown_address_uses"`
+	// UnknownAddressFrees counts synchronous frees (cudaFree, cuMemFree,
+	// cudaFreeHost, cudaHostUnregister) that CUDA accepted of an address no
+	// recorded allocation starts at: the driver validates these, so the
+	// address was an allocation's base the trace did not see made (or one
+	// made again after a recorded free). Not a finding, like unknown uses.
+	UnknownAddressFrees uint64 `json:"unknown_address_frees"`
 	// OverlappedAllocations counts recorded allocations made over one still
 	// live: the trace missed its free (a call the recorder does not see, a
 	// device reset). A later free of the overlapped one is not reported.

@@ -48,6 +48,9 @@ func summarize(res *checker.Result) string {
 	if n := res.Stats.UnknownAddressUses; n != 0 {
 		fmt.Fprintf(&b, "unknown address uses: %d\n", n)
 	}
+	if n := res.Stats.UnknownAddressFrees; n != 0 {
+		fmt.Fprintf(&b, "unknown address frees: %d\n", n)
+	}
 	if n := res.Stats.OverlappedAllocations; n != 0 {
 		fmt.Fprintf(&b, "overlapped allocations: %d\n", n)
 	}

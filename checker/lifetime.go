@@ -97,6 +97,41 @@ func (c *Checker) overlapped(o *allocation, base uint64) {
 	c.overlappedBases[o.base] = true
 }
 
+// unrecordedBase says whether ev, a free CUDA accepted of ptr, where no
+// live recorded allocation starts, freed an allocation the trace did not
+// see made, and counts it. A synchronous free is validated by the driver
+// before it returns: cudaFree, cudaFreeHost and cudaHostUnregister of an
+// address no allocation starts at fail. Accepted, it names the base of
+// memory some path the recorder misses allocated (cuFFT's work areas, a
+// range handed out again after a recorded free), not an invalid or double
+// free. Still reported: a pointer inside a live recorded allocation, a
+// free of pool memory, and a free that is the freeing thread's next call
+// after a free of the same address (nothing can have allocated it in
+// between: the rule use-after-free follows for uses, mayBeReallocated).
+func (c *Checker) unrecordedBase(ev *model.Event, ptr uint64, prev syncFree) bool {
+	if ev.Op != model.OpFree || ev.Failed() {
+		return false
+	}
+	if in := c.allocs.find(ptr); in != nil && !in.freed {
+		return false
+	}
+	if a := c.allocs.at(ptr); a != nil && a.freed && !c.mayBeReallocated(a, ev) {
+		return false
+	}
+	if prev.ptr == ptr && prev.tid == ev.TID && ev.Seq == prev.seq+1 {
+		return false
+	}
+	c.stats.UnknownAddressFrees++
+	return true
+}
+
+// syncFree is a synchronous free's thread, call number and address.
+type syncFree struct {
+	tid uint32
+	seq uint64
+	ptr uint64
+}
+
 // release checks the free of ptr that ev makes (a free call, or a graph
 // launch whose graph frees memory allocated outside it).
 func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
@@ -104,6 +139,10 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		return // cudaFree(NULL) is a valid no-op.
 	}
 	c.stats.Frees++
+	prev := c.lastSyncFree
+	if ev.Op == model.OpFree {
+		c.lastSyncFree = syncFree{tid: ev.TID, seq: ev.Seq, ptr: ptr}
+	}
 	free := c.accessOf(ev, st, ptr)
 	a := c.allocs.at(ptr)
 	if _, graphs := c.graphAllocs[ptr]; a == nil && graphs {
@@ -117,6 +156,9 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 			// CUDA accepted the free of an allocation a later recorded one
 			// overlapped: it was live, the trace missed its end.
 			delete(c.overlappedBases, ptr)
+			return
+		}
+		if c.unrecordedBase(ev, ptr, prev) {
 			return
 		}
 		if !c.mismatchedFree(ev, a, free) {

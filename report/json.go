@@ -62,6 +62,10 @@ type jsonSummary struct {
 	// UnknownAddressUses counts the uses of device addresses no live
 	// recorded allocation covered (checker.Stats.UnknownAddressUses).
 	UnknownAddressUses uint64 `json:"unknown_address_uses"`
+	// UnknownAddressFrees counts the accepted synchronous frees of
+	// addresses no recorded allocation started at
+	// (checker.Stats.UnknownAddressFrees).
+	UnknownAddressFrees uint64 `json:"unknown_address_frees"`
 	// OverlappedAllocations counts allocations recorded over memory still
 	// live (checker.Stats.OverlappedAllocations).
 	OverlappedAllocations uint64 `json:"overlapped_allocations"`
@@ -93,7 +97,7 @@ func (JSON) Format(w io.Writer, a *Analysis, _ *Options) error {
 	tot := a.Totals()
 	rep.Summary = jsonSummary{Errors: tot.Errors, Warnings: tot.Warnings, Notes: tot.Notes, Traces: tot.Traces, Damaged: tot.Damaged,
 		Suppressed: tot.Suppressed, Baselined: tot.Baselined, LiveAtExit: tot.Live, LiveBytesAtExit: tot.LiveBytes,
-		LeakCheck: a.leakMode(), UnknownAddressUses: tot.UnknownAddressUses,
+		LeakCheck: a.leakMode(), UnknownAddressUses: tot.UnknownAddressUses, UnknownAddressFrees: tot.UnknownAddressFrees,
 		OverlappedAllocations: tot.OverlappedAllocations}
 	rep.Program = a.Program
 

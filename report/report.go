@@ -109,6 +109,7 @@ type Totals struct {
 	Suppressed, Baselined                    int
 	Live, LiveBytes                          uint64 // Stream-ordered memory live at exit.
 	UnknownAddressUses                       uint64 // Uses of addresses no live recorded allocation covers.
+	UnknownAddressFrees                      uint64 // Accepted synchronous frees of addresses no recorded allocation starts at.
 	OverlappedAllocations                    uint64 // Allocations recorded over live ones.
 }
 
@@ -129,6 +130,7 @@ func (a *Analysis) Totals() Totals {
 		t.Live += r.Stats.LiveAtExit
 		t.LiveBytes += r.Stats.LiveBytesAtExit
 		t.UnknownAddressUses += r.Stats.UnknownAddressUses
+		t.UnknownAddressFrees += r.Stats.UnknownAddressFrees
 		t.OverlappedAllocations += r.Stats.OverlappedAllocations
 	}
 	t.Suppressed, t.Baselined = len(a.Suppressed), len(a.Baselined)
@@ -178,12 +180,26 @@ func (a *Analysis) LiveNote() string {
 // comes from an allocation path the recording misses, so a gap in what
 // was checked shows instead of passing in silence.
 func (a *Analysis) UnknownNote() string {
-	n := a.Totals().UnknownAddressUses
-	if n == 0 {
+	t := a.Totals()
+	return unknownNote(t.UnknownAddressUses, t.UnknownAddressFrees)
+}
+
+// unknownNote says the counts of uses and accepted frees of addresses no
+// recorded allocation covers, or "" when both are zero.
+func unknownNote(uses, frees uint64) string {
+	var what string
+	switch {
+	case uses == 0 && frees == 0:
 		return ""
+	case frees == 0:
+		what = Plural(uses, "use")
+	case uses == 0:
+		what = Plural(frees, "free")
+	default:
+		what = Plural(uses, "use") + " and " + Plural(frees, "free")
 	}
 	return fmt.Sprintf("unknown addresses: %s of device addresses no recorded allocation covers (memory allocated where the recorder cannot see, or given back to the driver and handed out again): races on it are not looked for",
-		Plural(n, "use"))
+		what)
 }
 
 // OverlapNote says how many recorded allocations overlapped one still live,

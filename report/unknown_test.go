@@ -51,3 +51,35 @@ func TestUnknownAddressUses(t *testing.T) {
 		t.Errorf("text report names unknown addresses when there were none:\n%s", txt.String())
 	}
 }
+
+// TestUnknownAddressFrees: accepted frees of addresses no recorded
+// allocation started at are summed into the JSON summary and named in the
+// text report's unknown addresses line beside the uses.
+func TestUnknownAddressFrees(t *testing.T) {
+	a := &Analysis{Results: []*checker.Result{
+		{Trace: "a.sctrace", Stats: checker.Stats{UnknownAddressFrees: 2}},
+		{Trace: "b.sctrace", Stats: checker.Stats{UnknownAddressUses: 1, UnknownAddressFrees: 1}},
+	}}
+	var txt bytes.Buffer
+	if err := (Text{}).Format(&txt, a, &Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "unknown addresses: 1 use and 3 frees of device addresses") {
+		t.Errorf("text report lacks the unknown frees:\n%s", txt.String())
+	}
+	var js bytes.Buffer
+	if err := (JSON{}).Format(&js, a, &Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary struct {
+			Frees *uint64 `json:"unknown_address_frees"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Summary.Frees == nil || *doc.Summary.Frees != 3 {
+		t.Errorf("JSON summary unknown_address_frees = %v, want 3", doc.Summary.Frees)
+	}
+}

@@ -193,6 +193,9 @@ type doctorSelfTest struct {
 	// addresses no recorded allocation covered: not zero means this CUDA
 	// allocates memory by a path the shim does not record.
 	UnknownAddressUses uint64 `json:"unknown_address_uses"`
+	// UnknownAddressFrees counts the accepted synchronous frees of
+	// addresses no recorded allocation started at.
+	UnknownAddressFrees uint64 `json:"unknown_address_frees"`
 	KeptIn             string `json:"kept_in,omitempty"` // where -keep kept the traces
 }
 
@@ -207,6 +210,9 @@ type doctorCase struct {
 	// UnknownAddressUses counts the case's uses of device addresses no
 	// recorded allocation covered (checker.Stats.UnknownAddressUses).
 	UnknownAddressUses uint64 `json:"unknown_address_uses"`
+	// UnknownAddressFrees counts the accepted synchronous frees of
+	// addresses no recorded allocation started at.
+	UnknownAddressFrees uint64 `json:"unknown_address_frees"`
 	Output             string `json:"output,omitempty"`
 }
 
@@ -584,8 +590,10 @@ func (d *doctor) selfTest(cases []selftest.Case, root string, kept bool) int {
 				c.Findings = append(c.Findings, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Message))
 			}
 			c.UnknownAddressUses += res.Stats.UnknownAddressUses
+			c.UnknownAddressFrees += res.Stats.UnknownAddressFrees
 		}
 		st.UnknownAddressUses += c.UnknownAddressUses
+		st.UnknownAddressFrees += c.UnknownAddressFrees
 		st.Cases = append(st.Cases, c)
 		writeCase(w, &c, width, d.verbose || !v.Pass)
 	}
@@ -594,9 +602,9 @@ func (d *doctor) selfTest(cases []selftest.Case, root string, kept bool) int {
 		fmt.Fprintf(w, "traces kept in %s\n", root)
 	}
 	fmt.Fprintf(w, "self-test: %d of %d cases passed\n", st.Passed, len(cases))
-	if n := st.UnknownAddressUses; n != 0 {
-		fmt.Fprintf(w, "unknown addresses: %s of device addresses no recorded allocation covers: this CUDA allocates memory by a path the shim does not record, and races on it are not looked for\n",
-			report.Plural(n, "use"))
+	if n, f := st.UnknownAddressUses, st.UnknownAddressFrees; n != 0 || f != 0 {
+		fmt.Fprintf(w, "unknown addresses: %s and %s of device addresses no recorded allocation covers: this CUDA allocates memory by a path the shim does not record, and races on it are not looked for\n",
+			report.Plural(n, "use"), report.Plural(f, "free"))
 	}
 	if st.Passed != len(cases) {
 		return doctorFailed
