@@ -2,7 +2,6 @@ package checker
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/streamcheck/streamcheck/model"
 )
@@ -53,19 +52,10 @@ func humanBytes(n uint64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// fromPython reports whether the operation was issued by Python code.
-func fromPython(o *Op) bool {
-	for _, f := range o.Stack {
-		if strings.HasPrefix(f.Func, "py::") {
-			return true
-		}
-	}
-	return false
-}
-
 // collectiveFix is the fix of a missing ordering from before to after
 // when one of them is a collective PyTorch issued (torch.distributed over
-// NCCL): ProcessGroupNCCL makes its NCCL stream wait for the stream
+// NCCL; a CuPy or C++ program passes NCCL its stream itself, and the event
+// hand-off of handOffFix is its fix): ProcessGroupNCCL makes its NCCL stream wait for the stream
 // current at the call, makes the stream current at work.wait() wait for
 // the collective, and frees a tensor on the stream that allocated it. ok
 // is false otherwise: the event hand-off of handOffFix applies.
@@ -75,11 +65,11 @@ func collectiveFix(before, after *Op) (string, bool) {
 	}
 	coll := model.OpCollective.String()
 	switch {
-	case after.Op == coll && fromPython(after):
+	case after.Op == coll && frameworkOf(after) == frameworkTorch:
 		return fmt.Sprintf("Before the %s at %s, make the stream current there wait for stream %s, where the %s at %s ran "+
 			"(`side.wait_stream(torch.cuda.default_stream())` for a side stream `side`): torch.distributed orders its NCCL stream %s after the current stream only.",
 			after.API, after.Site(), before.Stream, before.API, before.Site(), after.Stream), true
-	case before.Op == coll && fromPython(before):
+	case before.Op == coll && frameworkOf(before) == frameworkTorch:
 		return fmt.Sprintf("Call `work.wait()` on the work of the %s at %s (`async_op=True`) while stream %s is current, before %s at %s; "+
 			"or, where `work.wait()` ran on another stream, call `tensor.record_stream(that stream)` before the tensor is released, so that the free waits for it: "+
 			"`work.wait()` orders only the stream current at it after the collective's NCCL stream %s.",

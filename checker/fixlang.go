@@ -34,8 +34,9 @@ func frameworkOf(ops ...*Op) framework {
 		}
 		for _, fr := range o.Stack {
 			switch {
-			case strings.Contains(fr.File, "/torch/") || strings.HasPrefix(fr.Func, "at::") ||
-				strings.HasPrefix(fr.Func, "c10::") || strings.HasPrefix(fr.Func, "torch::") || strings.HasPrefix(fr.Func, "THPVariable"):
+			case strings.Contains(fr.File, "/torch/") || strings.Contains(fr.Module, "site-packages/torch/lib/") ||
+				strings.HasPrefix(fr.Func, "at::") || strings.HasPrefix(fr.Func, "c10::") || strings.HasPrefix(fr.Func, "c10d::") ||
+				strings.HasPrefix(fr.Func, "torch::") || strings.HasPrefix(fr.Func, "THPVariable"):
 				return frameworkTorch
 			case strings.Contains(fr.File, "/cupy/") || strings.Contains(fr.Func, "4cupy"):
 				return frameworkCuPy

@@ -55,12 +55,12 @@ bash scripts/probe/cbcount.sh "$W/cbcount.so" || echo "probe build failed"
 (OUT="$W/gpurun-cupti" SC_WORK="$W/gpurun-cupti-work" BUILD_JOBS=8 bash scripts/gpu-run.sh build >/dev/null 2>&1
  echo "gpu-run build done") &
 wait $(jobs -p | grep -v "^$raw_pid$") 2>/dev/null
-grep -E '\tcuda\t' .corpus/manifest.tsv | awk -F'\t' -v only="${CORPUS_ONLY:-}" 'only == "" || $1 ~ only' >"$W/manifest-cuda.tsv"
+awk -F'\t' -v only="${CORPUS_ONLY:-}" '$2 == "cuda" && (only == "" || $1 ~ only)' .corpus/manifest.tsv >"$W/manifest-cuda.tsv"
 echo "corpus CUDA rows: $(wc -l <"$W/manifest-cuda.tsv")"
 pack build
 
 phase "2: CUPTI backend"
-(OUT="$W/corpus-cupti" SC_WORK="$W/corpus-cupti-work" SANITIZER=0 JOBS=4 DEADLINE_S=150 \
+(ONLY="${CORPUS_ONLY:-}" OUT="$W/corpus-cupti" SC_WORK="$W/corpus-cupti-work" SANITIZER=0 JOBS=4 DEADLINE_S=150 \
     bash scripts/gpu-corpus.sh "$W/manifest-cuda.tsv" >/dev/null 2>&1; echo "corpus (cupti) done") &
 (OUT="$W/gpurun-cupti" SC_WORK="$W/gpurun-cupti-work" RECORD_JOBS=3 bash scripts/gpu-run.sh record >/dev/null 2>&1
  OUT="$W/gpurun-cupti" SC_WORK="$W/gpurun-cupti-work" bash scripts/gpu-run.sh check >/dev/null 2>&1
@@ -87,7 +87,7 @@ grep -c . "$W/corpus-cupti/corpus-summary.tsv" 2>/dev/null
 pack cupti
 
 phase "3: interpose backend"
-(OUT="$W/corpus-interpose" SC_WORK="$W/corpus-interpose-work" SANITIZER=0 JOBS=4 DEADLINE_S=120 \
+(ONLY="${CORPUS_ONLY:-}" OUT="$W/corpus-interpose" SC_WORK="$W/corpus-interpose-work" SANITIZER=0 JOBS=4 DEADLINE_S=120 \
     RECORD_ARGS="--backend interpose" bash scripts/gpu-corpus.sh "$W/manifest-cuda.tsv" >/dev/null 2>&1
  echo "corpus (interpose) done") &
 (ONLY="${ONLY_INTERPOSE:-${ONLY:-}}" OUT="$W/gpurun-interpose" SC_WORK="$W/gpurun-cupti-work" TRACE_DIR="$W/gpurun-interpose-traces" RECORD_ARGS="--backend interpose" \

@@ -24,7 +24,8 @@ func TestFixLanguageGolden(t *testing.T) {
 	for _, c := range []string{
 		"torch_missing_record_stream_racy-py", "torch_cross_stream_racy-py", "torch_prefetch_racy-py",
 		"torch_graph_output_racy-py", "torch_cuda_graph_racy-py", "cupy_async_pool_racy-py",
-		"reuse_while_in_flight_racy-shared",
+		"reuse_while_in_flight_racy-shared", "torch_nccl_side_stream_racy-py", "torch_nccl_async_work_racy-py",
+		"torch_nccl_bucket_racy-py", "cupy_nccl_racy-py",
 	} {
 		out, _, _ := checkInProcess(t, "--source-root", ".", filepath.Join("testdata", "real", c))
 		all.WriteString("== " + c + "\n")
@@ -41,6 +42,10 @@ func TestFixLanguageGolden(t *testing.T) {
 		regexp.MustCompile("(?m)^== torch_cross_stream_racy-py\n  fix: Make `s2` wait for `s1`: call `s2.wait_stream\\(s1\\)`"),
 		regexp.MustCompile("(?m)^== cupy_async_pool_racy-py\n  fix: .*`e = s1.record\\(\\)`.*`s2.wait_event\\(e\\)`.*`s1.use\\(\\)`"),
 		regexp.MustCompile("(?m)^== reuse_while_in_flight_racy-shared\n  fix: .*\\(cudaStreamWaitEvent\\)"),
+		regexp.MustCompile("(?m)^== torch_nccl_side_stream_racy-py\n  fix: .*wait_stream.*torch.distributed orders its NCCL stream"),
+		regexp.MustCompile("(?m)^== torch_nccl_async_work_racy-py\n  fix: Call `work.wait\\(\\)`.*record_stream"),
+		regexp.MustCompile("(?m)^== torch_nccl_bucket_racy-py\n  fix: Call `work.wait\\(\\)`.*record_stream"),
+		regexp.MustCompile("(?m)^== cupy_nccl_racy-py\n  fix: .*`e = s1.record\\(\\)`.*`s2.wait_event\\(e\\)`"),
 	} {
 		if !want.MatchString(got) {
 			t.Errorf("fixes do not match %s:\n%s", want, got)

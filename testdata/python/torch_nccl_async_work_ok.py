@@ -33,7 +33,8 @@ def init() -> str:
 def finish(store: str) -> None:
     torch.cuda.synchronize()
     dist.destroy_process_group()
-    os.unlink(store)
+    if os.path.exists(store):  # destroy_process_group may have removed it
+        os.unlink(store)
 
 RACY = False
 

@@ -41,7 +41,8 @@ def main() -> int:
     del x, warm
     torch.cuda.synchronize()
     dist.destroy_process_group()
-    os.unlink(store)
+    if os.path.exists(store):  # destroy_process_group may have removed it
+        os.unlink(store)
     return 0
 
 
