@@ -253,7 +253,9 @@ func (c *Checker) addSkipped(ev *model.Event, st *hb.Step) {
 		c.rejectedFree(ev)
 	}
 	if !st.Captured && ev.Flags&model.FlagGraphNode == 0 && ev.Failed() {
-		c.rejectedUse(ev)
+		for _, h := range c.plugins.rejected {
+			h.onRejected(ev)
+		}
 	}
 	if st.Captured && ev.Op == model.OpMallocAsync && ev.Ptr != 0 {
 		if c.graphAllocs == nil {
