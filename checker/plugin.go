@@ -166,18 +166,10 @@ func (c *Checker) plugIn() {
 		if s == nil {
 			continue
 		}
-		if h, ok := s.(allocHook); ok {
-			p.alloc = append(p.alloc, h)
-		}
-		if h, ok := s.(freeHook); ok {
-			p.free = append(p.free, h)
-		}
-		if h, ok := s.(dropHook); ok {
-			p.drop = append(p.drop, h)
-		}
-		if h, ok := s.(syncHook); ok {
-			p.sync = append(p.sync, h)
-		}
+		file(s, &p.alloc)
+		file(s, &p.free)
+		file(s, &p.drop)
+		file(s, &p.sync)
 		if h, ok := s.(opHook); ok {
 			for _, op := range h.ops() {
 				p.byOp[op] = append(p.byOp[op], h)
@@ -189,24 +181,12 @@ func (c *Checker) plugIn() {
 	}
 	for _, d := range chainOrder() {
 		s := p.states[slices.Index(ruleDefs, d)]
-		if h, ok := s.(freedUseHook); ok {
-			p.freedUse = append(p.freedUse, h)
-		}
-		if h, ok := s.(unorderedUseHook); ok {
-			p.unorderedUse = append(p.unorderedUse, h)
-		}
-		if h, ok := s.(badFreeHook); ok {
-			p.badFree = append(p.badFree, h)
-		}
-		if h, ok := s.(liveFreeHook); ok {
-			p.liveFree = append(p.liveFree, h)
-		}
-		if h, ok := s.(refusedFreeHook); ok {
-			p.refusedFree = append(p.refusedFree, h)
-		}
-		if h, ok := s.(rejectedHook); ok {
-			p.rejected = append(p.rejected, h)
-		}
+		file(s, &p.freedUse)
+		file(s, &p.unorderedUse)
+		file(s, &p.badFree)
+		file(s, &p.liveFree)
+		file(s, &p.refusedFree)
+		file(s, &p.rejected)
 	}
 	slices.SortStableFunc(ends, func(a, b ranked) int { return cmp.Compare(a.rank, b.rank) })
 	for _, e := range ends {
@@ -220,6 +200,13 @@ func chainOrder() []*ruleDef {
 	defs := slices.Clone(ruleDefs)
 	slices.SortStableFunc(defs, func(a, b *ruleDef) int { return cmp.Compare(a.precedence, b.precedence) })
 	return defs
+}
+
+// file adds s to hooks if it is a hook of their kind.
+func file[H any](s any, hooks *[]H) {
+	if h, ok := s.(H); ok {
+		*hooks = append(*hooks, h)
+	}
 }
 
 // stateOf returns rule d's state in c (nil if it has none).
