@@ -82,7 +82,7 @@ type Options struct {
 	// Observe, if set, sees each event once the checker has applied it,
 	// with what the happens-before engine learned from it (a view, valid
 	// until the next event): tools that show the trace as the analysis
-	// saw it (the timeline) follow it in the analysis's one pass. It must
+	// saw it (the timeline, explain) follow it in the analysis's one pass. It must
 	// not symbolize stacks while the trace is read (see DescribeAsRecorded).
 	Observe func(c *Checker, ev *model.Event, st *hb.Step)
 	// AllocLoopThreshold is how many times one site must allocate around
@@ -254,7 +254,9 @@ func (c *Checker) addSkipped(ev *model.Event, st *hb.Step) {
 		c.rejectedFree(ev)
 	}
 	if !st.Captured && ev.Flags&model.FlagGraphNode == 0 && ev.Failed() {
-		c.rejectedUse(ev)
+		for _, h := range c.plugins.rejected {
+			h.onRejected(ev)
+		}
 	}
 	if st.Captured && ev.Op == model.OpMallocAsync && ev.Ptr != 0 {
 		if c.graphAllocs == nil {

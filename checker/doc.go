@@ -11,11 +11,11 @@
 // frees from the op spec's memory column (model.Op.Mem, model.Op.Uses),
 // the memory state (memory.go, allocation.go, addrindex.go), the
 // allocation families and which API frees each (family.go) and what
-// allocations, frees and uses do to it (lifetime.go, where the rules about
-// uses and frees are checked), captures and graphs (capture.go,
-// graphs.go), folding occurrences into findings (fold.go) and resolving
-// them for reports (resolve.go, explain.go). Options.Observe lets a tool
-// follow the analysis event by event (replay.go).
+// allocations, frees and uses do to it (lifetime.go, which asks the rules'
+// use and free hooks what a use or free met), captures and graphs
+// (capture.go, graphs.go), folding occurrences into findings (fold.go) and
+// resolving them for reports (resolve.go, explain.go). Options.Observe lets
+// a tool follow the analysis event by event (observe.go).
 //
 // The package knows nothing about command lines or output formats; drivers
 // (cmd/streamcheck) format the Findings of a Result, and can describe each

@@ -8,9 +8,9 @@ import (
 )
 
 // What allocations, frees and uses do to the checker's memory state, and
-// the checks made there: use reports use-after-free, reuse-while-in-flight
-// and use-before-alloc, release the rules about frees (checkFree,
-// reportBadFree, in their rules' files).
+// what they meet there, which the rules' use and free hooks judge
+// (plugin.go): use asks about a use of freed memory and a first use not
+// ordered after its allocation, release and rejectedFree about frees.
 
 // allocate records the allocation of [base, base+size) that ev makes (an
 // allocation call, or a graph launch allocating memory its graph does not
@@ -161,12 +161,9 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 		if c.unrecordedBase(ev, ptr, prev) {
 			return
 		}
-		if !c.mismatchedFree(ev, a, free) {
-			c.reportBadFree(free)
-		}
+		c.badFree(ev, a, free)
 		return
 	}
-	c.mismatchedFree(ev, a, free) // CUDA accepted it: the memory is released all the same
 	// cudaFree and cuMemFree of cudaMalloc, pitched and managed memory wait
 	// for all work issued on the free's device before they release it (the
 	// driver skips that only for cuMemAllocAsync memory): its uses there are
@@ -178,13 +175,54 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 	if syncs {
 		c.completeUses(a, ev.Device)
 	}
-	c.checkFree(a, free, st, syncs)
+	for _, h := range c.plugins.liveFree {
+		if h.onLiveFree(ev, st, a, free, syncs) {
+			break
+		}
+	}
 	a.free = free
 	a.freed = true
 	c.dropped(a, true)
 	c.graveQ.push(a)
 	c.graveLen++
 	c.trimGrave()
+}
+
+// badFree asks the free hooks about a free of an address where no live
+// allocation starts (a is nil or freed).
+func (c *Checker) badFree(ev *model.Event, a *allocation, free access) {
+	for _, h := range c.plugins.badFree {
+		if h.onBadFree(ev, a, free) {
+			return
+		}
+	}
+}
+
+// rejectedFree checks a free that CUDA refused. It changed nothing, but a
+// program that frees twice or frees an interior pointer has a bug even when
+// the driver catches it and the program ignores the error.
+func (c *Checker) rejectedFree(ev *model.Event) {
+	if ev.Ptr == 0 {
+		return
+	}
+	a := c.allocs.at(ev.Ptr)
+	if _, graphs := c.graphAllocs[ev.Ptr]; a == nil && graphs && ev.Result == model.ResultCaptureInvalidated {
+		return // A graph's allocation, freed in a capture an illegal call invalidated: CUDA says so.
+	}
+	var st hb.Step
+	if ev.Op == model.OpFreeAsync {
+		st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
+	}
+	free := c.accessOf(ev, &st, ev.Ptr)
+	if a != nil && !a.freed {
+		for _, h := range c.plugins.refusedFree {
+			if h.onRefusedFree(ev, a, free) {
+				return
+			}
+		}
+		return // The free failed for another reason (a bad stream, say).
+	}
+	c.badFree(ev, a, free)
 }
 
 // completeUses drops from a the uses, and the uses it inherited, made on
@@ -241,11 +279,11 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	}
 	c.stats.Uses++
 	if a.freed {
-		if c.mayBeReallocated(a, ev) {
-			c.stats.UnknownAddressUses++
-			return
+		for _, h := range c.plugins.freedUse {
+			if h.onFreedUse(ev, st, a, addr) {
+				break
+			}
 		}
-		c.report(useAfterFreeRule, a, c.accessOf(ev, st, addr), &a.free)
 		return
 	}
 	uses := a.uses()
@@ -260,11 +298,10 @@ func (c *Checker) use(ev *model.Event, st *hb.Step, addr uint64) {
 	// memory is the same bug as that earlier use, which was reported: stream
 	// order puts this one after it.
 	if prior < 0 && !st.Clock.Covers(c.epoch(&a.alloc)) {
-		u := c.accessOf(ev, st, addr)
-		if old := c.unorderedInherited(a, st); old != nil {
-			c.report(reuseWhileInFlightRule, a, u, old)
-		} else {
-			c.report(useBeforeAllocRule, a, u, &a.alloc)
+		for _, h := range c.plugins.unorderedUse {
+			if h.onUnorderedUse(ev, st, a, addr) {
+				break
+			}
 		}
 	}
 	if prior >= 0 {

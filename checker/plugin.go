@@ -14,8 +14,8 @@ import (
 // implements the hooks below that the rule needs. The checker makes one
 // state per trace and calls the hooks of every registered rule that has
 // them; it keeps only the memory state all rules share (live allocations,
-// the grave, graphs, captures). The rules about uses and frees are
-// reported by those shared checks (lifetime.go) and have no state.
+// the grave, graphs, captures) and says what a use or free met there (the
+// use and free hooks); each rule decides what of that it reports.
 
 // allocHook is called after an allocation (model.Mem's allocations) is
 // recorded: a is its record, nil for one of no bytes at address 0.
@@ -49,6 +49,49 @@ type syncHook interface {
 type opHook interface {
 	ops() []model.Op
 	onOp(ev *model.Event, st *hb.Step)
+}
+
+// The use and free hooks are chains: the rules that have one are asked in
+// turn (ruleDef.precedence, then rank) until one settles the event (returns
+// true: it reported it, or found it no bug), and the rest are not asked.
+
+// freedUseHook is asked about a use of memory the checker holds freed (in
+// the grave), at addr in a. The use is not recorded.
+type freedUseHook interface {
+	onFreedUse(ev *model.Event, st *hb.Step, a *allocation, addr uint64) bool
+}
+
+// unorderedUseHook is asked about the first use of the live allocation a
+// on an agent (a stream, or the host) that is not ordered after the
+// allocation. The use is recorded after.
+type unorderedUseHook interface {
+	onUnorderedUse(ev *model.Event, st *hb.Step, a *allocation, addr uint64) bool
+}
+
+// badFreeHook is asked about a free that CUDA accepted of an address where
+// no live allocation starts: a is nil (none starts there) or freed.
+type badFreeHook interface {
+	onBadFree(ev *model.Event, a *allocation, free access) bool
+}
+
+// liveFreeHook is asked about the free of the live allocation a, before it
+// is released. syncs says the free waited for its device's work: its uses
+// there were dropped.
+type liveFreeHook interface {
+	onLiveFree(ev *model.Event, st *hb.Step, a *allocation, free access, syncs bool) bool
+}
+
+// refusedFreeHook is asked about a free of the live allocation a that CUDA
+// refused: it changed nothing, and is a bug only for a reason other than
+// its address.
+type refusedFreeHook interface {
+	onRefusedFree(ev *model.Event, a *allocation, free access) bool
+}
+
+// rejectedHook is called with a call CUDA refused that was not captured:
+// it changed nothing, but what it names is still the program's.
+type rejectedHook interface {
+	onRejected(ev *model.Event)
 }
 
 // endHook is called when the trace ends (complete: not cut by damage), in
@@ -86,6 +129,13 @@ type plugins struct {
 	sync   []syncHook
 	byOp   [256][]opHook
 	end    []endHook
+
+	freedUse     []freedUseHook
+	unorderedUse []unorderedUseHook
+	badFree      []badFreeHook
+	liveFree     []liveFreeHook
+	refusedFree  []refusedFreeHook
+	rejected     []rejectedHook
 }
 
 // waits marks the ops whose Sync column says they wait for other work.
@@ -116,18 +166,10 @@ func (c *Checker) plugIn() {
 		if s == nil {
 			continue
 		}
-		if h, ok := s.(allocHook); ok {
-			p.alloc = append(p.alloc, h)
-		}
-		if h, ok := s.(freeHook); ok {
-			p.free = append(p.free, h)
-		}
-		if h, ok := s.(dropHook); ok {
-			p.drop = append(p.drop, h)
-		}
-		if h, ok := s.(syncHook); ok {
-			p.sync = append(p.sync, h)
-		}
+		file(s, &p.alloc)
+		file(s, &p.free)
+		file(s, &p.drop)
+		file(s, &p.sync)
 		if h, ok := s.(opHook); ok {
 			for _, op := range h.ops() {
 				p.byOp[op] = append(p.byOp[op], h)
@@ -137,9 +179,33 @@ func (c *Checker) plugIn() {
 			ends = append(ends, ranked{h, d.endRank})
 		}
 	}
+	for _, d := range chainOrder() {
+		s := p.states[slices.Index(ruleDefs, d)]
+		file(s, &p.freedUse)
+		file(s, &p.unorderedUse)
+		file(s, &p.badFree)
+		file(s, &p.liveFree)
+		file(s, &p.refusedFree)
+		file(s, &p.rejected)
+	}
 	slices.SortStableFunc(ends, func(a, b ranked) int { return cmp.Compare(a.rank, b.rank) })
 	for _, e := range ends {
 		p.end = append(p.end, e.h)
+	}
+}
+
+// chainOrder returns the rules in the order chains ask them: by
+// precedence, then rank.
+func chainOrder() []*ruleDef {
+	defs := slices.Clone(ruleDefs)
+	slices.SortStableFunc(defs, func(a, b *ruleDef) int { return cmp.Compare(a.precedence, b.precedence) })
+	return defs
+}
+
+// file adds s to hooks if it is a hook of their kind.
+func file[H any](s any, hooks *[]H) {
+	if h, ok := s.(H); ok {
+		*hooks = append(*hooks, h)
 	}
 }
 

@@ -3,16 +3,15 @@ package checker
 import (
 	"fmt"
 
-	"github.com/streamcheck/streamcheck/hb"
 	"github.com/streamcheck/streamcheck/model"
 )
 
 // RuleDoubleFree is the id of the rule this file defines.
 const RuleDoubleFree RuleID = "double-free"
 
-// doubleFreeRule: double-free. It is checked by reportBadFree below, with
-// invalid-free, for frees that CUDA accepted (release, lifetime.go) and that
-// it rejected (rejectedFree below).
+// doubleFreeRule: double-free. It is checked by its hook below, before
+// invalid-free's, for frees that CUDA accepted (release, lifetime.go) and
+// that it rejected (rejectedFree, lifetime.go).
 var doubleFreeRule = &ruleDef{
 	rank:     60,
 	id:       RuleDoubleFree,
@@ -27,6 +26,7 @@ var doubleFreeRule = &ruleDef{
 	},
 	role:  "free",
 	other: "free",
+	state: func(c *Checker) any { return doubleFree{c} },
 	explain: func(c *Checker, f *Finding, x *explainArgs) {
 		op, other := x.op, x.other
 		f.Message = fmt.Sprintf("%s frees %s a second time", what(op), x.size)
@@ -41,41 +41,14 @@ var doubleFreeRule = &ruleDef{
 
 var _ = register(doubleFreeRule)
 
-// reportBadFree reports a free of an address that is not the start of a
-// live allocation: freed before (double-free), inside one, or unknown.
-func (c *Checker) reportBadFree(free access) {
-	if a := c.allocs.at(free.ptr); a != nil && a.freed && a.base == a.alloc.ptr {
-		c.report(doubleFreeRule, a, free, &a.free)
-		return
-	}
-	if in := c.allocs.find(free.ptr); in != nil && !in.freed {
-		c.report(invalidFreeRule, in, free, nil)
-		return
-	}
-	c.report(invalidFreeRule, nil, free, nil)
-}
+// doubleFree is the rule's hooks.
+type doubleFree struct{ c *Checker }
 
-// rejectedFree checks a free that CUDA refused. It changed nothing, but a
-// program that frees twice or frees an interior pointer has a bug even when
-// the driver catches it and the program ignores the error.
-func (c *Checker) rejectedFree(ev *model.Event) {
-	if ev.Ptr == 0 {
-		return
+// onBadFree reports a free of the start of a freed allocation.
+func (r doubleFree) onBadFree(ev *model.Event, _ *allocation, free access) bool {
+	if a := r.c.allocs.at(free.ptr); a != nil && a.freed && a.base == a.alloc.ptr {
+		r.c.report(doubleFreeRule, a, free, &a.free)
+		return true
 	}
-	a := c.allocs.at(ev.Ptr)
-	if _, graphs := c.graphAllocs[ev.Ptr]; a == nil && graphs && ev.Result == model.ResultCaptureInvalidated {
-		return // A graph's allocation, freed in a capture an illegal call invalidated: CUDA says so.
-	}
-	var st hb.Step
-	if ev.Op == model.OpFreeAsync {
-		st.Agent = c.engine.Stream(ev.Stream, ev.Device, ev.TID).ID
-	}
-	free := c.accessOf(ev, &st, ev.Ptr)
-	if c.mismatchedFree(ev, a, free) {
-		return // Another family's free: that, not a bad address, is the bug.
-	}
-	if a != nil && !a.freed {
-		return // The free failed for another reason (a bad stream, say).
-	}
-	c.reportBadFree(free)
+	return false
 }

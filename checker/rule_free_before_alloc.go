@@ -1,15 +1,21 @@
 package checker
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
+)
 
 // RuleFreeBeforeAlloc is the id of the rule this file defines.
 const RuleFreeBeforeAlloc RuleID = "free-before-alloc"
 
-// freeBeforeAllocRule: free-before-alloc. It is checked by checkFree
-// (rule_free_while_in_flight.go) and in captures (capture.go).
+// freeBeforeAllocRule: free-before-alloc. It is checked by its hook below,
+// after free-while-in-flight's, and in captures (capture.go).
 var freeBeforeAllocRule = &ruleDef{
 	rank:     50,
 	id:       RuleFreeBeforeAlloc,
+	state:    func(c *Checker) any { return freeBeforeAlloc{c} },
 	severity: SeverityError,
 	doc: Documentation{
 		Title: "a free is not ordered after its allocation",
@@ -36,3 +42,15 @@ var freeBeforeAllocRule = &ruleDef{
 }
 
 var _ = register(freeBeforeAllocRule)
+
+// freeBeforeAlloc is the rule's hooks.
+type freeBeforeAlloc struct{ c *Checker }
+
+// onLiveFree reports a free not ordered after the allocation, unless the
+// free synchronizes (syncs): it waited for the allocation too.
+func (r freeBeforeAlloc) onLiveFree(ev *model.Event, st *hb.Step, a *allocation, free access, syncs bool) bool {
+	if !syncs && !st.Clock.Covers(r.c.epoch(&a.alloc)) {
+		r.c.report(freeBeforeAllocRule, a, free, &a.alloc)
+	}
+	return true
+}

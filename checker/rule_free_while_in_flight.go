@@ -10,8 +10,8 @@ import (
 // RuleFreeWhileInFlight is the id of the rule this file defines.
 const RuleFreeWhileInFlight RuleID = "free-while-in-flight"
 
-// freeWhileInFlightRule: free-while-in-flight. It is checked by checkFree
-// below (with free-before-alloc) and in captures (capture.go).
+// freeWhileInFlightRule: free-while-in-flight. It is checked by its hook
+// below, before free-before-alloc's, and in captures (capture.go).
 var freeWhileInFlightRule = &ruleDef{
 	rank:     30,
 	id:       RuleFreeWhileInFlight,
@@ -28,6 +28,7 @@ var freeWhileInFlightRule = &ruleDef{
 	},
 	role:  "free",
 	other: "earlier use",
+	state: func(c *Checker) any { return freeWhileInFlight{c} },
 	explain: func(c *Checker, f *Finding, x *explainArgs) {
 		op, other := x.op, x.other
 		f.Message = fmt.Sprintf("%s frees %s while %s may still be using it", what(op), x.size, what(other))
@@ -66,24 +67,24 @@ var freeWhileInFlightRule = &ruleDef{
 
 var _ = register(freeWhileInFlightRule)
 
-// checkFree checks the free of the live allocation a: it reports a use the
-// free is not ordered after (free-while-in-flight) or else, unless the
-// free synchronizes (syncs), an allocation it is not ordered after
-// (free-before-alloc). An unordered use is reported in preference to an
-// unordered allocation: it is the later of the two, so ordering the free
-// after it fixes both.
-func (c *Checker) checkFree(a *allocation, free access, st *hb.Step, syncs bool) {
+// freeWhileInFlight is the rule's hooks.
+type freeWhileInFlight struct{ c *Checker }
+
+// onLiveFree reports a use the free is not ordered after. It settles the
+// free when it does: an unordered use is reported in preference to an
+// unordered allocation (free-before-alloc), being the later of the two, so
+// ordering the free after it fixes both.
+func (r freeWhileInFlight) onLiveFree(ev *model.Event, st *hb.Step, a *allocation, free access, syncs bool) bool {
+	c := r.c
 	uses := a.uses()
 	hostFree := free.op == model.OpFree && (a.family == famHost || a.family == famRegistered)
 	for i := range uses {
 		if !st.Clock.Covers(c.epoch(&uses[i])) && !(hostFree && c.hostFuncs.mayHaveReported(&uses[i], free.tid)) {
 			c.report(freeWhileInFlightRule, a, free, &uses[i])
-			return
+			return true
 		}
 	}
-	if !syncs && !st.Clock.Covers(c.epoch(&a.alloc)) {
-		c.report(freeBeforeAllocRule, a, free, &a.alloc)
-	}
+	return false
 }
 
 // hostFuncs holds, by stream, the latest host function queued to it

@@ -1,15 +1,20 @@
 package checker
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamcheck/streamcheck/model"
+)
 
 // RuleInvalidFree is the id of the rule this file defines.
 const RuleInvalidFree RuleID = "invalid-free"
 
-// invalidFreeRule: invalid-free. It is checked by reportBadFree
-// (rule_double_free.go).
+// invalidFreeRule: invalid-free. It is checked by its hook below, after
+// double-free's.
 var invalidFreeRule = &ruleDef{
 	rank:     70,
 	id:       RuleInvalidFree,
+	state:    func(c *Checker) any { return invalidFree{c} },
 	severity: SeverityError,
 	doc: Documentation{
 		Title: "a free names an address that is not the start of a live allocation",
@@ -39,3 +44,17 @@ var invalidFreeRule = &ruleDef{
 }
 
 var _ = register(invalidFreeRule)
+
+// invalidFree is the rule's hooks.
+type invalidFree struct{ c *Checker }
+
+// onBadFree reports a free of an address inside a live allocation, or of
+// one no allocation holds.
+func (r invalidFree) onBadFree(ev *model.Event, _ *allocation, free access) bool {
+	if in := r.c.allocs.find(free.ptr); in != nil && !in.freed {
+		r.c.report(invalidFreeRule, in, free, nil)
+		return true
+	}
+	r.c.report(invalidFreeRule, nil, free, nil)
+	return true
+}

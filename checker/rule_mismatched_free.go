@@ -10,15 +10,17 @@ import (
 // RuleMismatchedFree is the id of the rule this file defines.
 const RuleMismatchedFree RuleID = "mismatched-free"
 
-// mismatchedFreeRule: mismatched-free. It is checked by mismatchedFree
-// below, for frees that CUDA accepted (release, lifetime.go) and that it
-// rejected (rejectedFree, rule_double_free.go): a mismatched free is
-// reported instead of the double-free or invalid-free it may also look
-// like, once.
+// mismatchedFreeRule: mismatched-free. It is checked by its hooks below,
+// first of the free hooks (its precedence), for frees that CUDA accepted
+// (release, lifetime.go) and that it rejected (rejectedFree, lifetime.go): a
+// mismatched free is reported instead of the double-free or invalid-free
+// it may also look like, once.
 var mismatchedFreeRule = &ruleDef{
-	rank:     80,
-	id:       RuleMismatchedFree,
-	severity: SeverityError,
+	rank:       80,
+	precedence: -1,
+	state:      func(c *Checker) any { return mismatchedFree{c} },
+	id:         RuleMismatchedFree,
+	severity:   SeverityError,
 	doc: Documentation{
 		Title: "memory is freed by another allocation family's API",
 		Text: "memory is freed by another allocation family's API: `cudaFree`/`cuMemFree` of pinned host memory (`cudaMallocHost`, `cudaHostAlloc`, `cuMemAllocHost`), of registered host memory or of a range mapped with `cuMemMap`; " +
@@ -52,6 +54,29 @@ var mismatchedFreeRule = &ruleDef{
 }
 
 var _ = register(mismatchedFreeRule)
+
+// mismatchedFree is the rule's hooks.
+type mismatchedFree struct{ c *Checker }
+
+// onBadFree reports another family's free of an address where no live
+// allocation starts, and settles the free if it does.
+func (r mismatchedFree) onBadFree(ev *model.Event, a *allocation, free access) bool {
+	return r.c.mismatchedFree(ev, a, free)
+}
+
+// onLiveFree reports another family's free of a live allocation; CUDA
+// accepted it, so the memory is released all the same, and the other free
+// rules are asked too.
+func (r mismatchedFree) onLiveFree(ev *model.Event, st *hb.Step, a *allocation, free access, syncs bool) bool {
+	r.c.mismatchedFree(ev, a, free)
+	return false
+}
+
+// onRefusedFree reports another family's free of a live allocation that
+// CUDA refused: that, not the address, is the bug.
+func (r mismatchedFree) onRefusedFree(ev *model.Event, a *allocation, free access) bool {
+	return r.c.mismatchedFree(ev, a, free)
+}
 
 // mismatchedFree reports the free ev makes of the allocation a at its
 // address when ev is another family's free, and says whether it did; a is

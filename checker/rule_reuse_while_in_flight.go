@@ -10,9 +10,9 @@ import (
 // RuleReuseWhileInFlight is the id of the rule this file defines.
 const RuleReuseWhileInFlight RuleID = "reuse-while-in-flight"
 
-// reuseWhileInFlightRule: reuse-while-in-flight. It is checked by use
-// (lifetime.go), in preference to use-before-alloc, and by relaunchAfterFree
-// below.
+// reuseWhileInFlightRule: reuse-while-in-flight. It is checked by its
+// hook below, in preference to use-before-alloc (its precedence), and by
+// relaunchAfterFree below.
 var reuseWhileInFlightRule = &ruleDef{
 	rank:     40,
 	id:       RuleReuseWhileInFlight,
@@ -29,6 +29,8 @@ var reuseWhileInFlightRule = &ruleDef{
 	other:        "use of the freed allocation",
 	unorderedUse: true,
 	alsoForm:     "on memory the pool handed back while work on its earlier allocation may still have run",
+	precedence:   -1,
+	state:        func(c *Checker) any { return reuseWhileInFlight{c} },
 	explain: func(c *Checker, f *Finding, x *explainArgs) {
 		op, other := x.op, x.other
 		f.Message = fmt.Sprintf("%s uses %s while work on the freed allocation at the same addresses may still run", what(op), x.size)
@@ -55,6 +57,20 @@ var reuseWhileInFlightRule = &ruleDef{
 }
 
 var _ = register(reuseWhileInFlightRule)
+
+// reuseWhileInFlight is the rule's hooks.
+type reuseWhileInFlight struct{ c *Checker }
+
+// onUnorderedUse reports a use not ordered after the allocation that is
+// not ordered after a use of the freed memory the allocation reuses either.
+func (r reuseWhileInFlight) onUnorderedUse(ev *model.Event, st *hb.Step, a *allocation, addr uint64) bool {
+	c := r.c
+	if old := c.unorderedInherited(a, st); old != nil {
+		c.report(reuseWhileInFlightRule, a, c.accessOf(ev, st, addr), old)
+		return true
+	}
+	return false
+}
 
 // relaunchAfterFree checks a launch that allocates its graph's memory at
 // addr again after the program freed the last launch's: the address is the

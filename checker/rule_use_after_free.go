@@ -10,10 +10,10 @@ import (
 // RuleUseAfterFree is the id of the rule this file defines.
 const RuleUseAfterFree RuleID = "use-after-free"
 
-// useAfterFreeRule: use-after-free. It is checked by use (lifetime.go), by
-// rejectedUse below, and in captures (capture.go). A use of a range a
-// synchronous free gave back to the driver is one only when nothing can
-// have handed the range out again (mayBeReallocated).
+// useAfterFreeRule: use-after-free. It is checked by its hooks below (a
+// use of freed memory; a use CUDA refused) and in captures (capture.go). A
+// use of a range a synchronous free gave back to the driver is one only
+// when nothing can have handed the range out again (mayBeReallocated).
 var useAfterFreeRule = &ruleDef{
 	rank:     20,
 	id:       RuleUseAfterFree,
@@ -27,6 +27,7 @@ var useAfterFreeRule = &ruleDef{
 		Ops: useOps,
 	},
 	other: "free",
+	state: func(c *Checker) any { return useAfterFree{c} },
 	explain: func(c *Checker, f *Finding, x *explainArgs) {
 		op, other := x.op, x.other
 		f.Message = fmt.Sprintf("%s uses %s after it was freed", what(op), x.size)
@@ -52,6 +53,24 @@ var useAfterFreeRule = &ruleDef{
 }
 
 var _ = register(useAfterFreeRule)
+
+// useAfterFree is the rule's hooks.
+type useAfterFree struct{ c *Checker }
+
+// onFreedUse reports a use of freed memory, unless its range may have been
+// handed out again unseen: then the address is counted as unknown.
+func (r useAfterFree) onFreedUse(ev *model.Event, st *hb.Step, a *allocation, addr uint64) bool {
+	c := r.c
+	if c.mayBeReallocated(a, ev) {
+		c.stats.UnknownAddressUses++
+		return true
+	}
+	c.report(useAfterFreeRule, a, c.accessOf(ev, st, addr), &a.free)
+	return true
+}
+
+// onRejected checks a use CUDA refused (rejectedUse).
+func (r useAfterFree) onRejected(ev *model.Event) { r.c.rejectedUse(ev) }
 
 // rejectedUse checks a launch, copy or set that CUDA refused. It changed
 // nothing and is no use of live memory, but one that names freed memory

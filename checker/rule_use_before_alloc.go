@@ -1,13 +1,17 @@
 package checker
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
+)
 
 // RuleUseBeforeAlloc is the id of the rule this file defines.
 const RuleUseBeforeAlloc RuleID = "use-before-alloc"
 
-// useBeforeAllocRule: use-before-alloc. It is checked by use (lifetime.go),
-// with use-after-free and reuse-while-in-flight, and in captures
-// (capture.go).
+// useBeforeAllocRule: use-before-alloc. It is checked by its hook below,
+// after reuse-while-in-flight's, and in captures (capture.go).
 var useBeforeAllocRule = &ruleDef{
 	rank:     10,
 	id:       RuleUseBeforeAlloc,
@@ -23,6 +27,7 @@ var useBeforeAllocRule = &ruleDef{
 	},
 	unorderedUse: true,
 	alsoForm:     "before the allocation was ordered before it",
+	state:        func(c *Checker) any { return useBeforeAlloc{c} },
 	explain: func(c *Checker, f *Finding, x *explainArgs) {
 		f.Message = fmt.Sprintf("%s uses %s before its allocation is ordered before it", what(x.op), x.size)
 		f.Why = c.unorderedWhy(x.other, x.op)
@@ -38,3 +43,12 @@ var useBeforeAllocRule = &ruleDef{
 }
 
 var _ = register(useBeforeAllocRule)
+
+// useBeforeAlloc is the rule's hooks.
+type useBeforeAlloc struct{ c *Checker }
+
+// onUnorderedUse reports a use not ordered after the allocation.
+func (r useBeforeAlloc) onUnorderedUse(ev *model.Event, st *hb.Step, a *allocation, addr uint64) bool {
+	r.c.report(useBeforeAllocRule, a, r.c.accessOf(ev, st, addr), &a.alloc)
+	return true
+}

@@ -92,6 +92,10 @@ type ruleDef struct {
 	// rank places the rule in Rules (errors first, notes last), and
 	// endRank its end hook among the others' (see endHook).
 	rank, endRank int
+	// precedence orders the rule's hooks of one kind that a chain asks in
+	// turn, until one settles the event (lower first; then by rank): the
+	// use and free hooks (plugin.go).
+	precedence int
 	// state, for a rule with state of its own, makes it for one trace:
 	// a value with the rule's hooks (plugin.go).
 	state    func(c *Checker) any

@@ -55,7 +55,8 @@ func TestRuleStatesHaveHooks(t *testing.T) {
 			continue
 		}
 		switch s.(type) {
-		case allocHook, freeHook, dropHook, syncHook, opHook, endHook:
+		case allocHook, freeHook, dropHook, syncHook, opHook, endHook,
+			freedUseHook, unorderedUseHook, badFreeHook, liveFreeHook, refusedFreeHook, rejectedHook:
 		default:
 			t.Errorf("%s: state %T has no hook", d.id, s)
 		}

@@ -10,13 +10,14 @@ import (
 	"github.com/streamcheck/streamcheck/checker"
 )
 
-// graph builds the graph of one finding from what the replay collected.
-func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
+// graph builds the graph of one finding from what its collector kept;
+// fixed holds the findings' own operations.
+func (rc *Recorder) graph(number int, c *collector, fixed map[uint64]*recorded, maxV int) (*Graph, error) {
 	g := &Graph{Number: number, Finding: c.f, HB: newHBGraph()}
 	f := c.f
 	var devices []int32 // Of the finding's streams.
 	for _, id := range c.involved {
-		if d := rp.chk.Engine().Agent(id).Device; !slices.Contains(devices, d) {
+		if d := rc.chk.Engine().Agent(id).Device; !slices.Contains(devices, d) {
 			devices = append(devices, d)
 		}
 	}
@@ -34,7 +35,7 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 			}
 			return
 		}
-		v := rp.fixedVertex(o, devices)
+		v := rc.fixedVertex(o, fixed[o.Seq], devices)
 		byID[id] = v
 		vs = append(vs, v)
 	}
@@ -49,7 +50,7 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 	// waits joined, while there is room.
 	items, dropped, firstDrop, lastDrop := c.win.items()
 	for _, r := range items {
-		v := rp.vertexOf(r, devices)
+		v := rc.vertexOf(r, devices)
 		byID[v.ID] = v
 		vs = append(vs, v)
 	}
@@ -59,7 +60,7 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 	}
 	for _, r := range items {
 		if rec := r.record; rec != nil && room > 0 && byID[vertexID(rec.ev.Seq)] == nil {
-			v := rp.vertexOf(rec, devices)
+			v := rc.vertexOf(rec, devices)
 			byID[v.ID] = v
 			vs = append(vs, v)
 			room--
@@ -97,16 +98,17 @@ func (rp *replay) graph(number int, c *collector, maxV int) (*Graph, error) {
 	return g, nil
 }
 
-// fixedVertex makes the vertex of one of the finding's own operations.
-func (rp *replay) fixedVertex(o *checker.Op, devices []int32) *Vertex {
+// fixedVertex makes the vertex of one of the finding's own operations, r
+// what was kept of its call.
+func (rc *Recorder) fixedVertex(o *checker.Op, r *recorded, devices []int32) *Vertex {
 	v := &Vertex{
 		ID: vertexID(o.Seq), Seq: o.Seq, Op: o.Op, API: o.API, Kernel: o.Kernel, Site: siteOf(o, o.Seq), Role: o.Role,
 		Finding: true, TID: o.TID,
 		Lane: Lane{Agent: o.Agent, Name: cmpOr(o.Stream, "host"), Kind: cmpOr(o.StreamKind, "host")},
 	}
-	if r := rp.fixed[o.Seq]; r != nil {
+	if r != nil {
 		v.step, v.hasStep, v.Skipped, v.Captured = r.step, r.step.known(), r.step.skipped, r.step.captured || inGraph(&r.ev)
-		rp.annotate(v, r, devices)
+		rc.annotate(v, r, devices)
 	}
 	if n := o.GraphNode; n != nil {
 		v.GraphNode = n.API

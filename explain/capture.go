@@ -7,40 +7,30 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// addCaptured hands a captured operation to the collectors of races in
-// captures: its event records and waits order the capture's work (the
-// graph's edges), as the capture's own clocks say. record is the event's
-// most recent captured record before it.
-func (rp *replay) addCaptured(ev *model.Event, st *hb.Step, record *recorded) {
-	var keep *recorded
-	get := func() *recorded {
-		if keep == nil {
-			keep = &recorded{ev: ev.Clone(), step: copyStep(st)}
+// handCaptured gives a captured event record or wait to the collectors of
+// races in captures: they order the capture's work (the graph's edges), as
+// the capture's own clocks say. A wait joined its event's latest captured
+// record before it in the same capture; a record that is a finding's own
+// operation (fixed) is not context, and joins nothing here.
+func (rc *Recorder) handCaptured(cd *candidate, cols []*collector, fixed map[uint64]*recorded) {
+	r := cd.r
+	touched := []hb.AgentID{r.step.agent}
+	if r.ev.Op == model.OpStreamWait {
+		var record *recorded
+		recs := rc.captured[r.ev.Event][:cd.prior]
+		for i := len(recs) - 1; i >= 0 && record == nil; i-- {
+			if _, isFixed := fixed[recs[i].ev.Seq]; !isFixed {
+				record = recs[i]
+			}
 		}
-		return keep
-	}
-	if _, isFixed := rp.fixed[ev.Seq]; isFixed {
-		rp.fixed[ev.Seq] = get()
-		return
-	}
-	var touched []hb.AgentID
-	switch ev.Op {
-	case model.OpEventRecord:
-		rp.lastCaptured[ev.Event] = get()
-		touched = append(touched, st.Agent)
-	case model.OpStreamWait:
-		touched = append(touched, st.Agent)
-		if record != nil && record.step.capture == st.Capture {
-			r := get()
+		if record != nil && record.step.capture == r.step.capture {
 			r.record, r.target = record, record.step.agent
 			touched = append(touched, record.step.agent)
 		}
-	default:
-		return
 	}
-	for _, c := range rp.cols {
-		if c.f.Capture != "" && ev.Seq > c.lo && ev.Seq < c.hi && slices.ContainsFunc(touched, c.involves) {
-			c.win.add(get())
+	for _, c := range cols {
+		if c.f.Capture != "" && r.ev.Seq > c.lo && r.ev.Seq < c.hi && slices.ContainsFunc(touched, c.involves) {
+			c.win.add(r)
 		}
 	}
 }

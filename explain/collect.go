@@ -12,7 +12,7 @@ import (
 type stepCopy struct {
 	agent   hb.AgentID
 	epoch   hb.Epoch
-	clock   hb.Clock
+	clock   clockView
 	skipped bool
 	// captured: a call captured into a graph, which runs at the graph's
 	// launches (skipped is set too: when issued it ordered nothing).
@@ -26,7 +26,7 @@ type stepCopy struct {
 }
 
 func copyStep(st *hb.Step) stepCopy {
-	s := stepCopy{agent: st.Agent, epoch: st.Epoch, clock: st.Clock.Clone(), skipped: st.Skipped, captured: st.Captured, memWait: st.MemWait}
+	s := stepCopy{agent: st.Agent, epoch: st.Epoch, clock: clockView{base: st.Clock.Clone()}, skipped: st.Skipped, captured: st.Captured, memWait: st.MemWait}
 	if st.Local.Clock != 0 {
 		s.capture, s.local, s.localClock = st.Capture, st.Local, st.LocalClock.Clone()
 	}
@@ -37,12 +37,54 @@ func copyStep(st *hb.Step) stepCopy {
 // effect, or it was captured and is ordered among its capture's work.
 func (s *stepCopy) known() bool { return !s.skipped || s.capture != 0 }
 
+// hbStep returns the step as the checker's Describe takes it (its clock
+// left out: an operation's description does not depend on it).
 func (s *stepCopy) hbStep() *hb.Step {
-	return &hb.Step{Agent: s.agent, Epoch: s.epoch, Clock: s.clock, Skipped: s.skipped, Captured: s.captured,
+	return &hb.Step{Agent: s.agent, Epoch: s.epoch, Skipped: s.skipped, Captured: s.captured,
 		Capture: s.capture, Local: s.local, LocalClock: s.localClock}
 }
 
-// recorded is one replayed event kept for a graph.
+// clockView is a kept clock: base, but for entry slot, which is own when
+// hasOwn is set (a call's clock that differs from the one kept before it
+// on its stream only by its own count).
+type clockView struct {
+	base   hb.Clock
+	slot   hb.AgentID
+	own    uint64
+	hasOwn bool
+}
+
+func (c clockView) get(s hb.AgentID) uint64 {
+	if c.hasOwn && s == c.slot {
+		return c.own
+	}
+	return c.base.Get(s)
+}
+
+func (c clockView) len() int {
+	if c.hasOwn {
+		return max(c.base.Len(), int(c.slot)+1)
+	}
+	return c.base.Len()
+}
+
+// Covers reports whether the point with clock c is ordered after epoch e
+// (hb.Clock.Covers).
+func (c clockView) Covers(e hb.Epoch) bool {
+	return e.Clock == 0 || c.get(e.Slot) >= e.Clock
+}
+
+// CoversAll reports whether c covers every entry of o (hb.Clock.CoversAll).
+func (c clockView) CoversAll(o clockView) bool {
+	for s := hb.AgentID(0); int(s) < o.len(); s++ {
+		if c.get(s) < o.get(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// recorded is one call kept for a graph.
 type recorded struct {
 	ev   model.Event
 	step stepCopy
@@ -110,7 +152,7 @@ func (w *window) items() (kept []*recorded, dropped int, first, last uint64) {
 	return kept, dropped, first, last
 }
 
-// collector gathers the context of one finding during the replay.
+// collector gathers the context of one finding from the kept calls.
 type collector struct {
 	f        *checker.Finding
 	involved []hb.AgentID // The finding's streams.

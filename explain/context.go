@@ -22,10 +22,9 @@ type syncs struct {
 // sync says what the event synchronizes with: the stream or event record a
 // synchronization or successful query joined, as the engine says
 // (hb.Step.Joins). target and record are the record's stream and the
-// record a wait, event synchronize or query would join; hostBefore is the
-// host's clock before a synchronous copy or set.
-func (rp *replay) sync(ev *model.Event, st *hb.Step, target hb.AgentID, record *recorded, hostBefore hb.Clock) syncs {
-	eng := rp.chk.Engine()
+// record a wait, event synchronize or query would join.
+func (rc *Recorder) sync(ev *model.Event, st *hb.Step, target hb.AgentID, record *recorded) syncs {
+	eng := rc.chk.Engine()
 	var touched []hb.AgentID
 	device := false
 	legacy := false
@@ -57,7 +56,7 @@ func (rp *replay) sync(ev *model.Event, st *hb.Step, target hb.AgentID, record *
 	case model.OpMemcpy, model.OpMemset:
 		host := eng.HostClock()
 		for _, a := range eng.Agents() {
-			if a.ID != hb.HostAgent && !a.Pruned() && host.Get(a.Slot) > hostBefore.Get(a.Slot) {
+			if a.ID != hb.HostAgent && !a.Pruned() && host.Get(a.Slot) > rc.hostBefore(a.Slot) {
 				touched = append(touched, a.ID)
 			}
 		}
@@ -68,37 +67,14 @@ func (rp *replay) sync(ev *model.Event, st *hb.Step, target hb.AgentID, record *
 	return syncs{touched: touched, device: device, legacy: legacy, target: target, record: record}
 }
 
-// hand gives the event to the collectors whose findings it synchronizes
-// with. get returns the event's kept copy.
-func (rp *replay) hand(ev *model.Event, s syncs, isFixed bool, get func() *recorded) {
-	for _, c := range rp.cols {
-		if ev.Seq <= c.lo || ev.Seq >= c.hi || isFixed && slices.Contains(c.fixed, ev.Seq) {
-			continue
-		}
-		// Device synchronizations are all shown: one on another device than
-		// the finding's streams is a bug worth seeing.
-		want := s.device || slices.ContainsFunc(s.touched, c.involves)
-		join := false
-		if !want && s.legacy {
-			join = rp.legacyJoins(ev, c)
-			want = join
-		}
-		if want {
-			r := get()
-			r.target, r.record = s.target, s.record
-			r.join = r.join || join
-			c.win.add(r)
-		}
-	}
-}
-
 // legacyJoins reports whether an operation on the legacy stream joins
 // streams of c's finding: the legacy stream joins the blocking streams of
-// its device, and they join it: it orders them among themselves.
-func (rp *replay) legacyJoins(ev *model.Event, c *collector) bool {
-	eng := rp.chk.Engine()
+// its device, and they join it: it orders them among themselves. nAgents
+// is the number of agents the engine had at the operation.
+func (rc *Recorder) legacyJoins(ev *model.Event, nAgents int, c *collector) bool {
+	eng := rc.chk.Engine()
 	return slices.ContainsFunc(c.involved, func(id hb.AgentID) bool {
-		if int(id) >= len(eng.Agents()) {
+		if int(id) >= nAgents {
 			return false // a stream created later in the trace
 		}
 		a := eng.Agent(id)

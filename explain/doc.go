@@ -2,10 +2,11 @@
 // of the operations in conflict, the synchronization between their streams
 // that does exist, and the ordering that is missing.
 //
-// Build re-reads a trace that checker analyzed and replays it through the
-// same analysis up to the last operation of each finding, keeping the
-// synchronization operations that touch the finding's streams between its
-// first and last operation: event records and waits on those streams,
+// A Recorder follows the checker's one pass over a trace (an observer:
+// checker.Options.Observe) and keeps what the graphs may need, since the
+// findings are known only at the end; Graphs then picks, for each finding,
+// the synchronization operations that touch the finding's streams between
+// its first and last operation: event records and waits on those streams,
 // stream, event and device synchronization and successful queries of them,
 // host-blocking synchronous copies, and operations on the legacy default
 // stream when a finding's stream is a blocking one (the legacy stream's

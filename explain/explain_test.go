@@ -2,7 +2,6 @@ package explain
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -25,24 +24,16 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // directory, whatever its process id.
 const realTraceDir = "../testdata/real/use_before_alloc_racy-static"
 
-// analyze checks the trace at path (reported as name) and builds its graphs.
+// analyze checks the trace at path (reported as name) and builds its graphs
+// in the same pass.
 func analyze(t *testing.T, path, name string, opts Options) ([]*Graph, *checker.Result) {
 	t.Helper()
 	r, closer, err := model.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := checker.Check(name, r)
-	closer.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, closer, err = model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer closer.Close()
-	gs, err := Build(r, res, opts)
+	res, gs, err := Build(name, r, checker.Options{}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,26 +257,6 @@ func TestCap(t *testing.T) {
 		if g.Missing == nil {
 			t.Errorf("max %d: no missing edge", max)
 		}
-	}
-}
-
-// TestTraceChanged: Build given another trace than the findings came from
-// (a file rewritten between the two reads) says so instead of explaining
-// them with the wrong events or failing on agents it never saw.
-func TestTraceChanged(t *testing.T) {
-	path := txtarTrace(t, golden.CheckerFile(t, "../checker/testdata", "event_stale_racy"))
-	r, closer, err := model.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checker.Check(path, r)
-	closer.Close()
-	if err != nil || len(res.Findings) == 0 {
-		t.Fatalf("want findings: %v", err)
-	}
-	other := model.NewJSONLReader(strings.NewReader(`{"op":"device_sync"}`+"\n"), path)
-	if _, err := Build(other, res, Options{}); !errors.Is(err, ErrTraceChanged) {
-		t.Errorf("Build on another trace: %v, want ErrTraceChanged", err)
 	}
 }
 

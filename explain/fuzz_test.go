@@ -17,14 +17,10 @@ func FuzzExplain(f *testing.F) {
 		f.Add(trace)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		open := func() model.Reader { return model.NewJSONLReader(bytes.NewReader(data), "fuzz.jsonl") }
-		res, err := checker.Check("fuzz.jsonl", open())
-		if err != nil || len(res.Findings) == 0 {
-			return
-		}
-		gs, err := Build(open(), res, Options{})
+		r := model.NewJSONLReader(bytes.NewReader(data), "fuzz.jsonl")
+		res, gs, err := Build("fuzz.jsonl", r, checker.Options{}, Options{})
 		if err != nil {
-			t.Fatalf("Build: %v", err)
+			return
 		}
 		if len(gs) != len(res.Findings) {
 			t.Fatalf("%d graphs for %d findings", len(gs), len(res.Findings))

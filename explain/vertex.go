@@ -10,41 +10,41 @@ import (
 
 // nameEvent numbers an event handle on its first use: events the trace
 // does not name are shown as "e<number>".
-func (rp *replay) nameEvent(h uint64) {
-	if _, ok := rp.eventNames[h]; !ok {
-		rp.eventNames[h] = fmt.Sprintf("e%d", len(rp.eventNames)+1)
+func (rc *Recorder) nameEvent(h uint64) {
+	if _, ok := rc.eventNames[h]; !ok {
+		rc.eventNames[h] = fmt.Sprintf("e%d", len(rc.eventNames)+1)
 	}
 }
 
 // eventName returns an event's display name: the trace's name for it (names
 // may be defined after first use, so this is looked up late), or its number.
-func (rp *replay) eventName(h uint64) string {
-	if n := rp.tables.Name(model.ObjectEvent, h); n != "" {
+func (rc *Recorder) eventName(h uint64) string {
+	if n := rc.tables.Name(model.ObjectEvent, h); n != "" {
 		return n
 	}
-	if n, ok := rp.eventNames[h]; ok {
+	if n, ok := rc.eventNames[h]; ok {
 		return n
 	}
 	return fmt.Sprintf("0x%x", h)
 }
 
-func (rp *replay) lane(id hb.AgentID) Lane {
+func (rc *Recorder) lane(id hb.AgentID) Lane {
 	if id == hb.HostAgent {
 		return Lane{Agent: hb.HostAgent, Name: "host", Kind: "host"}
 	}
-	a := rp.chk.Engine().Agent(id)
-	return Lane{Agent: id, Name: rp.chk.StreamName(a), Kind: a.Kind.String()}
+	a := rc.chk.Engine().Agent(id)
+	return Lane{Agent: id, Name: rc.chk.StreamName(a), Kind: a.Kind.String()}
 }
 
-// vertexOf makes the vertex of a replayed event shown as context.
-func (rp *replay) vertexOf(r *recorded, devices []int32) *Vertex {
-	op := rp.chk.Describe(&r.ev, r.step.hbStep())
+// vertexOf makes the vertex of a kept call shown as context.
+func (rc *Recorder) vertexOf(r *recorded, devices []int32) *Vertex {
+	op := rc.chk.Describe(&r.ev, r.step.hbStep())
 	v := &Vertex{
 		ID: vertexID(r.ev.Seq), Seq: r.ev.Seq, Op: r.ev.Op.String(), API: op.API, Kernel: op.Kernel,
-		Site: siteOf(&op, r.ev.Seq), TID: r.ev.TID, Lane: rp.lane(r.step.agent), Skipped: r.step.skipped,
+		Site: siteOf(&op, r.ev.Seq), TID: r.ev.TID, Lane: rc.lane(r.step.agent), Skipped: r.step.skipped,
 		Captured: r.step.captured || inGraph(&r.ev), step: r.step, hasStep: r.step.known(),
 	}
-	rp.annotate(v, r, devices)
+	rc.annotate(v, r, devices)
 	return v
 }
 
@@ -96,11 +96,11 @@ func memOpDetail(ev *model.Event, wait hb.MemWait) string {
 
 // annotate adds what a vertex's event names: its detail line, its event,
 // the record it joined, and a stream memory operation's address.
-func (rp *replay) annotate(v *Vertex, r *recorded, devices []int32) {
-	v.Detail = rp.detail(r, devices)
+func (rc *Recorder) annotate(v *Vertex, r *recorded, devices []int32) {
+	v.Detail = rc.detail(r, devices)
 	switch r.ev.Op {
 	case model.OpEventRecord, model.OpStreamWait, model.OpEventSync, model.OpEventQuery:
-		v.event = rp.eventName(r.ev.Event)
+		v.event = rc.eventName(r.ev.Event)
 	}
 	if r.record != nil {
 		v.joined = r.record.ev.Seq
@@ -113,26 +113,26 @@ func (rp *replay) annotate(v *Vertex, r *recorded, devices []int32) {
 }
 
 // detail says what a synchronization operation names.
-func (rp *replay) detail(r *recorded, devices []int32) string {
+func (rc *Recorder) detail(r *recorded, devices []int32) string {
 	ev := &r.ev
 	s := ""
 	switch ev.Op {
 	case model.OpEventRecord:
-		s = "event " + rp.eventName(ev.Event)
+		s = "event " + rc.eventName(ev.Event)
 	case model.OpStreamWait, model.OpEventSync, model.OpEventQuery:
-		s = "event " + rp.eventName(ev.Event)
+		s = "event " + rc.eventName(ev.Event)
 		if r.record != nil {
-			s += fmt.Sprintf(", recorded on %s at #%d", rp.lane(r.record.step.agent).Name, r.record.ev.Seq)
+			s += fmt.Sprintf(", recorded on %s at #%d", rc.lane(r.record.step.agent).Name, r.record.ev.Seq)
 		} else {
 			s += ", never recorded"
 		}
 	case model.OpStreamSync, model.OpStreamQuery:
 		if r.target != 0 {
-			s = "stream " + rp.lane(r.target).Name
+			s = "stream " + rc.lane(r.target).Name
 		}
 	case model.OpHostFnRun:
 		if r.record != nil {
-			s = fmt.Sprintf("ran; enqueued on %s at #%d", rp.lane(r.record.step.agent).Name, r.record.ev.Seq)
+			s = fmt.Sprintf("ran; enqueued on %s at #%d", rc.lane(r.record.step.agent).Name, r.record.ev.Seq)
 		}
 	case model.OpDeviceSync:
 		s = fmt.Sprintf("device %d", ev.Device)

@@ -11,6 +11,8 @@ import (
 	"github.com/streamcheck/streamcheck/analysis"
 	"github.com/streamcheck/streamcheck/checker"
 	"github.com/streamcheck/streamcheck/explain"
+	"github.com/streamcheck/streamcheck/hb"
+	"github.com/streamcheck/streamcheck/model"
 	"github.com/streamcheck/streamcheck/report"
 )
 
@@ -29,8 +31,7 @@ with its graph as text, and a summary line per trace (or only finding N
 with --finding N). With --dot it writes the graph of finding N (default:
 the first error, else finding 1) in Graphviz DOT; render it with 'dot -Tsvg
 -o finding.svg'. The output is the same, byte for byte, for the same
-traces. Each trace is read twice; one from a pipe (-, /dev/stdin) is copied
-to $TMPDIR the first time.
+traces. Each trace is read once, as it is analyzed.
 
 Exit codes:
   0  no error findings (warnings allowed)
@@ -42,7 +43,7 @@ Exit codes:
 
 // explained is one trace's findings with their graphs.
 type explained struct {
-	tr     *replayedTrace
+	tr     *loadedTrace
 	graphs []*explain.Graph
 }
 
@@ -71,18 +72,20 @@ func (c *cli) cmdExplain(args []string) int {
 		}
 	}
 	var traces []explained
-	defer func() {
-		for _, e := range traces {
-			e.tr.close()
-		}
-	}()
 	total := 0
 	for _, in := range ins {
-		tr, err := loadTrace(in, c.stdin, nil)
+		var rec *explain.Recorder
+		tr, err := loadTrace(in, func(tables *model.Tables) (func(*checker.Checker, *model.Event, *hb.Step), error) {
+			rec = explain.NewRecorder(tables)
+			return rec.Observe, nil
+		})
 		if err != nil {
 			return c.usageErrorf("%v", err)
 		}
-		graphs, err := tr.graphs()
+		var graphs []*explain.Graph
+		if rec != nil { // nil for a trace cut inside its header: no findings
+			graphs, err = rec.Graphs(tr.res, explain.Options{})
+		}
 		traces = append(traces, explained{tr, graphs})
 		if err != nil {
 			return c.usageErrorf("%v", &analysis.InputError{Name: tr.name, Err: err})
@@ -173,19 +176,6 @@ func worseExit(a, b int) int {
 		return b
 	}
 	return a
-}
-
-// graphs builds the explanation graph of each finding.
-func (t *replayedTrace) graphs() ([]*explain.Graph, error) {
-	if len(t.res.Findings) == 0 {
-		return nil, nil
-	}
-	r, closer, err := t.reopen()
-	if err != nil || r == nil {
-		return nil, err
-	}
-	defer closer.Close()
-	return explain.Build(r, t.res, explain.Options{Symbolize: t.sym.Stack})
 }
 
 // replayNotes prints the notes on a damaged or incomplete trace to stderr.

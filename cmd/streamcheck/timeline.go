@@ -75,14 +75,13 @@ func (c *cli) cmdTimeline(args []string) int {
 		tw, finish = timeline.New(out, tables), fin
 		return tw.Observe, nil
 	}
-	tr, err := loadTrace(in, c.stdin, observe)
+	tr, err := loadTrace(in, observe)
 	if err != nil {
 		if finish != nil {
 			finish(false)
 		}
 		return c.usageErrorf("%v", err)
 	}
-	defer tr.close()
 	c.replayNotes(tr.res)
 	if tw == nil { // Cut inside its header: no events.
 		var out io.Writer

@@ -5,22 +5,9 @@ import (
 	"github.com/streamcheck/streamcheck/model"
 )
 
-// This file lets tools that follow a trace (package explain, which replays
-// it; the timeline, which observes the analysis: Options.Observe) see what
-// the analysis saw, event by event, with the same agents and names the
-// findings use.
-
-// NewWith is New with options.
-func NewWith(trace string, tables *model.Tables, opts Options) *Checker {
-	c := New(trace, tables)
-	c.opts = opts
-	return c
-}
-
-// LastStep returns what the happens-before engine learned from the event
-// most recently passed to Add. It is a view into the checker's state, valid
-// until the next call of Add; copy its Clock to keep it.
-func (c *Checker) LastStep() *hb.Step { return &c.step }
+// This file lets tools that follow the analysis of a trace (observers:
+// Options.Observe; the timeline and explain) describe what it saw, event by
+// event, with the same agents and names the findings use.
 
 // Describe resolves an event into an Op the way findings show operations
 // (API, kernel, stream name and kind, the program's own stack frames), given
