@@ -452,7 +452,11 @@ func (tw *Writer) metadata() {
 	for _, id := range streams {
 		a := eng.Agent(id)
 		pid := DevicePID(a.Device)
-		meta("thread_name", pid, int(id), map[string]any{"name": fmt.Sprintf("stream %s (%s)", tw.chk.StreamName(a), a.Kind)})
+		name := tw.chk.StreamName(a)
+		if n := tw.chk.ProgramStreamName(a); n != "" {
+			name = "`" + n + "`" // as the program and the findings name it
+		}
+		meta("thread_name", pid, int(id), map[string]any{"name": fmt.Sprintf("stream %s (%s)", name, a.Kind)})
 		meta("thread_sort_index", pid, int(id), map[string]any{"sort_index": int(id)})
 	}
 }
