@@ -66,14 +66,14 @@ func collectiveFix(before, after *Op) (string, bool) {
 	coll := model.OpCollective.String()
 	switch {
 	case after.Op == coll && frameworkOf(after) == frameworkTorch:
-		return fmt.Sprintf("Before the %s at %s, make the stream current there wait for stream %s, where the %s at %s ran "+
-			"(`side.wait_stream(torch.cuda.default_stream())` for a side stream `side`): torch.distributed orders its NCCL stream %s after the current stream only.",
-			after.API, after.Site(), before.Stream, before.API, before.Site(), after.Stream), true
+		return fmt.Sprintf("Before the %s at %s, make the stream current there wait for %s, where the %s at %s ran "+
+			"(`side.wait_stream(torch.cuda.default_stream())` for a side stream `side`): torch.distributed orders its NCCL stream (here %s) after the current stream only.",
+			after.API, after.Site(), before.StreamRef, before.API, before.Site(), after.StreamRef), true
 	case before.Op == coll && frameworkOf(before) == frameworkTorch:
-		return fmt.Sprintf("Call `work.wait()` on the work of the %s at %s (`async_op=True`) while stream %s is current, before %s at %s; "+
+		return fmt.Sprintf("Call `work.wait()` on the work of the %s at %s (`async_op=True`) while %s is current, before %s at %s; "+
 			"or, where `work.wait()` ran on another stream, call `tensor.record_stream(that stream)` before the tensor is released, so that the free waits for it: "+
-			"`work.wait()` orders only the stream current at it after the collective's NCCL stream %s.",
-			before.API, before.Site(), after.Stream, after.API, after.Site(), before.Stream), true
+			"`work.wait()` orders only the stream current at it after the collective's NCCL stream (here %s).",
+			before.API, before.Site(), after.StreamRef, after.API, after.Site(), before.StreamRef), true
 	}
 	return "", false
 }

@@ -17,7 +17,7 @@ func TestCollectiveReports(t *testing.T) {
 	}{
 		{"collective_side_stream_racy", "ncclAllReduce of 16 MiB on stream nccl uses 16777216 bytes at 0x7f0000000000 before its allocation is ordered before it",
 			"wait_stream"},
-		{"collective_bucket_free_racy", "cudaFreeAsync on stream legacy frees 4194304 bytes at 0x7f0000000000 while ncclAllReduce of 4 MiB on stream nccl may still be using it",
+		{"collective_bucket_free_racy", "cudaFreeAsync on the legacy default stream frees 4194304 bytes at 0x7f0000000000 while ncclAllReduce of 4 MiB on stream nccl may still be using it",
 			"record_stream"},
 		{"collective_bucket_free_racy", "", "work.wait()"},
 		{"collective_group_racy", "cudaFreeAsync on stream s1 frees 1024 bytes at 0x7f0000100000 while ncclRecv of 1 KiB on stream s2 may still be using it",

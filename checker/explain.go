@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/streamcheck/streamcheck/hb"
 )
@@ -48,10 +49,10 @@ func (c *Checker) explain(f *Finding, d *ruleDef, p *pendingFinding) {
 // itself.
 func captureTexts(f *Finding, op, other *Op) *captureText {
 	return &captureText{
-		in:    fmt.Sprintf(", in the graph captured from stream %s", f.Capture),
-		graph: fmt.Sprintf("Both were captured into the graph begun on stream %s, which runs its nodes in the order that stream order and the event waits made during the capture gave them", f.Capture),
-		fix: fmt.Sprintf("During the capture, record an event on stream %s after the %s at %s and make stream %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
-			other.Stream, other.API, other.Site(), op.Stream, op.API, op.Site()),
+		in:    fmt.Sprintf(", in the graph captured from %s", f.captureRef),
+		graph: fmt.Sprintf("Both were captured into the graph begun on %s, which runs its nodes in the order that stream order and the event waits made during the capture gave them", f.captureRef),
+		fix: fmt.Sprintf("During the capture, record an event on %s after the %s at %s and make %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
+			other.StreamRef, other.API, other.Site(), op.StreamRef, op.API, op.Site()),
 	}
 }
 
@@ -80,7 +81,8 @@ func (c *Checker) explainAlso(f *Finding, d *ruleDef, also map[RuleID]int) {
 	}
 }
 
-// what names an operation briefly: "cudaLaunchKernel of scale on stream s2".
+// what names an operation briefly: "cudaLaunchKernel of scale on stream
+// `s2`".
 func what(o *Op) string {
 	s := o.API
 	if o.Kernel != "" {
@@ -89,7 +91,7 @@ func what(o *Op) string {
 		s += " of " + humanBytes(o.Bytes)
 	}
 	if o.Stream != "" {
-		return s + " on stream " + o.Stream
+		return s + " on " + o.StreamRef
 	}
 	return s
 }
@@ -103,20 +105,20 @@ func (c *Checker) unorderedWhy(before, after *Op) string {
 		return fmt.Sprintf("%s ran on the host after %s was issued.", before.API, what(after))
 	}
 	if after.Stream == "" {
-		return fmt.Sprintf("The host did not synchronize with stream %s (stream, event or device synchronize, or a successful query) between %s and %s.",
-			before.Stream, before.Site(), after.Site())
+		return fmt.Sprintf("The host did not synchronize with %s (stream, event or device synchronize, or a successful query) between %s and %s.",
+			before.StreamRef, before.Site(), after.Site())
 	}
 	ba, aa := c.engine.Agent(before.Agent), c.engine.Agent(after.Agent)
 	if legacyPair(ba, aa) {
-		nb := ba
-		if nb.Kind != hb.KindNonBlocking {
-			nb = aa
+		nb := before
+		if ba.Kind != hb.KindNonBlocking {
+			nb = after
 		}
-		return fmt.Sprintf("Stream %s is non-blocking, so it does not synchronize with the legacy default stream, and no event or host synchronization orders %s before %s.",
-			c.StreamName(nb), before.Site(), after.Site())
+		return fmt.Sprintf("%s is non-blocking, so it does not synchronize with the legacy default stream, and no event or host synchronization orders %s before %s.",
+			capitalize(nb.StreamRef), before.Site(), after.Site())
 	}
-	return fmt.Sprintf("They run on different streams (%s, %s) and no event recorded on %s after %s was waited on by %s before %s, nor did the host synchronize with %s in between.",
-		before.Stream, after.Stream, before.Stream, before.Site(), after.Stream, after.Site(), before.Stream)
+	return fmt.Sprintf("They run on different streams, %s and %s, and no event recorded on %s after %s was waited on by %s before %s, nor did the host synchronize with %s in between.",
+		before.StreamRef, after.StreamRef, before.StreamRef, before.Site(), after.StreamRef, after.Site(), before.StreamRef)
 }
 
 func legacyPair(a, b *hb.Agent) bool {
@@ -137,6 +139,14 @@ func (c *Checker) handOffFix(before, after *Op) string {
 	if fix := frameworkHandOff(before, after); fix != "" {
 		return fix // in the program's language: PyTorch's or CuPy's
 	}
-	return fmt.Sprintf("Record an event on stream %s after the %s at %s and make stream %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
-		before.Stream, before.API, before.Site(), after.Stream, after.API, after.Site())
+	return fmt.Sprintf("Record an event on %s after the %s at %s and make %s wait on it (cudaStreamWaitEvent) before the %s at %s.",
+		before.StreamRef, before.API, before.Site(), after.StreamRef, after.API, after.Site())
+}
+
+// capitalize starts a sentence with s.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

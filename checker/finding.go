@@ -43,11 +43,20 @@ func (f Frame) String() string {
 
 // Op is one operation a finding refers to.
 type Op struct {
-	Role       string `json:"role"` // "allocation", "use", "free", "earlier use", "use of the freed allocation", "wait", "event record node"; "in the graph" (GraphNode).
-	Seq        uint64 `json:"seq"`
-	API        string `json:"api"`
-	Op         string `json:"op"`
-	Stream     string `json:"stream,omitempty"` // Display name; empty for host calls.
+	Role string `json:"role"` // "allocation", "use", "free", "earlier use", "use of the freed allocation", "wait", "event record node"; "in the graph" (GraphNode).
+	Seq  uint64 `json:"seq"`
+	API  string `json:"api"`
+	Op   string `json:"op"`
+	// Stream is the stream's stable id: the name the trace gives it, else
+	// s1, s2, ... in creation order, or "legacy", "per_thread(tid 7)";
+	// empty for host calls. StreamName is the program's own name for it,
+	// where its source tells (the variable assigned at the line that
+	// created it, "s2"), and StreamRef how sentences name it: "stream
+	// `s2`", "stream s5 (created at main.cu:42)", "the legacy default
+	// stream".
+	Stream     string `json:"stream,omitempty"`
+	StreamName string `json:"stream_name,omitempty"`
+	StreamRef  string `json:"-"`
 	StreamKind string `json:"stream_kind,omitempty"`
 	// StreamHandle is the stream's handle in the traced process, and
 	// StreamCreatedAt the call site that created it, when recorded: where
@@ -214,7 +223,9 @@ type Finding struct {
 	// Capture names the stream whose capture made the graph a race is in:
 	// both operations were captured, and the race happens at every launch.
 	Capture string `json:"capture,omitempty"`
-	Count   int    `json:"count"`
+	// captureRef names the capturing stream in sentences (Op.StreamRef).
+	captureRef string
+	Count      int `json:"count"`
 	// Allocations is how many distinct allocations the occurrences hit
 	// (0 for findings about no allocation), counted up to
 	// MaxCountedAllocations; AllocationsAtLeast says the count stopped there.

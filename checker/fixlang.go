@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,19 +47,19 @@ func frameworkOf(ops ...*Op) framework {
 	return frameworkCUDA
 }
 
-// pythonStreamName is the name a Python program gives o's stream, read
+// pythonStreamName is the name a Python program gives a stream, read
 // from its source where the stream was first used (set when its creation
 // does not tell it apart: PyTorch makes its pool's streams together) or
-// created: the variable assigned there ("s2 = torch.cuda.Stream()"), the
+// created (see streamSite): the variable assigned there ("s2 = torch.cuda.Stream()"), the
 // stream a method is called on ("s2.wait_stream(s1)"), or the stream of
 // the with block around the line ("with torch.cuda.stream(s2):", "with
 // s2:"). "" when the source cannot be read or does not tell.
-func pythonStreamName(o *Op) string {
-	site := o.StreamFirstUsedAt
+func pythonStreamName(created, firstUsed string) string {
+	site := firstUsed
 	if site == "" {
-		site = o.StreamCreatedAt
+		site = created
 	}
-	file, line, ok := siteFileLine(site)
+	file, line, ok := siteFileLine(withoutHelper(site))
 	if !ok || !strings.HasSuffix(file, ".py") {
 		return ""
 	}
@@ -108,13 +109,18 @@ func siteFileLine(site string) (string, int, bool) {
 	return m[1], n, err == nil && n > 0
 }
 
-var sources sync.Map // file -> []string, read once per process
+var sources sync.Map // absolute path -> []string, read once per process
 
 // maxSource is the largest source file read for stream names.
 const maxSource = 4 << 20
 
 // sourceLines returns a source file's lines, nil if it cannot be read.
 func sourceLines(file string) []string {
+	// Keyed by the absolute path: a relative one read before a change of
+	// directory names another file.
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
 	if v, ok := sources.Load(file); ok {
 		return v.([]string)
 	}
@@ -137,15 +143,12 @@ func sourceLines(file string) []string {
 }
 
 // pyStream names o's stream in a Python fix: its variable in backquotes,
-// or the stream's display name and where it was made.
+// or as the report's sentences do.
 func pyStream(fw framework, o *Op) string {
 	if n := pyVar(fw, o, ""); n != "" {
 		return "`" + n + "`"
 	}
-	if o.StreamCreatedAt != "" {
-		return fmt.Sprintf("stream %s (created at %s)", o.Stream, o.StreamCreatedAt)
-	}
-	return "stream " + o.Stream
+	return o.StreamRef
 }
 
 // pyVar is how a Python program names o's stream in code: the default
@@ -158,8 +161,8 @@ func pyVar(fw framework, o *Op, fallback string) string {
 		}
 		return "torch.cuda.default_stream()"
 	}
-	if n := pythonStreamName(o); n != "" {
-		return n
+	if o.StreamName != "" {
+		return o.StreamName
 	}
 	return fallback
 }

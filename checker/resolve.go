@@ -18,6 +18,7 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 	f.PID, f.Exe, f.Command = proc.PID, c.tables.String(proc.Exe), c.tables.String(proc.Args)
 	if p.capture != hb.HostAgent {
 		f.Capture = c.StreamName(c.engine.Agent(p.capture))
+		f.captureRef = c.streamRefOf(p.capture)
 	}
 	if p.hasAlloc {
 		f.Alloc = &Alloc{Ptr: p.base, Size: p.size, Op: c.resolve("allocation", &p.alloc)}
@@ -27,9 +28,18 @@ func (c *Checker) resolveFinding(p *pendingFinding) {
 	if p.hasOther {
 		f.Ops = append(f.Ops, c.resolve(p.rule.otherRole(), &p.other))
 	}
+	ops := make([]*Op, 0, 3)
+	if f.Alloc != nil {
+		ops = append(ops, &f.Alloc.Op)
+	}
+	for i := range f.Ops {
+		ops = append(ops, &f.Ops[i])
+	}
+	tellApart(ops)
 	c.explain(f, p.rule, p)
 	f.Allocations = len(p.allocs)
 	c.explainAlso(f, p.rule, p.also)
+	firstMentionOnly(f, ops)
 }
 
 // resolve turns an access into a reportable Op with names from the tables.
@@ -55,10 +65,12 @@ func (c *Checker) resolve(role string, a *access) Op {
 			o.Device = &d // Said only when it tells streams apart.
 		}
 		o.StreamHandle = ag.Handle
+		var site streamSite
 		if role != "" {
-			site := c.streamSite(a.agent)
+			site = c.streamSite(a.agent)
 			o.StreamCreatedAt, o.StreamFirstUsedAt = site.created, site.firstUsed
 		}
+		o.StreamName, o.StreamRef = c.streamNaming(ag, site)
 	}
 	o.Stack, o.FoldedFrames, o.API = c.frames(a.stack, o.API)
 	o.Stack, o.FoldedFrames = dropLaunchStub(o.Stack, o.Kernel, o.FoldedFrames)
@@ -66,6 +78,9 @@ func (c *Checker) resolve(role string, a *access) Op {
 		if n, ok := c.graphNodeOf(a, role); ok {
 			node := c.resolve("", &n) // no role: its own graph node is not looked for
 			node.Role = "in the graph"
+			if n.agent != hb.HostAgent {
+				node.StreamName, node.StreamRef = c.streamNaming(c.engine.Agent(n.agent), c.streamSite(n.agent))
+			}
 			o.GraphNode = &node
 		}
 	}

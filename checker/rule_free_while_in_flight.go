@@ -35,21 +35,21 @@ var freeWhileInFlightRule = &ruleDef{
 		if op.Stream == "" && (x.family == famHost || x.family == famRegistered) {
 			f.Why = fmt.Sprintf("%s promises no synchronization (CUDA documents no wait for cudaFreeHost, cuMemFreeHost, cudaHostUnregister or cuMemHostUnregister): the page-locked memory can be released while %s still reads or writes it. %s",
 				op.API, other.Where(), c.unorderedWhy(other, op))
-			f.Fix = fmt.Sprintf("Synchronize stream %s (cudaStreamSynchronize, or record an event after the use at %s and cudaEventSynchronize it) before the %s at %s.",
-				other.Stream, other.Site(), op.API, op.Site())
+			f.Fix = fmt.Sprintf("Synchronize %s (cudaStreamSynchronize, or record an event after the use at %s and cudaEventSynchronize it) before the %s at %s.",
+				other.StreamRef, other.Site(), op.API, op.Site())
 		} else if op.Stream == "" {
 			f.Why = fmt.Sprintf("%s does not wait for work that uses the memory: the driver assumes all accesses are complete, but nothing made the host wait for %s.",
 				op.API, other.Where())
-			f.Fix = fmt.Sprintf("Synchronize stream %s (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded after the use at %s) before the %s at %s",
-				other.Stream, other.Site(), op.API, op.Site())
+			f.Fix = fmt.Sprintf("Synchronize %s (cudaStreamSynchronize, or cudaEventSynchronize on an event recorded after the use at %s) before the %s at %s",
+				other.StreamRef, other.Site(), op.API, op.Site())
 			if op.Op == model.OpVmmUnmap.String() {
 				f.Fix += "." // a mapping has no stream-ordered unmap
 			} else {
-				f.Fix += fmt.Sprintf(", or free with cudaFreeAsync on stream %s.", other.Stream)
+				f.Fix += fmt.Sprintf(", or free with cudaFreeAsync on %s.", other.StreamRef)
 			}
 		} else {
-			f.Why = fmt.Sprintf("The free is ordered on stream %s only; %s is not ordered before it, so the memory can be reused while that work still runs. %s",
-				op.Stream, other.Where(), c.unorderedWhy(other, op))
+			f.Why = fmt.Sprintf("The free is ordered on %s only; %s is not ordered before it, so the memory can be reused while that work still runs. %s",
+				op.StreamRef, other.Where(), c.unorderedWhy(other, op))
 			if op.Op == model.OpGraphLaunch.String() {
 				f.Why = "A graph launch frees the memory the graph's last launch allocated and nothing freed since (cudaGraphInstantiateFlagAutoFreeOnLaunch; without it CUDA refuses the launch). " + f.Why
 			}

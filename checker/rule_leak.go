@@ -31,7 +31,7 @@ var leakRule = &ruleDef{
 		op := x.op
 		f.Message = fmt.Sprintf("%s allocates %s that is never freed", what(op), x.size)
 		f.Why = "The trace ended with the allocation still live; stream-ordered memory stays reserved in its pool until freed."
-		f.Fix = fmt.Sprintf("Free it with cudaFreeAsync on stream %s after its last use.", op.Stream)
+		f.Fix = fmt.Sprintf("Free it with cudaFreeAsync on %s after its last use.", op.StreamRef)
 	},
 }
 

@@ -207,7 +207,7 @@ func memRole(note memNote) string {
 func explainMemOp(f *Finding, op *Op, note memNote) {
 	// A node added to a graph by hand runs at the graph's launches, on no
 	// stream of its own.
-	on := "stream " + op.Stream
+	on := op.StreamRef
 	if op.Stream == "" {
 		on = "the launches of its graph"
 	}

@@ -52,7 +52,7 @@ var syncAllocInLoopRule = &ruleDef{
 		}
 		on := "on the stream the surrounding work runs on"
 		if p.stream != hb.HostAgent {
-			on = "on stream " + c.StreamName(c.engine.Agent(p.stream)) + " (where the work between the calls runs)"
+			on = "on " + c.streamRefOf(p.stream) + " (where the work between the calls runs)"
 		}
 		f.Fix = fmt.Sprintf("Instead of %s at %s, allocate with cudaMallocAsync and free with cudaFreeAsync %s, or allocate once outside the loop and reuse the buffer.", op.API, op.Site(), on)
 	},

@@ -473,14 +473,17 @@ SC_HOT static size_t encode_tail(uint8_t *p, const sc_event *e) {
  * small fraction of the time since the last anchor. Timestamps only place
  * events on a timeline (order comes from sequence numbers); they never go
  * backwards. */
+static int64_t last_event_ns;
+#if defined(__x86_64__) /* elsewhere (arm64) the clock alone */
 #define CAL_SPAN_NS 10e6
 #define CAL_MIN_NS 1000000      /* shortest interval a rate is measured over */
 #define CAL_BRACKET_TICKS 20000 /* a few microseconds at any TSC rate in use */
 static int tsc_usable = -1;     /* -1 unknown */
 static uint64_t cal_tsc;        /* anchor: TSC and clock at the last calibration */
-static int64_t cal_ns, last_event_ns;
+static int64_t cal_ns;
 static double ns_per_tick; /* 0 until two anchors CAL_MIN_NS apart were seen */
 static uint64_t cal_span;  /* ticks in CAL_SPAN_NS */
+#endif
 
 SC_HOT static int64_t event_time_locked(void) {
     int64_t t;

@@ -382,8 +382,9 @@ func writeGraphNode(w io.Writer, o *checker.Op, p *palette) {
 }
 
 // describeOp says what a call was, where it ran and where it was made:
-// "cudaLaunchKernel of scale on stream s2 (non-blocking stream created at
-// app.cu:6), tid 1, at app.cu:14".
+// "cudaLaunchKernel of scale on stream `s2` (non-blocking stream created at
+// app.cu:6), tid 1, at app.cu:14", the stream by the program's name for it
+// where known.
 func describeOp(o *checker.Op) string {
 	s := o.API
 	if o.Kernel != "" {
@@ -403,13 +404,17 @@ func describeOp(o *checker.Op) string {
 	case hb.KindLegacy.String(), hb.KindPerThread.String():
 		s += " on the " + kind // Its name would only repeat this.
 	default:
+		name := o.Stream
+		if o.StreamName != "" { // as the program names it
+			name = "`" + o.StreamName + "`"
+		}
 		switch {
 		case o.StreamFirstUsedAt != "": // its creation does not tell it apart
-			s += fmt.Sprintf(" on stream %s (%s first used at %s)", o.Stream, kind, o.StreamFirstUsedAt)
+			s += fmt.Sprintf(" on stream %s (%s first used at %s)", name, kind, o.StreamFirstUsedAt)
 		case o.StreamCreatedAt != "":
-			s += fmt.Sprintf(" on stream %s (%s created at %s)", o.Stream, kind, o.StreamCreatedAt)
+			s += fmt.Sprintf(" on stream %s (%s created at %s)", name, kind, o.StreamCreatedAt)
 		default:
-			s += fmt.Sprintf(" on stream %s (%s)", o.Stream, kind)
+			s += fmt.Sprintf(" on stream %s (%s)", name, kind)
 		}
 	}
 	var site string

@@ -55,26 +55,76 @@ type place struct {
 	ts int64 // ns
 }
 
+// Doc is one trace-event JSON document: the timeline of one trace, or of
+// several (the processes of a recorded tree), each under process ids of
+// its own.
+type Doc struct {
+	bw      *bufio.Writer
+	first   bool
+	err     error
+	traces  int // Traces begun in the document.
+	several bool
+}
+
+// NewDoc begins a document on w; Close ends it. several says it will hold
+// the timelines of several traces: devices are named with their process.
+func NewDoc(w io.Writer, several bool) *Doc {
+	d := &Doc{bw: bufio.NewWriter(w), first: true, several: several}
+	io.WriteString(d.bw, "{\"traceEvents\":[")
+	return d
+}
+
+// Close ends the document. The error is the first failure to write.
+func (d *Doc) Close() error {
+	io.WriteString(d.bw, "\n],\n\"displayTimeUnit\":\"ns\"}\n")
+	if d.err != nil {
+		return d.err
+	}
+	return d.bw.Flush()
+}
+
+// PIDStride separates the process ids of the traces of one document: the
+// n-th trace begun (from 0) draws under n*PIDStride + HostPID and
+// n*PIDStride + DevicePID(d).
+const PIDStride = 1 << 21
+
+// flowStride does the same for flow ids, a trace's sequence numbers.
+const flowStride = 1 << 40
+
+// Trace begins the timeline of one more trace, whose definitions are in
+// tables, in the document: its calls are drawn at offset nanoseconds
+// after their recorded times (the trace's start after the earliest
+// trace's), and its processes are named with the traced process's pid.
+// Finish ends it; Close ends the document.
+func (d *Doc) Trace(tables *model.Tables, offset int64) *Writer {
+	tw := newWriter(d, tables)
+	tw.pidBase, tw.flowBase, tw.offset = d.traces*PIDStride, uint64(d.traces)*flowStride, offset
+	d.traces++
+	return tw
+}
+
 // Writer writes the timeline of one trace as its analysis reads it: the
 // checker calls Observe with each event (checker.Options.Observe), then
 // Finish adds the findings and the tracks' names. The JSON is streamed;
 // what is kept grows with the streams, threads and events of the trace
 // (where each call was drawn, for the findings' instants).
 type Writer struct {
-	bw      *bufio.Writer
-	first   bool
-	err     error
-	chk     *checker.Checker
-	tables  *model.Tables
-	last    int64          // Start of the previous slice, ns; -1 before the first.
-	threads map[uint32]int // Recorded host thread id -> tid.
-	tids    []uint32       // Recorded host thread ids, by tid-1.
-	streams []hb.AgentID   // Stream agents with a slice, in order of first slice.
-	records map[uint64]place
-	events  map[uint64]string // Event handle -> display name.
-	placed  []placed          // Where each call was drawn, by seq.
-	sorted  bool              // placed is in seq order.
-	calls   map[callKey]callInfo
+	doc      *Doc
+	own      bool // The document is this trace's alone: Finish closes it.
+	pidBase  int
+	flowBase uint64
+	offset   int64 // Added to each call's time, ns.
+	chk      *checker.Checker
+	tables   *model.Tables
+	last     int64          // Start of the previous slice, ns; -1 before the first.
+	threads  map[uint32]int // Recorded host thread id -> tid.
+	tids     []uint32       // Recorded host thread ids, by tid-1.
+	streams  []hb.AgentID   // Stream agents with a slice, in order of first slice.
+	records  map[uint64]place
+	events   map[uint64]string // Event handle -> display name.
+	placed   []placed          // Where each call was drawn, by seq.
+	sorted   bool              // placed is in seq order.
+	calls    map[callKey]callInfo
 }
 
 // placed is where the call with seq was drawn.
@@ -97,15 +147,20 @@ type callKey struct {
 type callInfo struct{ api, kernel, stream, site string }
 
 // New returns a Writer of the timeline of the trace whose definitions are
-// in tables, to w.
+// in tables, to w: a document of its own.
 func New(w io.Writer, tables *model.Tables) *Writer {
-	tw := &Writer{
-		bw: bufio.NewWriter(w), first: true, tables: tables, last: -1, sorted: true,
+	tw := newWriter(NewDoc(w, false), tables)
+	tw.own = true
+	tw.doc.traces = 1
+	return tw
+}
+
+func newWriter(d *Doc, tables *model.Tables) *Writer {
+	return &Writer{
+		doc: d, tables: tables, last: -1, sorted: true,
 		threads: map[uint32]int{}, records: map[uint64]place{}, events: map[uint64]string{},
 		calls: map[callKey]callInfo{},
 	}
-	io.WriteString(tw.bw, "{\"traceEvents\":[")
-	return tw
 }
 
 // Observe draws one call, as the checker c applied it (st); it is a
@@ -116,17 +171,17 @@ func (tw *Writer) Observe(c *checker.Checker, ev *model.Event, st *hb.Step) {
 }
 
 // Finish marks the findings of res, the trace's analysis (nil: none), and
-// ends the JSON. The error is the first failure to write.
+// names the trace's tracks; for a Writer made by New it ends the JSON. The
+// error is the first failure to write.
 func (tw *Writer) Finish(res *checker.Result) error {
 	if res != nil {
 		tw.findings(res.Findings)
 	}
 	tw.metadata()
-	io.WriteString(tw.bw, "\n],\n\"displayTimeUnit\":\"ns\"}\n")
-	if tw.err != nil {
-		return tw.err
+	if tw.own {
+		return tw.doc.Close()
 	}
-	return tw.bw.Flush()
+	return tw.doc.err
 }
 
 // Write analyzes the trace r reads and writes its timeline, findings
@@ -143,21 +198,27 @@ func Write(w io.Writer, r model.Reader, opts checker.Options) (*checker.Result, 
 	return res, tw.Finish(res)
 }
 
+// emit writes one event of the trace, under the trace's process ids.
 func (tw *Writer) emit(e *Event) {
-	if tw.err != nil {
+	e.PID += tw.pidBase
+	tw.doc.emit(e)
+}
+
+func (d *Doc) emit(e *Event) {
+	if d.err != nil {
 		return
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
-		tw.err = err
+		d.err = err
 		return
 	}
-	if !tw.first {
-		tw.bw.WriteByte(',')
+	if !d.first {
+		d.bw.WriteByte(',')
 	}
-	tw.first = false
-	tw.bw.WriteByte('\n')
-	tw.bw.Write(b)
+	d.first = false
+	d.bw.WriteByte('\n')
+	d.bw.Write(b)
 }
 
 func us(ns int64) float64 { return float64(ns) / 1000 }
@@ -240,7 +301,7 @@ func (tw *Writer) add(ev *model.Event, st *hb.Step) {
 // placeOf returns where and when the call's slice is drawn: on its stream's
 // track, or its host thread's, after the previous slice.
 func (tw *Writer) placeOf(ev *model.Event, st *hb.Step) place {
-	ts := max(ev.Time, 0)
+	ts := max(ev.Time, 0) + tw.offset
 	if tw.last >= 0 {
 		ts = max(ts, tw.last+SliceNS)
 	}
@@ -338,7 +399,7 @@ func (tw *Writer) opArgs(args map[string]any, ev *model.Event, st *hb.Step) {
 // flow draws an arrow from an event record to the call that joined it.
 // Both ends sit in the middle of their slices and bind to them.
 func (tw *Writer) flow(ev *model.Event, from, to place) {
-	id := ev.Seq // Unique: one flow per joining call.
+	id := tw.flowBase + ev.Seq // Unique: one flow per joining call.
 	name := "event " + tw.eventName(ev.Event)
 	tw.emit(&Event{Name: name, Cat: "event", Ph: "s", TS: us(from.ts + SliceNS/2), PID: from.pid, TID: from.tid, ID: &id})
 	tw.emit(&Event{Name: name, Cat: "event", Ph: "f", BP: "e", TS: us(to.ts + SliceNS/2), PID: to.pid, TID: to.tid, ID: &id})
@@ -423,7 +484,7 @@ func (tw *Writer) metadata() {
 		}
 	}
 	meta("process_name", HostPID, 0, map[string]any{"name": host})
-	meta("process_sort_index", HostPID, 0, map[string]any{"sort_index": 0})
+	meta("process_sort_index", HostPID, 0, map[string]any{"sort_index": tw.pidBase}) // a trace's processes together
 	for i, t := range tw.tids {
 		meta("thread_name", HostPID, i+1, map[string]any{"name": fmt.Sprintf("thread %d", t)})
 		meta("thread_sort_index", HostPID, i+1, map[string]any{"sort_index": i + 1})
@@ -445,14 +506,22 @@ func (tw *Writer) metadata() {
 		if d := eng.Agent(id).Device; !slices.Contains(devices, d) {
 			devices = append(devices, d)
 			pid := DevicePID(d)
-			meta("process_name", pid, 0, map[string]any{"name": fmt.Sprintf("device %d", d)})
-			meta("process_sort_index", pid, 0, map[string]any{"sort_index": pid})
+			name := fmt.Sprintf("device %d", d)
+			if p := tw.tables.Process.PID; tw.doc.several && p != 0 {
+				name += fmt.Sprintf(" (pid %d)", p) // whose devices
+			}
+			meta("process_name", pid, 0, map[string]any{"name": name})
+			meta("process_sort_index", pid, 0, map[string]any{"sort_index": tw.pidBase + pid})
 		}
 	}
 	for _, id := range streams {
 		a := eng.Agent(id)
 		pid := DevicePID(a.Device)
-		meta("thread_name", pid, int(id), map[string]any{"name": fmt.Sprintf("stream %s (%s)", tw.chk.StreamName(a), a.Kind)})
+		name := tw.chk.StreamName(a)
+		if n := tw.chk.ProgramStreamName(a); n != "" {
+			name = "`" + n + "`" // as the program and the findings name it
+		}
+		meta("thread_name", pid, int(id), map[string]any{"name": fmt.Sprintf("stream %s (%s)", name, a.Kind)})
 		meta("thread_sort_index", pid, int(id), map[string]any{"sort_index": int(id)})
 	}
 }

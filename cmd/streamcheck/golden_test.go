@@ -223,8 +223,9 @@ func TestSARIFReport(t *testing.T) {
 
 // TestGoldenRealTrace pins the text report for three races recorded by the
 // shim on a GPU (testdata/real): both call sites must name the test
-// program's own source lines, and the fix sentence must name them too; in
-// the two-GPU recording, each stream's device is named.
+// program's own source lines, and the fix sentence must name them too; the
+// streams are named by the programs' variables; in the two-GPU recording,
+// each stream's device is named.
 func TestGoldenRealTrace(t *testing.T) {
 	// Copies named after the cases keep the report free of the recording's
 	// process ids, which name the trace files.
@@ -244,6 +245,11 @@ func TestGoldenRealTrace(t *testing.T) {
 		}
 		traces = append(traces, c+".sctrace")
 	}
+	// The programs' sources, where the recordings' paths lead, name the
+	// streams as the programs do.
+	if err := os.CopyFS(filepath.Join(tmp, "testdata", "cuda"), os.DirFS(filepath.Join("..", "..", "testdata", "cuda"))); err != nil {
+		t.Fatal(err)
+	}
 	golden, _ := filepath.Abs(filepath.Join("testdata", "golden", "real.txt"))
 	t.Chdir(tmp)
 	got, stderr, code := checkInProcess(t, append([]string{"--no-color"}, traces...)...)
@@ -254,9 +260,9 @@ func TestGoldenRealTrace(t *testing.T) {
 		"at main testdata/cuda/use_before_alloc_racy.cu:17", // the cudaMallocAsync
 		"at main testdata/cuda/use_before_alloc_racy.cu:20", // the <<<>>> on the other stream
 		"at main testdata/cuda/free_while_in_flight_racy.cu:22",
-		"fix: Record an event on stream s1 after the cudaMallocAsync at main testdata/cuda/use_before_alloc_racy.cu:17",
+		"fix: Record an event on stream `s1` after the cudaMallocAsync at main testdata/cuda/use_before_alloc_racy.cu:17",
 		// The graph's captured kernel that read the freed memory.
-		"in the graph: cudaLaunchKernel of sc_read_spin on stream s1 (non-blocking stream), tid",
+		"in the graph: cudaLaunchKernel of sc_read_spin on stream `s1` (non-blocking stream), tid",
 		"at main testdata/cuda/graph_event_node_racy.cu:26",
 	} {
 		if !strings.Contains(got, want) {
