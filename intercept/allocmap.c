@@ -365,10 +365,13 @@ SC_HOT static uint64_t end_of(uint64_t base) {
 SC_HOT uint64_t sc_alloc_end_of(uint64_t base) { return read_section(end_of, base); }
 
 /* fork: hold the writers' lock across fork so the child's copy is consistent. */
-void sc_alloc_atfork_prepare(void) { pthread_mutex_lock(&mapmu); }
-void sc_alloc_atfork_parent(void) { pthread_mutex_unlock(&mapmu); }
-void sc_alloc_atfork_child(void) {
+static void atfork_prepare(void) { pthread_mutex_lock(&mapmu); }
+static void atfork_parent(void) { pthread_mutex_unlock(&mapmu); }
+static void atfork_child(void) {
     /* The child has one thread, ours; a fresh lock is the safe way out. */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&mapmu, &fresh, sizeof fresh);
 }
+
+const sc_writer_hooks sc_allocmap_hooks = {
+    .fork_prepare = atfork_prepare, .fork_parent = atfork_parent, .fork_child = atfork_child};

@@ -42,7 +42,7 @@
 //
 // # Backends
 //
-// Two backends feed one recorder (callbacks.c's per-call path), chosen by
+// Two backends feed one recorder (recorder.c's per-call path), chosen by
 // STREAMCHECK_BACKEND:
 //
 //   - cupti (the default): the shim subscribes to CUPTI's driver callbacks
@@ -188,13 +188,14 @@
 //
 // # The per-call path
 //
-// Every recorded call runs sc_callback (or an interposed wrapper's ip_run)
-// and handle_driver (callbacks.c), the
+// Every recorded call runs sc_callback (callbacks.c, or an interposed
+// wrapper's ip_run) and handle_driver (recorder.c), the
 // decoder that its row of the table of driver functions names (apitable.c;
 // the decoders are in decode_*.c by API family: streams and events,
 // allocations and interprocess handles, launches, copies and sets, stream
 // memory operations, graphs), the stack lookup (stacks.c) and sc_emit
-// (encoding, and the append under sc_lock). A call finds this code out of
+// (recorder.c: a stream first seen in use gets its implicit create; then
+// the writer's encoding, and the append under sc_lock, tracefile.c). A call finds this code out of
 // the CPU's caches, since the driver's own code ran since the last call, so
 // it is kept small: the decoders of the calls a program makes rarely are
 // SC_COLD, kept apart, and the functions every call runs are marked SC_HOT,

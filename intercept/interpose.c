@@ -15,7 +15,7 @@
  *  - dlsym on a libcuda handle (cudart finds cuGetProcAddress so).
  *
  * Each wrapper lays its arguments out as CUPTI's "_params" struct (the
- * parameters in order), runs the per-call path's entry (callbacks.c: a
+ * parameters in order), runs the per-call path's entry (recorder.c: a
  * free's announcement; the clock of a timed call), calls the real function
  * with the struct's values (the entry may have changed them), then the exit
  * path, which decodes and writes the event before the wrapper returns the

@@ -168,7 +168,7 @@ typedef struct {
 } pending_call;
 
 #define SC_MAX_GROUP 65536 /* NCCL takes at most 2048 calls in a group; past this, calls are written at once */
-/* The thread's group: initial-exec, as callbacks.c's state, so that no
+/* The thread's group: initial-exec, as recorder.c's state, so that no
  * access calls __tls_get_addr (of the dynamic loader). */
 static __thread struct {
     int depth;
