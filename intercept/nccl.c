@@ -180,6 +180,17 @@ static __thread struct {
 #define group_n group.n
 #define group_cap group.cap
 
+/* A thread's group array goes with the thread. */
+static pthread_key_t group_key;
+static pthread_once_t group_once = PTHREAD_ONCE_INIT;
+static int group_key_ok;
+static void group_free(void *p) {
+    free(p);
+    group_calls = NULL;
+    group_n = group_cap = 0;
+}
+static void group_key_init(void) { group_key_ok = pthread_key_create(&group_key, group_free) == 0; }
+
 /* A call's sides: what it reads at src and writes at dst. */
 typedef struct {
     const char *api;
@@ -227,6 +238,8 @@ static void record_call(ncclResult_t r, const coll_sides *c, size_t count, ncclD
             pending_call *g = realloc(group_calls, cap * sizeof *g);
             if (!g) goto now;
             group_calls = g, group_cap = cap;
+            pthread_once(&group_once, group_key_init);
+            if (group_key_ok) pthread_setspecific(group_key, g);
         }
         group_calls[group_n++] = p;
         return;

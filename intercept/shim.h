@@ -138,6 +138,7 @@ typedef struct {
 typedef struct lftab lftab;
 typedef struct {
     _Atomic(lftab *) tab;
+    lftab *spare; /* the table the last rebuild or clear replaced, reused by the next (under sc_lock) */
 } lfmap;
 SC_HIDDEN int lfmap_get(lfmap *m, uint64_t key, uint64_t *val);
 SC_HIDDEN int lfmap_put_locked(lfmap *m, uint64_t key, uint64_t val);

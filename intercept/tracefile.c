@@ -146,12 +146,18 @@ int sc_writer_register(const sc_writer_hooks *h) {
  * helper thread faults pages in ahead of the writer (MADV_POPULATE_WRITE,
  * Linux 5.14 and later; elsewhere it quits at once and pages fault in line).
  * Only the process that loaded the shim runs it; a forked child faults in
- * line. STREAMCHECK_PREFAULT=0 turns it off. */
+ * line. STREAMCHECK_PREFAULT=0 turns it off.
+ *
+ * The same thread drops the pages well behind the writer from the mapping
+ * (MADV_DONTNEED, which for a shared file mapping keeps their data in the
+ * file and the page cache): written pages would otherwise stay in the
+ * process's resident memory, a trace's whole length of it. */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 #define PF_AHEAD ((size_t)4 << 20) /* keep this much populated past the end */
 #define PF_CHUNK ((size_t)1 << 20) /* populate in steps, so grow() never waits long */
+#define PF_DROP_STEP ((size_t)4 << 20) /* drop in whole steps, at least one step behind the writer */
 
 /* Read side: one populate step. Write side: grow() and the final munmap,
  * which move or remove the mapping. */
@@ -161,21 +167,30 @@ static pthread_cond_t pf_cv = PTHREAD_COND_INITIALIZER;
 enum { PF_NONE, PF_RUNNING, PF_OFF };
 static int pf_state;   /* under pf_mu */
 static size_t pf_want; /* under pf_mu: populate file offsets [0, pf_want) */
+static size_t pf_drop; /* under pf_mu: drop file offsets [0, pf_drop) from the mapping */
 static size_t pf_asked; /* under sc_lock: the last pf_want the writer set */
 _Atomic uint64_t sc_stat_prefaulted; /* bytes the helper populated */
 _Atomic int sc_stat_prefault_started;
 
 static void *pf_main(void *arg) {
     (void)arg;
-    size_t done = 0;
+    size_t done = 0, dropped = 0;
     for (;;) {
         pthread_mutex_lock(&pf_mu);
-        while (pf_state == PF_RUNNING && pf_want <= done) pthread_cond_wait(&pf_cv, &pf_mu);
+        while (pf_state == PF_RUNNING && pf_want <= done && pf_drop <= dropped) pthread_cond_wait(&pf_cv, &pf_mu);
         int run = pf_state == PF_RUNNING;
-        size_t want = pf_want;
+        size_t want = pf_want, drop = pf_drop;
         pthread_mutex_unlock(&pf_mu);
         if (!run) return NULL;
         pthread_rwlock_rdlock(&pf_maplock);
+        if (drop > dropped && tf_map) {
+            madvise(tf_map + dropped, drop - dropped, MADV_DONTNEED); /* on failure the pages just stay */
+            dropped = drop;
+        }
+        if (want <= done) {
+            pthread_rwlock_unlock(&pf_maplock);
+            continue;
+        }
         size_t end = want - done > PF_CHUNK ? done + PF_CHUNK : want;
         if (end > tf_mapsize) end = tf_mapsize;
         int r = end > done && tf_map ? madvise(tf_map + done, end - done, MADV_POPULATE_WRITE) : -1;
@@ -229,9 +244,11 @@ static inline void pf_request_locked(void) {
     if (want > tf_mapsize) want = tf_mapsize;
     if (want <= pf_asked) return;
     pf_asked = want;
+    size_t drop = tf_used > 2 * PF_DROP_STEP ? (tf_used - PF_DROP_STEP) / PF_DROP_STEP * PF_DROP_STEP : 0;
     pthread_mutex_lock(&pf_mu);
     if (pf_state == PF_RUNNING) {
         pf_want = want;
+        if (drop > pf_drop) pf_drop = drop;
         pthread_cond_signal(&pf_cv);
     }
     pthread_mutex_unlock(&pf_mu);
@@ -585,6 +602,7 @@ void sc_atfork_child(void) {
     memcpy(&pf_cv, &fresh_cv, sizeof fresh_cv);
     pf_state = PF_OFF;
     pf_asked = 0;
+    pf_want = pf_drop = 0;
     atomic_store(&sc_trace_failed, 0); /* the child tries its own file */
     atomic_fetch_add(&sc_fork_gen, 1);
     if (tf_state == TF_OPEN || tf_state == TF_FAILED || tf_state == TF_PENDING) {
