@@ -295,6 +295,9 @@ extern sc_driver_fns sc_drv;
  * looked up in libcuda (a dlopen handle); 0 and why in err if it cannot. */
 SC_HIDDEN int sc_interpose_setup(void *libcuda, char *err, size_t errlen);
 SC_HIDDEN void *sc_dlsym_real(void *handle, const char *name); /* glibc's dlsym, not the shim's */
+/* nccl.c: what dlsym hands out for name, found as f in a library handle:
+ * f, or the shim's wrapper of that NCCL function, which then calls f. */
+SC_HIDDEN void *sc_nccl_swap(const char *name, void *f);
 /* cuGetProcAddress results swapped for a wrapper by address and by name,
  * and dlsym lookups in libcuda swapped. */
 extern _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped;
