@@ -15,16 +15,7 @@
 #   bash bench/shim-memory.sh [SHIM.so ...]   (default: a fresh build, scripts/build.sh shim)
 #   -> bench/results/shim-memory.txt when RESULTS=1
 set -eu
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cc=${CC:-cc}
-src=intercept/testdata
-$cc -O2 -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$work/libcuda.so.1" $src/thindrv.c
-$cc -O2 -o "$work/drvbench" $src/drvbench.c -L"$work" -l:libcuda.so.1 -Wl,-rpath,"$work" -lpthread
-if [ $# -eq 0 ]; then
-	bash scripts/build.sh shim "$work/libstreamcheck.so" >/dev/null
-	set -- "$work/libstreamcheck.so"
-fi
+. bench/drvbench-lib.sh # $work, the program, the shims in "$@", with_shim
 
 # kib SHIM MODE N TAG KEY [ENV...]: the KiB of KEY the run printed under TAG
 # (SHIM "-": without the shim)
@@ -32,10 +23,8 @@ kib() {
 	local shim=$1 mode=$2 n=$3 tag=$4 key=$5 d
 	shift 5
 	d=$(mktemp -d -p "$work")
-	local pre=()
-	if [ "$shim" != - ]; then
-		pre=(LD_PRELOAD="$shim" STREAMCHECK_PRELOAD=1 STREAMCHECK_BACKEND=interpose STREAMCHECK_LIBCUDA="$work/libcuda.so.1")
-	fi
+	local pre
+	mapfile -t pre < <(with_shim "$shim")
 	env STREAMCHECK_DIR="$d" "${pre[@]}" "$@" "$work/drvbench" "$mode" "$n" |
 		awk -v t="$tag" -v k="$key" '$1 == t && $2 == k { print $3 }'
 	rm -rf "$d"
