@@ -117,23 +117,27 @@ func TestShimMemoryBounded(t *testing.T) {
 // driver call made through the PLT to a driver that does nothing
 // (drvbench calls: bench/gpu/loop.cu's five calls), with the shim
 // preloaded under the interposition backend: the wrapper alone
-// (STREAMCHECK_CALLBACK_ONLY=1), and recording with stacks and without.
+// (STREAMCHECK_CALLBACK_ONLY=1), recording with stacks and without, and
+// recording with every allocation at a fresh address (THINDRV_FRESH=1).
 // Each op is one run of each; the metrics are ns per call over the run
-// without the shim.
+// without the shim. bench/shim-calls.sh makes the same runs interleaved,
+// with the phases of each.
 func BenchmarkInterposeCall(b *testing.B) {
 	const calls = 200000
 	perCall := func(shim bool, env ...string) float64 {
 		v, _ := drvRun(b, shim, "calls", calls, env...)
 		return v["ns/call"]
 	}
-	var wrapper, stacks, nostacks float64
+	var wrapper, stacks, nostacks, fresh float64
 	for i := 0; i < b.N; i++ {
 		base := perCall(false)
 		wrapper += perCall(true, "STREAMCHECK_CALLBACK_ONLY=1") - base
 		stacks += perCall(true) - base
 		nostacks += perCall(true, "STREAMCHECK_STACK_DEPTH=0") - base
+		fresh += perCall(true, "THINDRV_FRESH=1") - perCall(false, "THINDRV_FRESH=1")
 	}
 	b.ReportMetric(wrapper/float64(b.N), "wrapper-ns/call")
 	b.ReportMetric(stacks/float64(b.N), "recording-ns/call")
 	b.ReportMetric(nostacks/float64(b.N), "recording-nostacks-ns/call")
+	b.ReportMetric(fresh/float64(b.N), "recording-fresh-ns/call")
 }
