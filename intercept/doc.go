@@ -186,6 +186,21 @@
 // driver, where a process can make no CUDA call, it does neither.) The shim never changes the program's
 // results, exit status or errno.
 //
+// # Layers
+//
+// The C files form layers, each calling only those below it: the trace
+// writer (tracefile.c: the file, sc_lock, encoding and appending records),
+// the definition tables that write through it (strings in tables.c,
+// modules.c, stacks.c), the per-process state (the allocation map, the
+// releases, the CPython trampolines), the recorder (recorder.c: the
+// per-call path, the per-thread state, what events imply about streams),
+// and the backends that feed it (callbacks.c for CUPTI, interpose.c,
+// nccl.c, hostfn.c). The writer reaches the layers above only through the
+// hooks they register (sc_writer_register: replay at a new file, the
+// Process record, fork handlers), in the order sc_recorder_init sets.
+// TestLayersLinkAlone links the writer alone, and with the tables, so a
+// call upward fails the build of the test.
+//
 // # The per-call path
 //
 // Every recorded call runs sc_callback (callbacks.c, or an interposed
