@@ -20,7 +20,7 @@ set -eu
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc=${CC:-gcc}
-$cc -O1 -g -shared -fPIC -o "$work/libfakecupti.so" intercept/testdata/fakecupti.c -lpthread
+$cc -O1 -g -shared -fPIC -o "$work/libfakecupti.so" intercept/testdata/fakecupti.c intercept/testdata/fakeroute.c -lpthread -ldl
 $cc -O1 -g -o "$work/fakeapp" intercept/testdata/fakeapp.c -L"$work" -lfakecupti -Wl,-rpath,"$work" -ldl -lpthread
 if [ $# -eq 0 ]; then
 	bash scripts/build.sh shim "$work/libstreamcheck.so" >/dev/null

@@ -13,7 +13,13 @@
  * ring of recent frees (RECENT_FREES), so a kernel launched with a pointer
  * to memory freed a moment ago (a use after free, the bug this tool hunts)
  * still has the pointer recorded. A new allocation that overlaps freed ranges
- * replaces them (pools hand the same addresses out again).
+ * replaces them (pools hand the same addresses out again). A range that
+ * falls out of the ring is forgotten at once (kind 0: no lookup finds it)
+ * but leaves the array with DEAD_BATCH others in one pass: removed one at a
+ * time, each free moved the array's tail, the whole map when ranges are
+ * freed in the order they were allocated (a driver that hands out fresh
+ * addresses), which made the map most of a recorded call's cost
+ * (bench/README.md, the interposed call).
  *
  * Launches only read the map; allocation and free write it. Readers take no
  * lock (a seqlock): an atomic read-modify-write on the launch path waits for
@@ -30,11 +36,12 @@
 #include "shim.h"
 
 #define RECENT_FREES 4096
+#define DEAD_BATCH 512 /* forgotten ranges removed together */
 
 typedef struct {
     uint64_t hi;
     uint32_t freed; /* 0 live, else the generation of the free (see ring) */
-    uint32_t kind;  /* SC_ALLOC_DEVICE, or SC_ALLOC_HOST: pinned or registered host memory */
+    uint32_t kind;  /* SC_ALLOC_DEVICE, SC_ALLOC_HOST (pinned or registered host memory), 0 forgotten */
 } range;
 
 /* The arrays as readers find them: their capacity bounds every index a
@@ -53,6 +60,7 @@ static _Atomic size_t rd_n;              /* the count readers use */
 static uint64_t *los; /* writers' view: rd_arrays' los and rs */
 static range *rs;
 static size_t nrs, caprs;
+static size_t ndead; /* forgotten ranges still in the arrays */
 static arrays *cur;
 static _Atomic uint64_t minlo = UINT64_MAX, maxhi = 0; /* quick reject, may be stale-wide */
 
@@ -138,6 +146,7 @@ SC_HOT static size_t upper(uint64_t addr) {
 }
 
 SC_HOT static void remove_at(size_t i) {
+    if (!rs[i].kind) ndead--;
     memmove(&los[i], &los[i + 1], (nrs - i - 1) * sizeof *los);
     memmove(&rs[i], &rs[i + 1], (nrs - i - 1) * sizeof *rs);
     nrs--;
@@ -197,6 +206,7 @@ SC_HOT void sc_alloc_add(uint64_t base, uint64_t size, int host) {
     /* Pools hand out the same range again and again: flip it in place. */
     size_t i = upper(base);
     if (i > 0 && los[i - 1] == base && rs[i - 1].hi == hi) {
+        if (!rs[i - 1].kind) ndead--;
         rs[i - 1].freed = 0;
         rs[i - 1].kind = kind;
         goto out;
@@ -210,6 +220,18 @@ out:
     write_end();
 }
 
+/* Under the writers' lock: removes the forgotten ranges, in one pass. */
+SC_COLD static void remove_dead(void) {
+    size_t w = 0;
+    for (size_t r = 0; r < nrs; r++) {
+        if (!rs[r].kind) continue;
+        los[w] = los[r];
+        rs[w++] = rs[r];
+    }
+    nrs = w;
+    ndead = 0;
+}
+
 /* Under the writers' lock: the live range at base becomes a recent free. */
 static inline __attribute__((always_inline)) void free_at(uint64_t base) {
     size_t i = upper(base);
@@ -218,7 +240,10 @@ static inline __attribute__((always_inline)) void free_at(uint64_t base) {
             /* Forget the oldest free, unless its range was reused or freed again since. */
             size_t old = (ring_next + RECENT_FREES - ring_len) % RECENT_FREES;
             size_t j = upper(ring[old].lo);
-            if (j > 0 && los[j - 1] == ring[old].lo && rs[j - 1].freed == ring[old].gen) remove_at(j - 1);
+            if (j > 0 && los[j - 1] == ring[old].lo && rs[j - 1].freed == ring[old].gen && rs[j - 1].kind) {
+                rs[j - 1].kind = 0;
+                if (++ndead >= DEAD_BATCH) remove_dead();
+            }
             ring_len--;
         }
         if (++free_gen == 0) free_gen = 1; /* 0 means live */
@@ -311,7 +336,7 @@ SC_HOT static void lookup_once(const uint64_t *w, const uint8_t *live_only, uint
         }
         for (int k = 0; k < m; k++) {
             size_t j = (size_t)(b[k] - a->los) + (*b[k] <= key[k]);
-            if (j == 0 || key[k] >= a->rs[j - 1].hi) continue;
+            if (j == 0 || key[k] >= a->rs[j - 1].hi || !a->rs[j - 1].kind) continue;
             hit[cand[k]] = !(live_only[cand[k]] && a->rs[j - 1].freed);
         }
     }
@@ -365,10 +390,13 @@ SC_HOT static uint64_t end_of(uint64_t base) {
 SC_HOT uint64_t sc_alloc_end_of(uint64_t base) { return read_section(end_of, base); }
 
 /* fork: hold the writers' lock across fork so the child's copy is consistent. */
-void sc_alloc_atfork_prepare(void) { pthread_mutex_lock(&mapmu); }
-void sc_alloc_atfork_parent(void) { pthread_mutex_unlock(&mapmu); }
-void sc_alloc_atfork_child(void) {
+static void atfork_prepare(void) { pthread_mutex_lock(&mapmu); }
+static void atfork_parent(void) { pthread_mutex_unlock(&mapmu); }
+static void atfork_child(void) {
     /* The child has one thread, ours; a fresh lock is the safe way out. */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&mapmu, &fresh, sizeof fresh);
 }
+
+const sc_writer_hooks sc_allocmap_hooks = {
+    .fork_prepare = atfork_prepare, .fork_parent = atfork_parent, .fork_child = atfork_child};

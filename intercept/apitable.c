@@ -7,7 +7,7 @@
  * Only the callback ids we need are enabled; they are found once at start by
  * name (cuptiGetCallbackName), so no CUPTI header and no numeric id is built
  * in. RUNTIME_API callbacks, when enabled, only name the runtime function in
- * progress (callbacks.c).
+ * progress (callbacks.c, the CUPTI backend's callback).
  */
 #define _GNU_SOURCE
 #include <stdio.h>

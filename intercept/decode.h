@@ -1,6 +1,6 @@
 /*
  * decode.h: what the table of driver functions (apitable.c), the decoders
- * of each API family (decode_*.c) and the per-call path (callbacks.c)
+ * of each API family (decode_*.c) and the per-call path (recorder.c)
  * share.
  *
  * A decoder turns one driver call, at its exit callback, into the event
@@ -74,7 +74,7 @@ extern sc_drv_info sc_drv_calls[MAXCB];
  * name: the exported name, for the API name recorded). */
 SC_HIDDEN const sc_api_row *sc_api_rows(size_t *n);
 SC_HIDDEN void sc_call_info_set(uint32_t id, const sc_api_row *row, int pt, const char *name);
-/* The per-call path (callbacks.c), shared by the backends: at a call's
+/* The per-call path (recorder.c), shared by the backends: at a call's
  * entry (when sc_drv_calls[id].entry says it has work there) and after it
  * returned. cb carries the parameters (functionParams, laid out as CUPTI's
  * "_params" struct), and at the exit the result and the current context. */

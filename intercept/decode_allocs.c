@@ -195,7 +195,7 @@ SC_COLD int sc_dec_vmm_map(sc_call *c, sc_event *ev) {
     return 1;
 }
 
-/* The allocation map forgets every mapping in the range (callbacks.c). */
+/* The allocation map forgets every mapping in the range (recorder.c). */
 SC_COLD int sc_dec_vmm_unmap(sc_call *c, sc_event *ev) {
     vmm_range(c, ev, OP_VMM_UNMAP);
     if (c->ok) c->alloc_free = ev->ptr;

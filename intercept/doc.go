@@ -42,7 +42,7 @@
 //
 // # Backends
 //
-// Two backends feed one recorder (callbacks.c's per-call path), chosen by
+// Two backends feed one recorder (recorder.c's per-call path), chosen by
 // STREAMCHECK_BACKEND:
 //
 //   - cupti (the default): the shim subscribes to CUPTI's driver callbacks
@@ -186,15 +186,31 @@
 // driver, where a process can make no CUDA call, it does neither.) The shim never changes the program's
 // results, exit status or errno.
 //
+// # Layers
+//
+// The C files form layers, each calling only those below it: the trace
+// writer (tracefile.c: the file, sc_lock, encoding and appending records),
+// the definition tables that write through it (strings in tables.c,
+// modules.c, stacks.c), the per-process state (the allocation map, the
+// releases, the CPython trampolines), the recorder (recorder.c: the
+// per-call path, the per-thread state, what events imply about streams),
+// and the backends that feed it (callbacks.c for CUPTI, interpose.c,
+// nccl.c, hostfn.c). The writer reaches the layers above only through the
+// hooks they register (sc_writer_register: replay at a new file, the
+// Process record, fork handlers), in the order sc_recorder_init sets.
+// TestLayersLinkAlone links the writer alone, and with the tables, so a
+// call upward fails the build of the test.
+//
 // # The per-call path
 //
-// Every recorded call runs sc_callback (or an interposed wrapper's ip_run)
-// and handle_driver (callbacks.c), the
+// Every recorded call runs sc_callback (callbacks.c, or an interposed
+// wrapper's ip_run) and handle_driver (recorder.c), the
 // decoder that its row of the table of driver functions names (apitable.c;
 // the decoders are in decode_*.c by API family: streams and events,
 // allocations and interprocess handles, launches, copies and sets, stream
 // memory operations, graphs), the stack lookup (stacks.c) and sc_emit
-// (encoding, and the append under sc_lock). A call finds this code out of
+// (recorder.c: a stream first seen in use gets its implicit create; then
+// the writer's encoding, and the append under sc_lock, tracefile.c). A call finds this code out of
 // the CPU's caches, since the driver's own code ran since the last call, so
 // it is kept small: the decoders of the calls a program makes rarely are
 // SC_COLD, kept apart, and the functions every call runs are marked SC_HOT,

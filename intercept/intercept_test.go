@@ -8,6 +8,7 @@ package intercept
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -154,13 +155,10 @@ type result struct {
 	log            map[string]uint64 // FAKE_LOG values
 }
 
-// run runs the fake app in mode, loading the shim as h says.
-func run(t testing.TB, b built, mode string, h how, extraEnv ...string) result {
-	t.Helper()
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "fakeapp.log")
-	cmd := exec.Command(b.app, mode)
-	env := []string{}
+// cleanEnv returns the test's environment without the settings of the
+// shim, the loader and the fakes, which each run sets itself.
+func cleanEnv() []string {
+	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "STREAMCHECK_") || k == "LD_PRELOAD" ||
 			k == "CUDA_INJECTION64_PATH" || strings.HasPrefix(k, "FAKE") || k == "CUDA_HOME" || k == "CUDA_PATH" {
@@ -168,7 +166,16 @@ func run(t testing.TB, b built, mode string, h how, extraEnv ...string) result {
 		}
 		env = append(env, kv)
 	}
-	env = append(env,
+	return env
+}
+
+// run runs the fake app in mode, loading the shim as h says.
+func run(t testing.TB, b built, mode string, h how, extraEnv ...string) result {
+	t.Helper()
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "fakeapp.log")
+	cmd := exec.Command(b.app, mode)
+	env := append(cleanEnv(),
 		"STREAMCHECK_DIR="+dir,
 		"STREAMCHECK_CUPTI="+b.fake,
 		"STREAMCHECK_LIBCUDA="+b.fake,
@@ -1357,15 +1364,22 @@ func TestDriverNamesByDefault(t *testing.T) {
 func TestAllocMapLookupAgrees(t *testing.T) { runMapBench(t, "check") }
 
 // runMapBench runs testdata/mapbench.c in one of its checking modes.
-func runMapBench(t *testing.T, mode string) {
+func runMapBench(t *testing.T, mode string) { runUnitProgram(t, buildMapBench(t), mode) }
+
+// runUnitProgram runs a program built by buildUnitProgram, which exits
+// nonzero (or is killed, once it has run for two minutes) when what it
+// checks fails, and logs what it printed.
+func runUnitProgram(t *testing.T, bin string, args ...string) {
 	t.Helper()
-	bin := buildMapBench(t)
-	cmd := exec.Command(bin, mode)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), shimbuild.SanitizerOptions()...) // used only when built with one
 	out, err := cmd.CombinedOutput()
-	checkSanitizer(t, "mapbench "+mode, string(out))
+	what := strings.Join(append([]string{filepath.Base(bin)}, args...), " ")
+	checkSanitizer(t, what, string(out))
 	if err != nil {
-		t.Fatalf("mapbench %s: %v\n%s", mode, err, out)
+		t.Fatalf("%s: %v\n%s", what, err, out)
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
 }
@@ -1378,19 +1392,26 @@ func TestAllocMapConcurrentReaders(t *testing.T) { runMapBench(t, "race") }
 
 // buildMapBench compiles testdata/mapbench.c with allocmap.c.
 func buildMapBench(t testing.TB) string {
+	return buildUnitProgram(t, "mapbench", "testdata/mapbench.c", "allocmap.c")
+}
+
+// buildUnitProgram compiles a program of testdata with the shim's files it
+// tests, under the sanitizer the shim is built with (CI), into a temporary
+// directory: the program's path.
+func buildUnitProgram(t testing.TB, name string, srcs ...string) string {
 	t.Helper()
 	cc, err := cCompiler()
 	if err != nil {
 		t.Skip(err)
 	}
-	if err := shimbuild.Consult("testdata/mapbench.c", "*.h", "allocmap.c"); err != nil {
+	if err := shimbuild.Consult(append([]string{"*.h"}, srcs...)...); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "mapbench")
-	args := append([]string{"-O2", "-Wall"}, shimbuild.CFlags()...) // under a sanitizer in CI, as the shim
-	args = append(args, "-o", bin, "testdata/mapbench.c", "allocmap.c", "-lpthread")
+	bin := filepath.Join(t.TempDir(), name)
+	args := append([]string{"-O2", "-Wall"}, shimbuild.CFlags()...)
+	args = append(append(append(args, "-o", bin), srcs...), "-lpthread")
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
 	return bin
 }

@@ -15,7 +15,7 @@
  *  - dlsym on a libcuda handle (cudart finds cuGetProcAddress so).
  *
  * Each wrapper lays its arguments out as CUPTI's "_params" struct (the
- * parameters in order), runs the per-call path's entry (callbacks.c: a
+ * parameters in order), runs the per-call path's entry (recorder.c: a
  * free's announcement; the clock of a timed call), calls the real function
  * with the struct's values (the entry may have changed them), then the exit
  * path, which decodes and writes the event before the wrapper returns the
@@ -367,13 +367,22 @@ SC_COLD static void *swap_dlsym(const char *name, void *f) {
     return g;
 }
 
-/* Anything but a lookup in libcuda goes on to the real dlsym as a tail call:
+/* An NCCL function's name: "nccl" and more. */
+SC_NOSAN static inline int nccl_name(const char *n) {
+    return n && n[0] == 'n' && n[1] == 'c' && n[2] == 'c' && n[3] == 'l' && n[4];
+}
+
+/* Anything but a lookup in libcuda, or of an NCCL name in a library (a
+ * program that dlopens libnccl), goes on to the real dlsym as a tail call:
  * dlsym(RTLD_NEXT, ...) searches after the caller's object, which glibc
- * finds from the return address. */
+ * finds from the return address. A lookup in a library's handle does not
+ * depend on the caller. */
 SC_EXPORT SC_NOSAN void *dlsym(void *handle, const char *name) {
     if (handle && handle == atomic_load_explicit(&cuda_handle, memory_order_relaxed) &&
         atomic_load_explicit(&ip_recording, memory_order_relaxed))
         return swap_dlsym(name, sc_dlsym_real(handle, name));
+    if (handle && handle != RTLD_NEXT && nccl_name(name) && atomic_load_explicit(&sc_active, memory_order_relaxed))
+        return sc_nccl_swap(name, sc_dlsym_real(handle, name));
     dlsym_fn f = real_dlsym();
     if (__builtin_expect(!f, 0)) return NULL;
     return f(handle, name);

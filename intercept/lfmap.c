@@ -15,6 +15,17 @@
  * Keys 0 (empty slot) and ~0 (deleted slot) are reserved; callers map them
  * away. A reader may miss a key that a concurrent writer is adding: callers
  * treat a miss as "check again under sc_lock".
+ *
+ * Deletes leave dead slots, and a table whose live and dead slots fill it is
+ * rebuilt at the same size: a map that things are added to and deleted
+ * from for ever (streams created and destroyed, communicators) would leak a
+ * table every few hundred deletes. So the table a rebuild or a clear
+ * replaces is kept as the map's spare and is the next rebuild's target: a
+ * map holds at most its table, one spare and the smaller tables it
+ * outgrew. A reader still probing the spare while it is refilled can miss
+ * a key (callers check again under sc_lock) or find one the refill put
+ * there, which is in the map; it re-reads the key after the value, so it
+ * never returns a value another key put in the slot since.
  */
 #include <stdlib.h>
 
@@ -62,11 +73,20 @@ SC_HOT int lfmap_get(lfmap *m, uint64_t key, uint64_t *val) {
         uint64_t k = atomic_load_explicit(&t->slot[i].key, memory_order_acquire);
         if (k == key) {
             *val = atomic_load_explicit(&t->slot[i].val, memory_order_acquire);
-            return 1;
+            /* The slot refilled since (a spare reused): not key's value. */
+            return atomic_load_explicit(&t->slot[i].key, memory_order_relaxed) == key;
         }
         if (k == K_EMPTY) return 0;
     }
     return 0;
+}
+
+/* Empties a spare for reuse. The refill stores each value with release
+ * (tab_insert), after these stores: a reader that reads a value the refill
+ * wrote, re-reading the slot's key, sees that it changed. */
+static void tab_clear(lftab *t) {
+    for (uint32_t i = 0; i < t->cap; i++) atomic_store_explicit(&t->slot[i].key, K_EMPTY, memory_order_relaxed);
+    t->used = t->live = 0;
 }
 
 /* Insert into t, which has room; no publication ordering concerns for a
@@ -85,7 +105,7 @@ static void tab_insert(lftab *t, uint64_t key, uint64_t val) {
     }
     /* Dead slots are not reused: a reader probing past one must still find
      * keys beyond it. They are dropped when the table is rebuilt. */
-    atomic_store_explicit(&t->slot[i].val, val, memory_order_relaxed);
+    atomic_store_explicit(&t->slot[i].val, val, memory_order_release);
     atomic_store_explicit(&t->slot[i].key, key, memory_order_release);
     t->used++;
     t->live++;
@@ -102,8 +122,12 @@ int lfmap_put_locked(lfmap *m, uint64_t key, uint64_t val) {
     if (!t || (uint64_t)(t->used + 1) * 10 > (uint64_t)t->cap * 7) {
         uint32_t cap = t ? t->cap : 256;
         while ((uint64_t)((t ? t->live : 0) + 1) * 10 > (uint64_t)cap * 4) cap *= 2;
-        lftab *nt = tab_new(cap);
-        if (!nt) return 0;
+        lftab *nt = m->spare; /* one too small is left: the map outgrew it */
+        if (nt && nt->cap >= cap)
+            tab_clear(nt);
+        else if (!(nt = tab_new(cap)))
+            return 0;
+        m->spare = t;
         if (t) {
             for (uint32_t i = 0; i < t->cap; i++) {
                 uint64_t k = atomic_load_explicit(&t->slot[i].key, memory_order_relaxed);
@@ -133,6 +157,11 @@ void lfmap_del_locked(lfmap *m, uint64_t key) {
     }
 }
 
-/* Forgets every entry. The old table is leaked: readers may be probing it,
- * and may still use the values they found there. */
-void lfmap_clear_locked(lfmap *m) { atomic_store_explicit(&m->tab, NULL, memory_order_release); }
+/* Forgets every entry. The table becomes the spare: readers may be probing
+ * it, and may still use the values they found there. */
+void lfmap_clear_locked(lfmap *m) {
+    lftab *t = atomic_load_explicit(&m->tab, memory_order_relaxed);
+    if (!t) return;
+    atomic_store_explicit(&m->tab, NULL, memory_order_release);
+    m->spare = t;
+}

@@ -288,6 +288,7 @@ static void start(int eager_file, int preloaded) {
     int saved = errno;
     char err[PATH_MAX + 1024]; /* room for a STREAMCHECK_CUPTI path and the search */
     sc_stacks_init();
+    sc_recorder_init();
     const char *st = getenv("STREAMCHECK_STATS");
     sc_stats = st && strcmp(st, "1") == 0;
     if (sc_stats) sc_stat_begin();
@@ -394,6 +395,7 @@ __attribute__((constructor)) static void sc_ctor(void) {
 __attribute__((destructor)) static void sc_dtor(void) {
     if (atomic_load(&started)) {
         int saved = errno;
+        atomic_store(&sc_active, 0);
         sc_trace_finish();
         if (sc_stats) {
             uint64_t n = atomic_load(&sc_stat_handled);

@@ -136,11 +136,13 @@ uint32_t sc_module_of_locked(uint64_t pc) {
     return id;
 }
 
-int sc_replay_modules_locked(void) {
+static int replay_modules_locked(void) {
     for (uint32_t id = 1; id < nmods; id++)
         if (!write_module_record(id)) return 0;
     return 1;
 }
+
+const sc_writer_hooks sc_modules_hooks = {.replay_locked = replay_modules_locked, .opened_locked = sc_modules_init_locked};
 
 /* ---- the address range of the object holding addr (not recorded) ---- */
 

@@ -7,8 +7,9 @@
  * shim exports wrappers under NCCL's names, with NCCL's signatures
  * (nccl.h), which a preloaded shim interposes on the program's calls
  * (`streamcheck run --preload`; injected, the shim is not in the global
- * scope and interposes nothing); a dlsym hook can hand a program that
- * looks NCCL's functions up the wrappers, from sc_nccl_lookup.
+ * scope and interposes nothing). A program that dlopens libnccl and looks
+ * its functions up gets the wrappers from the shim's dlsym (interpose.c,
+ * sc_nccl_swap), each calling the function that lookup found.
  *
  * A wrapper calls the real function first, exactly as the program did,
  * and records after it returns: one OP_COLLECTIVE, a use of the send
@@ -95,11 +96,29 @@ static void *real_symbol(const char *name) {
     return f != own ? f : NULL;
 }
 
-/* Resolves *slot once (any thread may race to it: all find the same). */
-#define REAL(type, name)                                                                          \
-    static _Atomic(type) real_##name;                                                             \
-    type fn_ = atomic_load_explicit(&real_##name, memory_order_acquire);                         \
-    if (!fn_) atomic_store_explicit(&real_##name, fn_ = (type)real_symbol(#name), memory_order_release)
+/* The NCCL functions the wrappers call, each found once: by real_symbol,
+ * or set by the dlsym that handed the program the wrapper. */
+#define NCCL_REALS(X)                                                                                              \
+    X(ncclAllReduce) X(ncclReduce) X(ncclBroadcast) X(ncclBcast) X(ncclAllGather) X(ncclReduceScatter)           \
+    X(ncclAlltoAll) X(ncclGather) X(ncclScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)       \
+    X(ncclMemAlloc) X(ncclMemFree) X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommCount) X(ncclCommUserRank)    \
+    X(ncclCommCuDevice)
+#define NC_ID(name) NC_##name,
+enum { NCCL_REALS(NC_ID) NC_N };
+#define NC_NAME(name) #name,
+static const char *const real_names[NC_N] = {NCCL_REALS(NC_NAME)};
+static _Atomic(void *) reals[NC_N];
+
+/* Any thread may race to it: all find the same. */
+static void *real_of(int id) {
+    void *f = atomic_load_explicit(&reals[id], memory_order_acquire);
+    if (!f && (f = real_symbol(real_names[id]))) {
+        void *none = NULL; /* one set meanwhile (by dlsym) stays */
+        if (!atomic_compare_exchange_strong(&reals[id], &none, f)) f = none;
+    }
+    return f;
+}
+#define REAL(type, name) type fn_ = (type)real_of(NC_##name)
 
 /* ---- recording ---- */
 
@@ -168,7 +187,7 @@ typedef struct {
 } pending_call;
 
 #define SC_MAX_GROUP 65536 /* NCCL takes at most 2048 calls in a group; past this, calls are written at once */
-/* The thread's group: initial-exec, as callbacks.c's state, so that no
+/* The thread's group: initial-exec, as recorder.c's state, so that no
  * access calls __tls_get_addr (of the dynamic loader). */
 static __thread struct {
     int depth;
@@ -179,6 +198,17 @@ static __thread struct {
 #define group_calls group.calls
 #define group_n group.n
 #define group_cap group.cap
+
+/* A thread's group array goes with the thread. */
+static pthread_key_t group_key;
+static pthread_once_t group_once = PTHREAD_ONCE_INIT;
+static int group_key_ok;
+static void group_free(void *p) {
+    free(p);
+    group_calls = NULL;
+    group_n = group_cap = 0;
+}
+static void group_key_init(void) { group_key_ok = pthread_key_create(&group_key, group_free) == 0; }
 
 /* A call's sides: what it reads at src and writes at dst. */
 typedef struct {
@@ -227,6 +257,8 @@ static void record_call(ncclResult_t r, const coll_sides *c, size_t count, ncclD
             pending_call *g = realloc(group_calls, cap * sizeof *g);
             if (!g) goto now;
             group_calls = g, group_cap = cap;
+            pthread_once(&group_once, group_key_init);
+            if (group_key_ok) pthread_setspecific(group_key, g);
         }
         group_calls[group_n++] = p;
         return;
@@ -441,27 +473,48 @@ SC_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
 
 /* ---- lookup by name, for a dlsym hook ---- */
 
+/* The wrappers: every function of NCCL_REALS but the communicator queries. */
 static const struct {
     const char *name;
     void *fn;
+    int id; /* in reals */
 } wrappers[] = {
-    {"ncclAllReduce", (void *)ncclAllReduce},     {"ncclReduce", (void *)ncclReduce},
-    {"ncclBroadcast", (void *)ncclBroadcast},     {"ncclBcast", (void *)ncclBcast},
-    {"ncclAllGather", (void *)ncclAllGather},     {"ncclReduceScatter", (void *)ncclReduceScatter},
-    {"ncclAlltoAll", (void *)ncclAlltoAll},       {"ncclGather", (void *)ncclGather},
-    {"ncclScatter", (void *)ncclScatter},         {"ncclSend", (void *)ncclSend},
-    {"ncclRecv", (void *)ncclRecv},               {"ncclGroupStart", (void *)ncclGroupStart},
-    {"ncclGroupEnd", (void *)ncclGroupEnd},       {"ncclMemAlloc", (void *)ncclMemAlloc},
-    {"ncclMemFree", (void *)ncclMemFree},         {"ncclCommDestroy", (void *)ncclCommDestroy},
-    {"ncclCommAbort", (void *)ncclCommAbort},
+#define WRAPPER(name) {#name, (void *)name, NC_##name},
+    WRAPPER(ncclAllReduce) WRAPPER(ncclReduce) WRAPPER(ncclBroadcast) WRAPPER(ncclBcast) WRAPPER(ncclAllGather)
+    WRAPPER(ncclReduceScatter) WRAPPER(ncclAlltoAll) WRAPPER(ncclGather) WRAPPER(ncclScatter) WRAPPER(ncclSend)
+    WRAPPER(ncclRecv) WRAPPER(ncclGroupStart) WRAPPER(ncclGroupEnd) WRAPPER(ncclMemAlloc) WRAPPER(ncclMemFree)
+    WRAPPER(ncclCommDestroy) WRAPPER(ncclCommAbort)
+#undef WRAPPER
 };
 
-static void *wrapper_of(const char *name) {
+static int wrapper_index(const char *name) {
     for (size_t i = 0; i < sizeof wrappers / sizeof wrappers[0]; i++)
-        if (strcmp(wrappers[i].name, name) == 0) return wrappers[i].fn;
-    return NULL;
+        if (strcmp(wrappers[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+static void *wrapper_of(const char *name) {
+    int i = wrapper_index(name);
+    return i < 0 ? NULL : wrappers[i].fn;
 }
 
 /* The wrapper of NCCL function name, or NULL: for a dlsym hook, so that a
  * program that dlopens libnccl and looks its functions up is recorded too. */
 SC_EXPORT void *sc_nccl_lookup(const char *name) { return name ? wrapper_of(name) : NULL; }
+
+/* What the shim's dlsym hands a program that looked name up in a library
+ * handle and found f: the wrapper, calling f, if f is that NCCL function of
+ * a libnccl (librccl) and the shim records; else f. */
+void *sc_nccl_swap(const char *name, void *f) {
+    if (!f || !name || !atomic_load_explicit(&sc_active, memory_order_relaxed)) return f;
+    int i = wrapper_index(name);
+    if (i < 0 || f == wrappers[i].fn) return f;
+    int saved = errno;
+    Dl_info di;
+    int nccl = dladdr(f, &di) && di.dli_fname && is_nccl_path(di.dli_fname);
+    errno = saved;
+    if (!nccl) return f;
+    void *none = NULL; /* a function found before stays: one NCCL per process */
+    atomic_compare_exchange_strong(&reals[wrappers[i].id], &none, f);
+    return wrappers[i].fn;
+}

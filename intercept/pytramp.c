@@ -165,11 +165,13 @@ int sc_pytramp_contains(uint64_t pc) {
     return 0;
 }
 
-void sc_pytramp_atfork_child(void) {
+static void atfork_child(void) {
     /* Another thread may have held the lock at fork; the child has one thread. */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&arenas_mu, &fresh, sizeof fresh);
 }
+
+const sc_writer_hooks sc_pytramp_hooks = {.fork_child = atfork_child};
 
 #else
 
@@ -183,6 +185,6 @@ int sc_pytramp_contains(uint64_t pc) {
     return 0;
 }
 
-void sc_pytramp_atfork_child(void) {}
+const sc_writer_hooks sc_pytramp_hooks = {0};
 
 #endif

@@ -110,7 +110,9 @@ SC_HOT void sc_release_wait(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t 
 
 /* fork: the child's other threads are gone, mid-release or not. Their slots
  * stay owned (a few leaked), but nothing waits for them. */
-void sc_release_atfork_child(void) {
+static void atfork_child(void) {
     uint32_t n = atomic_load(&nslots);
     for (uint32_t i = 0; i < n; i++) atomic_fetch_and(&slots[i].state, ~1u);
 }
+
+const sc_writer_hooks sc_releases_hooks = {.fork_child = atfork_child};

@@ -138,43 +138,65 @@ typedef struct {
 typedef struct lftab lftab;
 typedef struct {
     _Atomic(lftab *) tab;
+    lftab *spare; /* the table the last rebuild or clear replaced, reused by the next (under sc_lock) */
 } lfmap;
 SC_HIDDEN int lfmap_get(lfmap *m, uint64_t key, uint64_t *val);
 SC_HIDDEN int lfmap_put_locked(lfmap *m, uint64_t key, uint64_t val);
 SC_HIDDEN void lfmap_del_locked(lfmap *m, uint64_t key);
 SC_HIDDEN void lfmap_clear_locked(lfmap *m);
 
-/* ---- tracefile.c ---- */
+/* ---- tracefile.c: the writer, the lowest layer (it calls no other file) ---- */
 extern _Atomic uint32_t sc_fork_gen;
 SC_HIDDEN void sc_lock_acquire(void);
 SC_HIDDEN void sc_lock_release(void);
 SC_HIDDEN int sc_trace_setup(int eager); /* eager: create the file now, else on first use */
-extern _Atomic int sc_active; /* callbacks should record */
 extern _Atomic int sc_trace_failed; /* this process's trace cannot be written */
 SC_HIDDEN void sc_trace_finish(void);
 SC_HIDDEN int sc_trace_writable_locked(void); /* opens the child's file lazily */
 SC_HIDDEN int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
-SC_HIDDEN void sc_emit(sc_tstate *ts, sc_event *ev);
-SC_HIDDEN const char *sc_trace_dir(void);
+/* An event is encoded outside sc_lock (fields 6 on, into p: room for
+ * SC_PAYLOAD_MAX bytes), then appended under it with the fields the writer
+ * gives it (seq, time); an event the file cannot take is counted dropped. */
+SC_HIDDEN size_t sc_event_encode(uint8_t *p, const sc_event *e);
+SC_HIDDEN void sc_event_append_locked(const sc_event *e, uint32_t tid, const uint8_t *tail, size_t tlen);
+SC_HIDDEN void sc_events_dropped_locked(uint64_t n); /* not written: the file cannot be */
 SC_HIDDEN void sc_atfork_prepare(void);
 SC_HIDDEN void sc_atfork_parent(void);
 SC_HIDDEN void sc_atfork_child(void);
 SC_HIDDEN int64_t sc_now_ns(void); /* CLOCK_MONOTONIC */
 
-/* ---- tables.c: strings, known streams ---- */
+/* What a layer above the writer does at the writer's moments; any may be
+ * NULL. Registered at start, before the first file is opened (the recorder
+ * registers every layer's, in the order below), in a fixed array: the fork
+ * handlers allocate nothing. */
+typedef struct {
+    /* A file was opened (the first, or a forked child's): write again every
+     * definition already made, with the same ids; 0 if the file could not
+     * take them. In registration order: a definition's ids are defined
+     * before it. */
+    int (*replay_locked)(void);
+    /* Then, after every replay, while the file is writable: the records a
+     * new file starts with. */
+    void (*opened_locked)(void);
+    /* fork: prepare before the writer takes sc_lock (in reverse order),
+     * parent and child after it lets go of it (in order). The child's run
+     * with one thread and must not allocate. */
+    void (*fork_prepare)(void);
+    void (*fork_parent)(void);
+    void (*fork_child)(void);
+} sc_writer_hooks;
+#define SC_MAX_WRITER_HOOKS 8
+SC_HIDDEN int sc_writer_register(const sc_writer_hooks *h); /* 0 if the array is full */
+
+/* ---- tables.c: strings ---- */
 SC_HIDDEN uint32_t sc_intern_locked(const char *s, size_t n);
 SC_HIDDEN uint32_t sc_intern(const char *s);
-SC_HIDDEN int sc_replay_strings_locked(void);
-SC_HIDDEN int sc_stream_known(uint64_t h);
-SC_HIDDEN int sc_stream_known_locked(uint64_t h);
-SC_HIDDEN void sc_stream_add_locked(uint64_t h);
-SC_HIDDEN void sc_stream_del_locked(uint64_t h);
-SC_HIDDEN void sc_streams_forget(void);
+extern const sc_writer_hooks sc_strings_hooks; /* replay */
 
 /* ---- modules.c ---- */
 SC_HIDDEN void sc_modules_init_locked(void);
 SC_HIDDEN uint32_t sc_module_of_locked(uint64_t pc);
-SC_HIDDEN int sc_replay_modules_locked(void);
+extern const sc_writer_hooks sc_modules_hooks; /* replay; the first scan when a file opens */
 SC_HIDDEN void sc_module_range_of(const void *addr, uint64_t *lo, uint64_t *hi, char *path, size_t pathlen);
 
 /* ---- stacks.c ---- */
@@ -183,14 +205,14 @@ SC_HIDDEN void sc_stacks_init(void);
 SC_HIDDEN void sc_stacks_add_trim_range(uint64_t lo, uint64_t hi);
 SC_HIDDEN uint32_t sc_stack_capture(sc_tstate *ts);
 SC_HIDDEN void sc_stack_cache_free(sc_tstate *ts);
-SC_HIDDEN int sc_replay_stacks_locked(void);
+extern const sc_writer_hooks sc_stacks_hooks; /* replay */
 
 /* ---- pytramp.c ---- */
 extern int sc_python_callers; /* STREAMCHECK_PYTHON_CALLERS, default 1 */
 /* Registers unwind information for the CPython trampolines around pc, where
  * a walk stopped; 1 if a walk through pc would now go further. */
 SC_HIDDEN int sc_pytramp_register(uint64_t pc);
-SC_HIDDEN void sc_pytramp_atfork_child(void);
+extern const sc_writer_hooks sc_pytramp_hooks; /* fork */
 extern _Atomic int sc_pytramp_count; /* trampoline mappings registered */
 SC_HIDDEN int sc_pytramp_contains(uint64_t pc); /* pc is in a registered trampoline mapping */
 
@@ -221,9 +243,7 @@ SC_HIDDEN uint64_t sc_alloc_end_of(uint64_t base); /* the end of the live range 
 SC_HIDDEN void sc_alloc_bounds(uint64_t *lo, uint64_t *hi); /* [lo, hi) holds every range */
 /* hit[i] = w[i] is in a live range, or in a recently freed one unless live_only[i]. */
 SC_HIDDEN void sc_alloc_lookup(const uint64_t *w, const uint8_t *live_only, uint8_t *hit, size_t n);
-SC_HIDDEN void sc_alloc_atfork_prepare(void);
-SC_HIDDEN void sc_alloc_atfork_parent(void);
-SC_HIDDEN void sc_alloc_atfork_child(void);
+extern const sc_writer_hooks sc_allocmap_hooks; /* fork: the writers' lock held across it */
 
 /* ---- releases.c: a free or destroy recorded before what reuses its memory or handle ---- */
 enum { SC_REL_MEMORY = 1, SC_REL_STREAM, SC_REL_EVENT };
@@ -235,7 +255,7 @@ SC_HIDDEN void sc_release_end(sc_tstate *ts);    /* at its exit, once its event 
 SC_HIDDEN void sc_release_forget(sc_tstate *ts); /* thread exit */
 /* Before recording an allocation of [lo, hi) or a create of handle lo (hi = lo + 1). */
 SC_HIDDEN void sc_release_wait(sc_tstate *ts, uint32_t kind, uint64_t lo, uint64_t hi);
-SC_HIDDEN void sc_release_atfork_child(void);
+extern const sc_writer_hooks sc_releases_hooks; /* fork */
 extern _Atomic uint64_t sc_stat_release_waits;
 
 /* ---- params.c ---- */
@@ -275,16 +295,29 @@ extern sc_driver_fns sc_drv;
  * looked up in libcuda (a dlopen handle); 0 and why in err if it cannot. */
 SC_HIDDEN int sc_interpose_setup(void *libcuda, char *err, size_t errlen);
 SC_HIDDEN void *sc_dlsym_real(void *handle, const char *name); /* glibc's dlsym, not the shim's */
+/* nccl.c: what dlsym hands out for name, found as f in a library handle:
+ * f, or the shim's wrapper of that NCCL function, which then calls f. */
+SC_HIDDEN void *sc_nccl_swap(const char *name, void *f);
 /* cuGetProcAddress results swapped for a wrapper by address and by name,
  * and dlsym lookups in libcuda swapped. */
 extern _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped;
 /* The backend recording ("cupti" or "interpose"), for the trace. */
 extern const char *sc_backend;
 
-/* ---- callbacks.c (the per-call path), apitable.c (the table of driver functions), stats.c ---- */
+/* ---- recorder.c: the layer the backends feed, above the writer ---- */
+extern _Atomic int sc_active; /* the backends should record */
+extern int sc_callback_only;  /* Record nothing: measure the backend's own cost. */
+/* Registers every layer's writer hooks, in their order: before the trace
+ * is set up. */
+SC_HIDDEN void sc_recorder_init(void);
+SC_HIDDEN sc_tstate *sc_tls(void);
+/* Records ev (and, before it, the implicit create of a stream first seen in
+ * use). Called with ts->busy set, without sc_lock. */
+SC_HIDDEN void sc_emit(sc_tstate *ts, sc_event *ev);
+
+/* ---- callbacks.c (the CUPTI backend), apitable.c (the table of driver functions), stats.c ---- */
 /* STREAMCHECK_STATS=1: count and time our own work, print at exit. */
 extern int sc_stats;
-extern int sc_callback_only; /* Record nothing: measure CUPTI's own cost. */
 /* Times are in sc_stat_clock units; sc_stat_ns_per_unit converts them. */
 extern _Atomic uint64_t sc_stat_handler_time, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
 /* Frames walked by the unwinds, and the time the unwinds took (sc_stat_clock units). */
@@ -310,7 +343,6 @@ SC_HIDDEN void sc_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Ca
 SC_HIDDEN int sc_callbacks_setup(CUptiResult (*get_name)(CUpti_CallbackDomain, uint32_t, const char **),
                                  CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId),
                                  CUpti_SubscriberHandle sub, char *err, size_t errlen);
-SC_HIDDEN sc_tstate *sc_tls(void);
 SC_HIDDEN const char *sc_display_name(const char *fn, char *buf, size_t n);
 
 /* ---- varint encoding (docs/trace-format.md: uvarint = LEB128, svarint = zig-zag) ---- */

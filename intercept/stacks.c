@@ -733,8 +733,10 @@ void sc_stack_cache_free(sc_tstate *ts) {
     ts->stackcache = NULL;
 }
 
-int sc_replay_stacks_locked(void) {
+static int replay_stacks_locked(void) {
     for (uint32_t id = 1; id < nstacks; id++)
         if (!write_stack_record(id, frames_of(id))) return 0;
     return 1;
 }
+
+const sc_writer_hooks sc_stacks_hooks = {.replay_locked = replay_stacks_locked};

@@ -1,8 +1,7 @@
 //go:build ignore
 
 /*
- * tables.c: the string table and the set of streams the trace has seen
- * created.
+ * tables.c: the string table.
  *
  * Strings are interned under sc_lock: callers cache the ids they use on
  * every call (API names per callback id, kernel names per function), so the
@@ -103,24 +102,10 @@ SC_HOT uint32_t sc_intern(const char *s) {
 }
 
 /* Writes every known string again, in id order (a forked child's new file). */
-int sc_replay_strings_locked(void) {
+static int replay_strings_locked(void) {
     for (uint32_t id = 1; id < nstrs; id++)
         if (!write_string_record(id)) return 0;
     return 1;
 }
 
-/* ---- streams seen created (explicitly or implicitly) ---- */
-
-static lfmap streams;
-
-SC_HOT int sc_stream_known(uint64_t h) {
-    uint64_t v;
-    return lfmap_get(&streams, h, &v);
-}
-int sc_stream_known_locked(uint64_t h) { return sc_stream_known(h); }
-void sc_stream_add_locked(uint64_t h) { lfmap_put_locked(&streams, h, 1); }
-void sc_stream_del_locked(uint64_t h) { lfmap_del_locked(&streams, h); }
-
-/* A forked child's trace starts afresh: streams its parent created are
- * implicit there. (The old table is leaked: the child has one thread.) */
-void sc_streams_forget(void) { atomic_store(&streams.tab, NULL); }
+const sc_writer_hooks sc_strings_hooks = {.replay_locked = replay_strings_locked};

@@ -17,6 +17,11 @@
  * handler drops it, and the child's first event creates the child's own file,
  * whose top repeats every definition (strings, modules, stacks) with the
  * same ids so that every cached id stays valid.
+ *
+ * The writer is the lowest layer and calls no other file of the shim: the
+ * layers above (the definition tables, the recorder) register hooks
+ * (sc_writer_register) for what they do when a file is opened and at fork,
+ * and the recorder decides what events to write (recorder.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -118,7 +123,19 @@ int64_t sc_now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-const char *sc_trace_dir(void) { return tf_dir; }
+/* ---- the hooks of the layers above ----
+ * A fixed array: registered at start, read under sc_lock and in the fork
+ * handlers, which must not allocate. */
+static const sc_writer_hooks *hooks[SC_MAX_WRITER_HOOKS];
+static int nhooks; /* under sc_lock */
+
+int sc_writer_register(const sc_writer_hooks *h) {
+    sc_lock_acquire();
+    int ok = nhooks < SC_MAX_WRITER_HOOKS;
+    if (ok) hooks[nhooks++] = h;
+    sc_lock_release();
+    return ok;
+}
 
 /* ---- prefaulting ----
  *
@@ -129,12 +146,18 @@ const char *sc_trace_dir(void) { return tf_dir; }
  * helper thread faults pages in ahead of the writer (MADV_POPULATE_WRITE,
  * Linux 5.14 and later; elsewhere it quits at once and pages fault in line).
  * Only the process that loaded the shim runs it; a forked child faults in
- * line. STREAMCHECK_PREFAULT=0 turns it off. */
+ * line. STREAMCHECK_PREFAULT=0 turns it off.
+ *
+ * The same thread drops the pages well behind the writer from the mapping
+ * (MADV_DONTNEED, which for a shared file mapping keeps their data in the
+ * file and the page cache): written pages would otherwise stay in the
+ * process's resident memory, a trace's whole length of it. */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 #define PF_AHEAD ((size_t)4 << 20) /* keep this much populated past the end */
 #define PF_CHUNK ((size_t)1 << 20) /* populate in steps, so grow() never waits long */
+#define PF_DROP_STEP ((size_t)4 << 20) /* drop in whole steps, at least one step behind the writer */
 
 /* Read side: one populate step. Write side: grow() and the final munmap,
  * which move or remove the mapping. */
@@ -144,21 +167,30 @@ static pthread_cond_t pf_cv = PTHREAD_COND_INITIALIZER;
 enum { PF_NONE, PF_RUNNING, PF_OFF };
 static int pf_state;   /* under pf_mu */
 static size_t pf_want; /* under pf_mu: populate file offsets [0, pf_want) */
+static size_t pf_drop; /* under pf_mu: drop file offsets [0, pf_drop) from the mapping */
 static size_t pf_asked; /* under sc_lock: the last pf_want the writer set */
 _Atomic uint64_t sc_stat_prefaulted; /* bytes the helper populated */
 _Atomic int sc_stat_prefault_started;
 
 static void *pf_main(void *arg) {
     (void)arg;
-    size_t done = 0;
+    size_t done = 0, dropped = 0;
     for (;;) {
         pthread_mutex_lock(&pf_mu);
-        while (pf_state == PF_RUNNING && pf_want <= done) pthread_cond_wait(&pf_cv, &pf_mu);
+        while (pf_state == PF_RUNNING && pf_want <= done && pf_drop <= dropped) pthread_cond_wait(&pf_cv, &pf_mu);
         int run = pf_state == PF_RUNNING;
-        size_t want = pf_want;
+        size_t want = pf_want, drop = pf_drop;
         pthread_mutex_unlock(&pf_mu);
         if (!run) return NULL;
         pthread_rwlock_rdlock(&pf_maplock);
+        if (drop > dropped && tf_map) {
+            madvise(tf_map + dropped, drop - dropped, MADV_DONTNEED); /* on failure the pages just stay */
+            dropped = drop;
+        }
+        if (want <= done) {
+            pthread_rwlock_unlock(&pf_maplock);
+            continue;
+        }
         size_t end = want - done > PF_CHUNK ? done + PF_CHUNK : want;
         if (end > tf_mapsize) end = tf_mapsize;
         int r = end > done && tf_map ? madvise(tf_map + done, end - done, MADV_POPULATE_WRITE) : -1;
@@ -212,9 +244,11 @@ static inline void pf_request_locked(void) {
     if (want > tf_mapsize) want = tf_mapsize;
     if (want <= pf_asked) return;
     pf_asked = want;
+    size_t drop = tf_used > 2 * PF_DROP_STEP ? (tf_used - PF_DROP_STEP) / PF_DROP_STEP * PF_DROP_STEP : 0;
     pthread_mutex_lock(&pf_mu);
     if (pf_state == PF_RUNNING) {
         pf_want = want;
+        if (drop > pf_drop) pf_drop = drop;
         pthread_cond_signal(&pf_cv);
     }
     pthread_mutex_unlock(&pf_mu);
@@ -349,41 +383,6 @@ static int create_file(char *path, size_t pathlen) {
     return -1;
 }
 
-static int write_process_locked(void) {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    uint32_t exe_id = sc_intern_locked(exe, strlen(exe));
-    char ver[128]; /* and which backend records: "streamcheck-intercept 0.2.0 (trace format 1; backend cupti)" */
-    int nv = snprintf(ver, sizeof ver, "%.*s; backend %s)", (int)strlen(SC_VERSION) - 1, SC_VERSION,
-                      sc_backend ? sc_backend : "cupti");
-    uint32_t ver_id = sc_intern_locked(ver, nv > 0 && (size_t)nv < sizeof ver ? (size_t)nv : strlen(ver));
-    /* The command line names the script of an interpreter (python3 train.py). */
-    char args[1024];
-    size_t na = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t r = read(fd, args, sizeof args - 1);
-        na = r > 0 ? (size_t)r : 0;
-        close(fd);
-    }
-    while (na > 0 && args[na - 1] == 0) na--; /* the last argument's NUL */
-    for (size_t i = 0; i < na; i++)
-        if (args[i] == 0) args[i] = ' ';
-    uint32_t args_id = sc_intern_locked(args, na);
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    uint8_t buf[80];
-    size_t k = 0;
-    k += sc_put_uvarint(buf + k, (uint64_t)getpid());
-    k += sc_put_uvarint(buf + k, (uint64_t)getppid());
-    k += sc_put_uvarint(buf + k, exe_id);
-    k += sc_put_svarint(buf + k, (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec);
-    k += sc_put_uvarint(buf + k, ver_id);
-    k += sc_put_uvarint(buf + k, args_id);
-    return sc_append_locked(REC_PROCESS, buf, k, NULL, 0);
-}
-
 /* Creates and starts a trace file. The definitions already made (a forked
  * child inherits its parent's) are written again first, with the same ids. */
 static int open_locked(void) {
@@ -411,12 +410,15 @@ static int open_locked(void) {
     tf_seq = tf_events = tf_dropped = 0;
     tf_t0 = sc_now_ns();
     tf_state = TF_OPEN;
-    if (!(sc_replay_strings_locked() && sc_replay_modules_locked() && sc_replay_stacks_locked())) {
-        tf_state = TF_FAILED;
-        atomic_store(&sc_trace_failed, 1);
+    for (int i = 0; i < nhooks; i++) {
+        if (hooks[i]->replay_locked && !hooks[i]->replay_locked()) {
+            tf_state = TF_FAILED;
+            atomic_store(&sc_trace_failed, 1);
+            break;
+        }
     }
-    if (tf_state == TF_OPEN) write_process_locked();
-    if (tf_state == TF_OPEN) sc_modules_init_locked();
+    for (int i = 0; i < nhooks && tf_state == TF_OPEN; i++)
+        if (hooks[i]->opened_locked) hooks[i]->opened_locked();
     if (tf_state == TF_OPEN) pf_start_locked();
     return tf_state == TF_OPEN;
 }
@@ -452,7 +454,7 @@ SC_COLD static size_t encode_ext(uint8_t *p, const uint64_t *opt, size_t nopt, c
 }
 
 /* Fields 6..36 (api .. ptrs, then the optional ones). */
-SC_HOT static size_t encode_tail(uint8_t *p, const sc_event *e) {
+SC_HOT size_t sc_event_encode(uint8_t *p, const sc_event *e) {
     uint64_t f[] = {e->api, e->stack, sc_zigzag(e->result), e->stream, e->event, e->ptr, e->size, e->src, e->kind,
                     e->flags, e->pool, e->kernel, sc_zigzag(e->prio), e->nptrs,
                     /* optional: most events leave them out; each is written only with those after it that are set */
@@ -520,8 +522,8 @@ SC_HOT static int64_t event_time_locked(void) {
 }
 
 /* Appends an Event record: the fields sequence numbers and time give it
- * (op, seq, tid, device, time), then the tail encode_tail made. */
-SC_HOT static void write_event_locked(const sc_event *e, uint32_t tid, const uint8_t *tail, size_t tlen) {
+ * (op, seq, tid, device, time), then the tail sc_event_encode made. */
+SC_HOT void sc_event_append_locked(const sc_event *e, uint32_t tid, const uint8_t *tail, size_t tlen) {
     uint8_t head[64];
     uint64_t h[] = {e->op, tf_seq + 1, tid, sc_zigzag(e->device), sc_zigzag(event_time_locked() - tf_t0)};
     size_t hn = put_uvarints(head, h, sizeof h / sizeof h[0]);
@@ -533,47 +535,8 @@ SC_HOT static void write_event_locked(const sc_event *e, uint32_t tid, const uin
     }
 }
 
-/* Records ev (and, before it, the implicit create of a stream first seen in
- * use). Called with ts->busy set, without sc_lock. */
-SC_HOT void sc_emit(sc_tstate *ts, sc_event *ev) {
-    int implicit = 0;
-    unsigned int sflags = 0;
-    int sprio = 0;
-    if (ev->result == CUDA_SUCCESS && ev->stream > 2 && ev->op != OP_STREAM_CREATE && !sc_stream_known(ev->stream)) {
-        implicit = 1;
-        /* Ask the driver outside sc_lock: it may take its own locks. Not
-         * about a stream just destroyed: its handle is gone (and with no
-         * work recorded on it, its flags change nothing). */
-        if (ev->op != OP_STREAM_DESTROY) {
-            if (sc_drv.cuStreamGetFlags) sc_drv.cuStreamGetFlags((CUstream)(uintptr_t)ev->stream, &sflags);
-            if (sc_drv.cuStreamGetPriority) sc_drv.cuStreamGetPriority((CUstream)(uintptr_t)ev->stream, &sprio);
-        }
-    }
-    size_t tlen = encode_tail(ts->payload, ev);
-
-    sc_lock_acquire();
-    if (!sc_trace_writable_locked()) {
-        tf_dropped += 1 + (implicit ? 1 : 0); /* counted, though no End record may ever say so */
-        sc_lock_release();
-        return;
-    }
-    if (implicit && !sc_stream_known_locked(ev->stream)) {
-        sc_event c = {.op = OP_STREAM_CREATE,
-                      .device = ev->device,
-                      .stream = ev->stream,
-                      .flags = FLAG_IMPLICIT | ((sflags & CU_STREAM_NON_BLOCKING) ? FLAG_NON_BLOCKING : 0),
-                      .prio = sprio};
-        uint8_t ctail[128];
-        write_event_locked(&c, ts->tid, ctail, encode_tail(ctail, &c));
-        sc_stream_add_locked(ev->stream);
-    }
-    write_event_locked(ev, ts->tid, ts->payload, tlen);
-    if (ev->result == CUDA_SUCCESS) {
-        if (ev->op == OP_STREAM_CREATE && ev->stream > 2) sc_stream_add_locked(ev->stream);
-        if (ev->op == OP_STREAM_DESTROY) sc_stream_del_locked(ev->stream);
-    }
-    sc_lock_release();
-}
+/* Events that could not be written, though no End record may ever say so. */
+void sc_events_dropped_locked(uint64_t n) { tf_dropped += n; }
 
 /* ---- end ---- */
 
@@ -591,7 +554,6 @@ void sc_trace_finish(void) {
         nanosleep(&d, NULL);
     }
     if (!locked) return;
-    atomic_store(&sc_active, 0);
     if (tf_state == TF_OPEN) {
         uint8_t buf[24];
         size_t n = sc_put_uvarint(buf, tf_events);
@@ -616,14 +578,20 @@ void sc_trace_finish(void) {
 
 /* ---- fork ---- */
 
+/* The hooks' prepare handlers run before the writer takes sc_lock, in the
+ * reverse of their order, and their parent and child handlers after it
+ * lets go of it, in order: as pthread_atfork runs handlers registered one
+ * after another. */
 void sc_atfork_prepare(void) {
-    sc_alloc_atfork_prepare();
+    for (int i = nhooks - 1; i >= 0; i--)
+        if (hooks[i]->fork_prepare) hooks[i]->fork_prepare();
     sc_lock_acquire();
 }
 
 void sc_atfork_parent(void) {
     sc_lock_release();
-    sc_alloc_atfork_parent();
+    for (int i = 0; i < nhooks; i++)
+        if (hooks[i]->fork_parent) hooks[i]->fork_parent();
 }
 
 void sc_atfork_child(void) {
@@ -637,10 +605,8 @@ void sc_atfork_child(void) {
     memcpy(&pf_cv, &fresh_cv, sizeof fresh_cv);
     pf_state = PF_OFF;
     pf_asked = 0;
+    pf_want = pf_drop = 0;
     atomic_store(&sc_trace_failed, 0); /* the child tries its own file */
-    sc_alloc_atfork_child();
-    sc_pytramp_atfork_child();
-    sc_release_atfork_child();
     atomic_fetch_add(&sc_fork_gen, 1);
     if (tf_state == TF_OPEN || tf_state == TF_FAILED || tf_state == TF_PENDING) {
         if (tf_map) munmap(tf_map, tf_mapsize); /* the parent's file: hands off */
@@ -652,6 +618,7 @@ void sc_atfork_child(void) {
         tf_seq = tf_events = tf_dropped = 0;
         tf_warned = 0;
         tf_state = TF_PENDING;
-        sc_streams_forget();
     }
+    for (int i = 0; i < nhooks; i++)
+        if (hooks[i]->fork_child) hooks[i]->fork_child();
 }
