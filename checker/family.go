@@ -12,6 +12,7 @@ const (
 	famManaged           = family(model.FamilyManaged)
 	famHost              = family(model.FamilyHost)
 	famRegistered        = family(model.FamilyRegistered)
+	famModule            = family(model.FamilyModule)
 	famAsync      family = 8 // cudaMallocAsync, from a pool, a graph's allocation, an imported pointer
 	famVMM        family = 9 // A range mapped with cuMemMap.
 	famIPC        family = 10
@@ -39,6 +40,7 @@ func (f family) describe(api string) string {
 		famManaged:    "managed memory",
 		famHost:       "pinned host memory",
 		famRegistered: "registered host memory",
+		famModule:     "module global variable",
 		famAsync:      "stream-ordered memory",
 		famVMM:        "mapped virtual memory",
 		famIPC:        "memory of another process",
@@ -70,6 +72,8 @@ func (f family) frees(api string) string {
 		return "cuMemUnmap (then cuMemRelease of its handle)"
 	case famIPC:
 		return pick("cudaIpcCloseMemHandle", "cuIpcCloseMemHandle")
+	case famModule:
+		return "the unload of its module (cuModuleUnload, cuLibraryUnload)"
 	}
 	return pick("cudaFree", "cuMemFree")
 }

@@ -17,6 +17,11 @@ import (
 // free), and returns its record (nil for none); async says it is
 // stream-ordered.
 func (c *Checker) allocate(ev *model.Event, st *hb.Step, base, size uint64, async bool) *allocation {
+	if familyOf(ev) == famModule {
+		if o := c.allocs.at(base); o != nil && !o.freed && o.family == famModule && o.size == max(size, 1) {
+			return o // the same global variable looked up again
+		}
+	}
 	c.stats.Allocations++
 	// A range cannot be live twice; a missed free (for instance by a call
 	// the shim does not see) must not leave a stale entry that hides this one.
@@ -87,6 +92,9 @@ const maxOverlapped = 4096
 // live: the trace missed o's free, so a free of o's base that CUDA accepts
 // later is no invalid free.
 func (c *Checker) overlapped(o *allocation, base uint64) {
+	if o.family == famModule {
+		return // its module was unloaded: the trace does not carry unloads
+	}
 	c.stats.OverlappedAllocations++
 	if o.base == base || len(c.overlappedBases) >= maxOverlapped {
 		return // at the same base, a free of base is the new allocation's

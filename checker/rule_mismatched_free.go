@@ -39,6 +39,10 @@ var mismatchedFreeRule = &ruleDef{
 			f.Message = fmt.Sprintf("%s unregisters 0x%x, which no cudaHostRegister registered", what(op), op.Ptr)
 			f.Why = "Only host memory that cudaHostRegister (cuMemHostRegister) page-locked can be unregistered; no registration of this address was recorded."
 			f.Fix = fmt.Sprintf("Remove the %s at %s, or register the memory first; memory from cudaMallocHost or cudaHostAlloc is freed with cudaFreeHost.", op.API, op.Site())
+		} else if x.family == famModule {
+			f.Message = fmt.Sprintf("%s frees %s of a module global variable", what(op), x.size)
+			f.Why = fmt.Sprintf("%s gave this address: the module's load allocated it, and only the unload of the module (cuModuleUnload, cuLibraryUnload) frees it.", f.Alloc.Where())
+			f.Fix = fmt.Sprintf("Remove the %s at %s.", op.API, op.Site())
 		} else {
 			mem := x.family.describe(f.Alloc.API)
 			right := x.family.frees(f.Alloc.API)

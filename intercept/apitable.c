@@ -62,6 +62,7 @@ static uint8_t release_kind(sc_decoder d) {
  * other call pays for it. */
 static uint8_t timed(sc_decoder d) {
     return d == sc_dec_malloc || d == sc_dec_malloc_pitch || d == sc_dec_malloc_host || d == sc_dec_host_register ||
+           d == sc_dec_module_global ||
            d == sc_dec_free || d == sc_dec_free_host;
 }
 

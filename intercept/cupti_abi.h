@@ -179,6 +179,9 @@ typedef struct { CUdeviceptr *dptr; size_t bytesize; CUstream hStream; } p_cuMem
 typedef struct { CUdeviceptr *dptr; size_t bytesize; CUmemoryPool pool; CUstream hStream; } p_cuMemAllocFromPoolAsync;
 /* cuMemAlloc_v2, cuMemAllocManaged (one more unsigned after) */
 typedef struct { CUdeviceptr *dptr; size_t bytesize; } p_cuMemAlloc;
+/* cuModuleGetGlobal_v2, cuLibraryGetGlobal, cuLibraryGetManaged: a module
+ * (or library) and a variable's name in, its address and size out. */
+typedef struct { CUdeviceptr *dptr; size_t *bytes; void *hmod; const char *name; } p_cuModuleGetGlobal;
 /* cuMemAllocPitch_v2 */
 typedef struct { CUdeviceptr *dptr; size_t *pPitch; size_t WidthInBytes; size_t Height; unsigned int ElementSizeBytes; } p_cuMemAllocPitch;
 /* cuMemAllocHost_v2 (pp, bytesize), cuMemHostAlloc (one more unsigned Flags after) */

@@ -192,6 +192,7 @@ SC_HIDDEN int sc_dec_ctx_sync(sc_call *c, sc_event *ev); /* cuCtxSynchronize: no
 /* decode_allocs.c: allocations, frees, pools and interprocess handles */
 SC_HIDDEN int sc_dec_malloc_async(sc_call *c, sc_event *ev);
 SC_HIDDEN int sc_dec_malloc_pool(sc_call *c, sc_event *ev);
+SC_HIDDEN int sc_dec_module_global(sc_call *c, sc_event *ev); /* cuModuleGetGlobal_v2, cuLibraryGetGlobal/Managed; elem: FAMILY_MODULE */
 SC_HIDDEN int sc_dec_malloc(sc_call *c, sc_event *ev);         /* cuMemAlloc_v2, cuMemAllocManaged; elem: FAMILY_* */
 SC_HIDDEN int sc_dec_malloc_pitch(sc_call *c, sc_event *ev);   /* cuMemAllocPitch_v2 */
 SC_HIDDEN int sc_dec_malloc_host(sc_call *c, sc_event *ev);    /* cuMemAllocHost_v2, cuMemHostAlloc */

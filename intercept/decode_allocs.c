@@ -131,6 +131,20 @@ SC_COLD int sc_dec_malloc(sc_call *c, sc_event *ev) {
     return 1;
 }
 
+/* A loaded module's global variable, whose address and size a lookup gives
+ * (elem FAMILY_MODULE). The module's load allocated it, its unload frees
+ * it: recorded as an allocation of the module family, so that the copies a
+ * library makes into it (cuFFT's) and launches naming it are uses of known
+ * memory. A failed lookup allocated nothing and is not recorded. */
+SC_COLD int sc_dec_module_global(sc_call *c, sc_event *ev) {
+    const p_cuModuleGetGlobal *p = c->pp;
+    if (!c->ok || !p->dptr || !*p->dptr) return 0;
+    sync_call(c, ev, OP_MALLOC, c->elem);
+    ev->size = p->bytes ? *p->bytes : 1;
+    c->alloc_add = (int64_t)(ev->ptr = *p->dptr);
+    return 1;
+}
+
 /* Size pitch x height: the rows as laid out, the last one's padding too. */
 SC_COLD int sc_dec_malloc_pitch(sc_call *c, sc_event *ev) {
     const p_cuMemAllocPitch *p = c->pp;

@@ -272,6 +272,12 @@ typedef unsigned long long sc_ull;
       (sc_ipc_data, handle), (sc_uint, Flags))                                                                         \
     X(cuIpcCloseMemHandle, sc_dec_ipc_mem_close, 0, 0, PT_NONE, 0, (CUdeviceptr, dptr))                                \
     X(cuModuleUnload, sc_dec_unload, 0, 0, PT_NONE, 0, (void *, hmod))                                                 \
+    X(cuModuleGetGlobal_v2, sc_dec_module_global, 0, FAMILY_MODULE, PT_NONE, 3020, (CUdeviceptr *, dptr),             \
+      (size_t *, bytes), (void *, hmod), (const char *, name))                                                         \
+    X(cuLibraryGetGlobal, sc_dec_module_global, 0, FAMILY_MODULE, PT_NONE, 0, (CUdeviceptr *, dptr), (size_t *, bytes), \
+      (void *, library), (const char *, name))                                                                         \
+    X(cuLibraryGetManaged, sc_dec_module_global, 0, FAMILY_MODULE, PT_NONE, 0, (CUdeviceptr *, dptr),                 \
+      (size_t *, bytes), (void *, library), (const char *, name))                                                      \
     X(cuLibraryUnload, sc_dec_unload, 0, 0, PT_NONE, 0, (void *, library))                                             \
     X(cuCtxDestroy, sc_dec_unload, 0, 0, PT_NONE, 2000, (CUcontext, ctx))                                              \
     X(cuCtxDestroy_v2, sc_dec_unload, 0, 0, PT_NONE, 4000, (CUcontext, ctx))                                           \

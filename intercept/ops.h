@@ -77,6 +77,7 @@ enum {
     FAMILY_MANAGED = 2, /* managed */
     FAMILY_HOST = 3, /* host */
     FAMILY_REGISTERED = 4, /* registered, a free: unregister */
+    FAMILY_MODULE = 5, /* module */
 };
 
 /* model.PoolAttr: the attr field (34) of a pool_set_attr, CUDA's CUmemPool_attribute. */

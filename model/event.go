@@ -298,13 +298,18 @@ const (
 	FamilyManaged    Family = 2 // cudaMallocManaged, cuMemAllocManaged.
 	FamilyHost       Family = 3 // Pinned host memory: cudaMallocHost, cudaHostAlloc, cuMemAllocHost, cuMemHostAlloc; a free: cudaFreeHost, cuMemFreeHost.
 	FamilyRegistered Family = 4 // cudaHostRegister, cuMemHostRegister; a free: cudaHostUnregister, cuMemHostUnregister.
+	// FamilyModule is a loaded module's global variable, whose address and
+	// size cuModuleGetGlobal, cuLibraryGetGlobal or cuLibraryGetManaged
+	// (cudaGetSymbolAddress) gives: memory the module load allocated and
+	// its unload frees, which no free API releases.
+	FamilyModule Family = 5
 )
 
 // familyNames holds the JSON Lines "kind" of a malloc by family, and
 // freeFamilyNames that of a free ("" where no free API has the family).
 var (
-	familyNames     = [...]string{"device", "pitched", "managed", "host", "registered"}
-	freeFamilyNames = [...]string{"device", "", "", "host", "unregister"}
+	familyNames     = [...]string{"device", "pitched", "managed", "host", "registered", "module"}
+	freeFamilyNames = [...]string{"device", "", "", "host", "unregister", ""}
 )
 
 // String returns the JSON Lines name of the family of a malloc.

@@ -81,6 +81,8 @@ func familyAPI(ev *Event) string {
 		return "cudaMallocHost"
 	case FamilyRegistered:
 		return "cudaHostRegister"
+	case FamilyModule:
+		return "cuModuleGetGlobal"
 	}
 	return ""
 }

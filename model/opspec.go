@@ -231,7 +231,7 @@ var opSpecs = [opCount]OpSpec{
 		Mem: MemAlloc, Order: OrderAlloc, Category: CatMemory,
 		Sync: SyncHost, required: jPtr | jSize, optional: jFamily | jPitch, apiOf: familyAPI,
 		notes: map[string]string{
-			"kind":   "`device` (the default), `pitched` (with `pitch` and `height`), `managed`, `host` (pinned), `registered`: binary field 31",
+			"kind":   "`device` (the default), `pitched` (with `pitch` and `height`), `managed`, `host` (pinned), `registered`, `module` (a loaded module's global variable, from `cuModuleGetGlobal`, `cuLibraryGetGlobal`, `cuLibraryGetManaged`; it lives until the module is unloaded): binary field 31",
 			"pitch":  "a pitched allocation's row pitch in bytes, binary field 32",
 			"height": "its rows, binary field 33",
 		},

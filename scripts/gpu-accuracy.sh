@@ -45,7 +45,7 @@ for py in testdata/python/jax_*.py; do
         PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync timeout -k 5 150 "$SC" record -o "$W/$n" -- python3 "$py" \
         >"$W/$n.out" 2>&1; echo "$n: record rc=$?"; summary "$n" "$W/$n") &
 done
-wait
+wait $(jobs -p)  # not a bare wait: it would wait for the tee above, which waits for us
 echo "== builds and JAX done at $((SECONDS - t0)) s"
 for b in "$W"/bin/*; do
     n=$(basename "$b")
@@ -60,7 +60,11 @@ for i in $(seq 1 "$FFT_RUNS"); do
     [ "$i" -le 2 ] || rm -rf "$W/fft-$i"
 done
 echo "convolutionFFT2D: $clean of $FFT_RUNS runs clean; $(grep -h 'unknown addresses' "$W"/fft-*.txt | sort | uniq -c | head -3)"
-wait
+for t in "$W"/fft-1/*.sctrace; do
+    "$SC" convert -o "$W/fft-1.jsonl" "$t" >/dev/null 2>&1
+    echo "convolutionFFT2D run 1: $(grep -c '"kind":"module"' "$W/fft-1.jsonl") module global lookups recorded, $(grep -c '"op":"malloc"' "$W/fft-1.jsonl") mallocs"
+done
+wait $(jobs -p)  # not a bare wait: it would wait for the tee above, which waits for us
 grep -E "^call .*(Alloc|Free|Map|Create|Reserve)" "$W/fft-cbcount.txt" | awk '{print $2}' | sort | uniq -c
 grep -E "^drv" "$W/fft-cbcount.txt" | sort -k2 -nr | head -40
 echo "== done at $((SECONDS - t0)) s"

@@ -82,7 +82,7 @@ for py in testdata/python/jax_*.py; do
     "$SC" check "$T/$n" >"$T/$n.report.txt" 2>&1
     echo "$n check rc=$?"; grep -E "^(error|warning)" "$T/$n.report.txt" | sort | uniq -c | head
 done
-wait
+wait $(jobs -p)  # not a bare wait: it would wait for the tee above, which waits for us
 echo "== test_raw results"
 tail -3 "$T/raw-native.txt"; grep -c PASSED "$T/raw-native.txt"; grep -c PASSED "$T/raw-recorded.txt"; tail -5 "$T/raw-recorded.txt"
 ls -la "$T/raw-recorded" 2>/dev/null | head

@@ -196,7 +196,7 @@ type doctorSelfTest struct {
 	// UnknownAddressFrees counts the accepted synchronous frees of
 	// addresses no recorded allocation started at.
 	UnknownAddressFrees uint64 `json:"unknown_address_frees"`
-	KeptIn             string `json:"kept_in,omitempty"` // where -keep kept the traces
+	KeptIn              string `json:"kept_in,omitempty"` // where -keep kept the traces
 }
 
 // doctorCase is one self-test case's outcome.
@@ -213,7 +213,7 @@ type doctorCase struct {
 	// UnknownAddressFrees counts the accepted synchronous frees of
 	// addresses no recorded allocation started at.
 	UnknownAddressFrees uint64 `json:"unknown_address_frees"`
-	Output             string `json:"output,omitempty"`
+	Output              string `json:"output,omitempty"`
 }
 
 // row adds a check that passed; a row without a key adds a note to the

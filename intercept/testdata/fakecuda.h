@@ -39,6 +39,7 @@ typedef struct { CUdeviceptr *dptr; size_t bytesize; } cuMemAlloc_v2_params;
 typedef struct { CUdeviceptr dptr; CUstream hStream; } cuMemFreeAsync_params;
 typedef struct { CUdeviceptr dptr; } cuMemFree_v2_params;
 typedef struct { void *hmod; } cuModuleUnload_params;
+typedef struct { CUdeviceptr *dptr; size_t *bytes; void *hmod; const char *name; } cuModuleGetGlobal_v2_params;
 typedef struct {
     CUfunction f;
     unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;

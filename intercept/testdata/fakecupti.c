@@ -144,6 +144,9 @@ static const char *driver_names[] = {
     [127] = "cuMemPoolTrimTo",
     [128] = "cuMemSetMemPool",
     [129] = "cuMemAllocHost", /* v1 layout (a 32-bit size): must not be enabled */
+    [130] = "cuModuleGetGlobal_v2",
+    [131] = "cuLibraryGetGlobal",
+    [132] = "cuLibraryGetManaged",
 };
 static const char *runtime_names[] = {
     [1] = "cudaMalloc_v3020",

@@ -176,6 +176,8 @@ typedef const void *cptr;
     F(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, 0, (ptr, pHandle), (CUdeviceptr, dptr))                          \
     F(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0, (ptr, pdptr), (CUipcMemHandle, handle), (u32, Flags))   \
     F(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, 0, (CUdeviceptr, dptr))                                      \
-    F(cuModuleUnload, cuModuleUnload, 2000, 0, (ptr, hmod))
+    F(cuModuleUnload, cuModuleUnload, 2000, 0, (ptr, hmod))                                                        \
+    F(cuModuleGetGlobal_v2, cuModuleGetGlobal, 3020, 0, (ptr, dptr), (ptr, bytes), (ptr, hmod), (cptr, name))      \
+    F(cuLibraryGetGlobal, cuLibraryGetGlobal, 12000, 0, (ptr, dptr), (ptr, bytes), (ptr, library), (cptr, name))
 
 #endif
