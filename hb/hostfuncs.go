@@ -10,7 +10,9 @@ import "github.com/streamcheck/streamcheck/model"
 // successful query: every host call recorded after the run, on any
 // thread, since the function may tell other threads by means the trace
 // cannot see (a condition variable, a future). A thread that was not told
-// is ordered too; that can hide a race, never make one up.
+// is ordered too; that can hide a race, never make one up. A function may
+// start before the call that enqueued it returns, and so be recorded before
+// its enqueue: that run orders the host once the enqueue is recorded.
 
 // maxPendingHostFns bounds the host functions kept waiting for their run:
 // a recorder whose runs go unrecorded (a driver that ignores the shim's
@@ -22,6 +24,8 @@ type hostFns struct {
 	byToken map[uint64]*eventState
 	order   []uint64 // Tokens in enqueue order, for dropping the oldest.
 	head    int      // order[head:] are the tokens that may still be pending.
+	// ranEarly holds the tokens of runs recorded before their enqueue.
+	ranEarly map[uint64]bool
 }
 
 // enqueued notes host function token as issued on a, whose clock now ends
@@ -36,6 +40,13 @@ func (e *Engine) hostFnEnqueued(token uint64, a *Agent) {
 		h.order = append(h.order, token)
 	}
 	recordOn(h.byToken, token, a)
+	if h.ranEarly[token] {
+		// It already ran: the host follows the stream's work before it
+		// from here on.
+		delete(h.ranEarly, token)
+		e.hostFnRan(token)
+		return
+	}
 	for len(h.byToken) > maxPendingHostFns && h.head < len(h.order) {
 		delete(h.byToken, h.order[h.head])
 		h.head++
@@ -59,12 +70,29 @@ func (e *Engine) hostFnEnqueued(token uint64, a *Agent) {
 // recording began) orders nothing.
 func (e *Engine) advanceHostFnRun(ev *model.Event, st *Step) {
 	h := &e.hostFns
-	if es := h.byToken[ev.Value]; es != nil && ev.Value != 0 {
-		e.hostJoin(&es.snap)
-		e.joinRecord(JoinHostFunc, HostAgent, es)
-		// One run per enqueue: its token is done (the order list drops
-		// it lazily, as the oldest).
-		delete(h.byToken, ev.Value)
+	if ev.Value != 0 && !e.hostFnRan(ev.Value) {
+		// Not enqueued yet, as far as the trace goes: remembered for its
+		// enqueue (bounded like the pending ones).
+		if h.ranEarly == nil || len(h.ranEarly) >= maxPendingHostFns {
+			h.ranEarly = map[uint64]bool{}
+		}
+		h.ranEarly[ev.Value] = true
 	}
 	*st = Step{Agent: HostAgent, Clock: e.host.view()}
+}
+
+// hostFnRan joins the host after the work before host function token, if
+// its enqueue is pending, and reports whether it was.
+func (e *Engine) hostFnRan(token uint64) bool {
+	h := &e.hostFns
+	es := h.byToken[token]
+	if es == nil {
+		return false
+	}
+	e.hostJoin(&es.snap)
+	e.joinRecord(JoinHostFunc, HostAgent, es)
+	// One run per enqueue: its token is done (the order list drops it
+	// lazily, as the oldest).
+	delete(h.byToken, token)
+	return true
 }

@@ -62,11 +62,13 @@ build_one() {  # build_one NAME DIR SOURCE...
     fi
 }
 
-# Samples: the rows of VERDICTS.tsv whose program is "NVIDIA cuda-samples Samples/...".
-samples=$(awk -F'\t' '!/^#/ && $2 ~ /^NVIDIA cuda-samples Samples\// { split($2, w, " "); print $1 "\t" w[3] }' "$verdicts")
-# Extra samples (scripts/corpus-samples-extra.tsv) not yet in VERDICTS.tsv, each in a folder of its own.
-extras=$(awk -F'\t' 'NR == FNR { if (!/^#/) seen[$1] = 1; next } !/^#/ && NF == 2 && !($1 in seen)' \
-    "$verdicts" scripts/corpus-samples-extra.tsv)
+# Samples built in a folder of their own (scripts/corpus-samples-extra.tsv:
+# driver-API samples with their fatbin or PTX, NVRTC ones with their source).
+extras=$(awk -F'\t' '!/^#/ && NF == 2' scripts/corpus-samples-extra.tsv)
+# Samples: the other rows of VERDICTS.tsv whose program is "NVIDIA cuda-samples Samples/...".
+samples=$(awk -F'\t' 'NR == FNR { if (!/^#/) own[$1] = 1; next }
+    !/^#/ && $2 ~ /^NVIDIA cuda-samples Samples\// && !($1 in own) { split($2, w, " "); print $1 "\t" w[3] }' \
+    scripts/corpus-samples-extra.tsv "$verdicts")
 # Variants: name and the sample each changes.
 variants=$(python3 scripts/corpus-variants.py --list) || exit 2
 while IFS=$'\t' read -r name dir; do
@@ -123,7 +125,9 @@ rel=${build#"$repo"/}
         printf '%s\tcuda\t%s\t%s\t./%s\n' "$variant" "${rules:-review}" "$rel" "$variant"
     done <<<"$variants"
     while IFS=$'\t' read -r name _; do
-        [ -n "$name" ] && printf '%s\tcuda\treview\t%s\t./%s\n' "$name" "$rel/$name.d" "$name"
+        [ -n "$name" ] || continue
+        expect=$(awk -F'\t' -v n="$name" '$1 == n { print ($3 == "correct" ? "clean" : "review") }' "$verdicts")
+        printf '%s\tcuda\t%s\t%s\t./%s\n' "$name" "${expect:-review}" "$rel/$name.d" "$name"
     done <<<"$extras"
     grep -v '^#' testdata/python/corpus-cupy.tsv testdata/python/corpus-torch.tsv -h | grep .
 } >"$manifest"

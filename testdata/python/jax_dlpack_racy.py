@@ -1,5 +1,7 @@
 # streamcheck-expect: free-while-in-flight
-# streamcheck-allow: use-before-alloc, reuse-while-in-flight, leak
+# streamcheck-allow: use-before-alloc
+# streamcheck-allow: reuse-while-in-flight
+# streamcheck-allow: leak
 #
 # A JAX array handed to PyTorch through DLPack (zero copy) and read on a torch
 # side stream that never waits for anything; the tensor is then dropped, and
