@@ -199,6 +199,10 @@ typedef unsigned long long sc_ull;
       (unsigned short, us), (size_t, Width), (size_t, Height), (CUstream, hStream))                                    \
     X(cuMemsetD2D32Async, sc_dec_set2d, 1, 4, PT_SZ, 0, (CUdeviceptr, dstDevice), (size_t, dstPitch), (sc_uint, ui),   \
       (size_t, Width), (size_t, Height), (CUstream, hStream))                                                          \
+    X(cuMemPrefetchAsync, sc_dec_range_on_stream, 1, OP_PREFETCH, PT_SZ, 8000, (CUdeviceptr, devPtr), (size_t, count), \
+      (CUdevice, dstDevice), (CUstream, hStream))                                                                      \
+    X(cuMemPrefetchAsync_v2, sc_dec_range_on_stream, 1, OP_PREFETCH, PT_SZ, 12020, (CUdeviceptr, devPtr),              \
+      (size_t, count), (sc_CUmemLocation, location), (sc_uint, flags), (CUstream, hStream))                            \
     X(cuLaunchHostFunc, sc_dec_host_func, 1, 0, PT_SZ, 0, (CUstream, hStream), (void *, fn), (void *, userData))       \
     X(cuStreamAddCallback, sc_dec_host_func, 1, SC_HOSTFN_CALLBACK, PT_SZ, 0, (CUstream, hStream), (void *, callback),                 \
       (void *, userData), (sc_uint, flags))                                                                            \

@@ -306,6 +306,10 @@ const (
 	// Src == Ptr. Ranks is the communicator's rank count, from which the
 	// sizes of gathers, scatters and all-to-all follow.
 	OpCollective
+	// OpPrefetch migrates [Ptr, Ptr+Size) of managed memory to a device
+	// or the host, on Stream (cuMemPrefetchAsync): a use of the range in
+	// stream order, as a read (its data does not change).
+	OpPrefetch
 
 	opCount
 )
@@ -629,6 +633,11 @@ var opSpecs = [opCount]OpSpec{
 			"src_size": "the bytes read at `src`: binary field 35",
 			"nranks":   "the communicator's rank count: binary field 36",
 		},
+	},
+	OpPrefetch: {
+		Name: "prefetch", CName: "OP_PREFETCH", API: "cudaMemPrefetchAsync",
+		Mem: MemUse, Uses: []AddrUse{{AddrPtr, Read}}, Category: CatCopy,
+		OnStream: true, Sync: SyncIssue, required: jStream | jPtr | jSize,
 	},
 }
 
