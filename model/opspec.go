@@ -8,11 +8,11 @@ package model
 // ./model` writes from it the C header the recording shim numbers its ops
 // and flags with (intercept/ops.h) and the op and flag tables of
 // docs/trace-format.md; TestGeneratedFilesUpToDate fails when they are
-// stale. For the trace formats, adding an op is adding its constant
-// and its row here, then running go generate (a field that no op
-// had before needs a jsonFields bit and its code in the JSON Lines reader
-// and writer); the shim's handler that records it and the checker's rules
-// for it are written by hand.
+// stale. For the trace formats, adding an op is adding its constant and
+// its row here, then running go generate (a field that no op had before
+// needs a jsonFields bit and its code in the JSON Lines reader and writer).
+// docs/architecture.md ("The op spec's columns") lists the other files a
+// new op touches.
 
 // Sync says how an op orders work: what the checker's happens-before
 // engine (package hb) makes of it. It documents the op; the engine has the
