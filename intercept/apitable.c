@@ -17,9 +17,11 @@
 #include "decode.h"
 #include "drvcalls.h"
 
-/* The rows of drvcalls.h: name, decoder, async, elem. */
-#define SC_ROW(name, decode, async, elem, pt, since, ...) {#name, decode, async, elem},
-#define SC_ROW0(name, decode, async, elem, pt, since) {#name, decode, async, elem},
+/* The rows of drvcalls.h: name, decoder, async, elem, and the size of
+ * the parameters' "_params" struct. */
+#define SC_ROW(name, decode, async, elem, pt, since, ...)                                                              \
+    {#name, decode, async, elem, sizeof(struct { SC_MAP(SC_P_FIELD, SC_NOSEP, __VA_ARGS__) })},
+#define SC_ROW0(name, decode, async, elem, pt, since) {#name, decode, async, elem, 0},
 static const sc_api_row table[] = {SC_DRIVER_CALLS(SC_ROW, SC_ROW0)};
 #undef SC_ROW
 #undef SC_ROW0
@@ -99,7 +101,8 @@ void sc_call_info_set(uint32_t id, const sc_api_row *row, int pt, const char *na
     char disp[256];
     uint8_t rel = release_kind(row->decode), tm = timed(row->decode);
     uint8_t hf = row->decode == sc_dec_host_func;
-    sc_drv_calls[id] = (sc_drv_info){row->decode, row->async, row->elem, (uint8_t)pt, rel, tm, rel || tm || hf, hf};
+    sc_drv_calls[id] = (sc_drv_info){row->decode, row->async, row->elem, (uint8_t)pt, rel, tm, rel || tm || hf, hf,
+                                      row->psize};
     sc_drv_disp[id] = strdup(sc_display_name(name, disp, sizeof disp));
 }
 

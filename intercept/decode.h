@@ -41,6 +41,7 @@ typedef struct {
     int ok;               /* the call succeeded */
     uint8_t async, elem;  /* the table row's */
     uint8_t pt;           /* a _ptsz/_ptds entry point: stream 0 is the per-thread stream */
+    uint16_t psize;       /* the table row's */
     int64_t alloc_add;    /* an address to add to the allocation map after recording (size ev->size), or -1 */
     uint64_t alloc_free;  /* an address to take out of it, or 0 */
     sc_more *more;        /* what a decoder that returns 2 fills in (sc_more_begin first) */
@@ -56,6 +57,7 @@ typedef struct {
     sc_decoder decode;
     uint8_t async;    /* takes a stream: the copy or set is asynchronous */
     uint8_t elem;     /* what the decoder is told beside the parameters (element size, layout version...) */
+    uint16_t psize;   /* the size of the parameters' "_params" struct */
 } sc_api_row;
 
 /* What the table says of each enabled driver callback id. */
@@ -66,6 +68,7 @@ typedef struct {
     uint8_t timed;   /* a synchronous allocation or free: its entry stamps the clock (sc_call_dur) */
     uint8_t entry;   /* release, timed or hostfn: the entry callback has work (one byte to test per callback) */
     uint8_t hostfn;  /* cuLaunchHostFunc, cuStreamAddCallback: the entry wraps the function (hostfn.c) */
+    uint16_t psize;
 } sc_drv_info;
 
 extern sc_drv_info sc_drv_calls[MAXCB];
@@ -237,6 +240,13 @@ SC_HIDDEN int sc_dec_cpy_batch(sc_call *c, sc_event *ev);   /* elem 1: with fail
 SC_HIDDEN int sc_dec_cpy_3dbatch(sc_call *c, sc_event *ev); /* elem 1: with failIdx, 2: _v2, 3: cuMemcpy3DWithAttributesAsync */
 SC_HIDDEN int sc_dec_set(sc_call *c, sc_event *ev);   /* elem: the element size */
 SC_HIDDEN int sc_dec_set2d(sc_call *c, sc_event *ev); /* elem: the element size */
+
+/* decode_layouts.c: decoders chosen by the parameters' layout alone; the
+ * row's elem is the op (ops.h) they record, so a call of a known layout
+ * needs a table row and no decoder of its own */
+/* (CUdeviceptr ptr, size_t bytes, ..., CUstream hStream): a use of [ptr, ptr + bytes) on the stream, the last
+ * parameter; for an op whose spec row is a MemUse of ptr, on its stream */
+SC_HIDDEN int sc_dec_range_on_stream(sc_call *c, sc_event *ev);
 
 /* decode_memops.c: stream memory operations */
 SC_HIDDEN int sc_dec_stream_memop(sc_call *c, sc_event *ev); /* elem: the SC_MEMOP_* kind, 0 for cuStreamBatchMemOp */

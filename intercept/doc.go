@@ -208,7 +208,8 @@
 // decoder that its row of the table of driver functions names (apitable.c;
 // the decoders are in decode_*.c by API family: streams and events,
 // allocations and interprocess handles, launches, copies and sets, stream
-// memory operations, graphs), the stack lookup (stacks.c) and sc_emit
+// memory operations, graphs; and decode_layouts.c's, chosen by a call's
+// parameter layout alone, the op from the row), the stack lookup (stacks.c) and sc_emit
 // (recorder.c: a stream first seen in use gets its implicit create; then
 // the writer's encoding, and the append under sc_lock, tracefile.c). A call finds this code out of
 // the CPU's caches, since the driver's own code ran since the last call, so

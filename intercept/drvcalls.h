@@ -32,6 +32,35 @@
 enum { PT_NONE, PT_SZ, PT_DS };
 #define SC_OWN_NAME (-1)
 
+/* SC_MAP and the parameter spellings, for the code that builds from the
+ * rows' parameters: a row's "_params" struct is
+ * struct { SC_MAP(SC_P_FIELD, SC_NOSEP, params) } (interpose.c's wrappers,
+ * apitable.c's sizes). */
+#define SC_NARGS(...) SC_NARGS_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define SC_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, ...) N
+#define SC_CAT(a, b) SC_CAT_(a, b)
+#define SC_CAT_(a, b) a##b
+/* SC_MAP(m, sep, (T, n)...): m(T, n) for each, sep() between. */
+#define SC_MAP(m, sep, ...) SC_CAT(SC_MAP_, SC_NARGS(__VA_ARGS__))(m, sep, __VA_ARGS__)
+#define SC_MAP_1(m, s, a) m a
+#define SC_MAP_2(m, s, a, ...) m a s() SC_MAP_1(m, s, __VA_ARGS__)
+#define SC_MAP_3(m, s, a, ...) m a s() SC_MAP_2(m, s, __VA_ARGS__)
+#define SC_MAP_4(m, s, a, ...) m a s() SC_MAP_3(m, s, __VA_ARGS__)
+#define SC_MAP_5(m, s, a, ...) m a s() SC_MAP_4(m, s, __VA_ARGS__)
+#define SC_MAP_6(m, s, a, ...) m a s() SC_MAP_5(m, s, __VA_ARGS__)
+#define SC_MAP_7(m, s, a, ...) m a s() SC_MAP_6(m, s, __VA_ARGS__)
+#define SC_MAP_8(m, s, a, ...) m a s() SC_MAP_7(m, s, __VA_ARGS__)
+#define SC_MAP_9(m, s, a, ...) m a s() SC_MAP_8(m, s, __VA_ARGS__)
+#define SC_MAP_10(m, s, a, ...) m a s() SC_MAP_9(m, s, __VA_ARGS__)
+#define SC_MAP_11(m, s, a, ...) m a s() SC_MAP_10(m, s, __VA_ARGS__)
+#define SC_MAP_12(m, s, a, ...) m a s() SC_MAP_11(m, s, __VA_ARGS__)
+#define SC_COMMA() ,
+#define SC_NOSEP()
+#define SC_P_FIELD(T, n) T n;
+#define SC_P_DECL(T, n) T n
+#define SC_P_TYPE(T, n) T
+#define SC_P_NAME(T, n) n
+
 /* Parameter type spellings used below. */
 typedef unsigned int sc_uint;
 typedef unsigned long long sc_ull;
@@ -170,6 +199,10 @@ typedef unsigned long long sc_ull;
       (unsigned short, us), (size_t, Width), (size_t, Height), (CUstream, hStream))                                    \
     X(cuMemsetD2D32Async, sc_dec_set2d, 1, 4, PT_SZ, 0, (CUdeviceptr, dstDevice), (size_t, dstPitch), (sc_uint, ui),   \
       (size_t, Width), (size_t, Height), (CUstream, hStream))                                                          \
+    X(cuMemPrefetchAsync, sc_dec_range_on_stream, 1, OP_PREFETCH, PT_SZ, 8000, (CUdeviceptr, devPtr), (size_t, count), \
+      (CUdevice, dstDevice), (CUstream, hStream))                                                                      \
+    X(cuMemPrefetchAsync_v2, sc_dec_range_on_stream, 1, OP_PREFETCH, PT_SZ, 12020, (CUdeviceptr, devPtr),              \
+      (size_t, count), (sc_CUmemLocation, location), (sc_uint, flags), (CUstream, hStream))                            \
     X(cuLaunchHostFunc, sc_dec_host_func, 1, 0, PT_SZ, 0, (CUstream, hStream), (void *, fn), (void *, userData))       \
     X(cuStreamAddCallback, sc_dec_host_func, 1, SC_HOSTFN_CALLBACK, PT_SZ, 0, (CUstream, hStream), (void *, callback),                 \
       (void *, userData), (sc_uint, flags))                                                                            \

@@ -169,30 +169,6 @@ SC_HOT __attribute__((noinline)) static CUresult ip_run(uint32_t id, void *pp, i
 
 /* ---- the wrappers, from drvcalls.h ---- */
 
-#define SC_NARGS(...) SC_NARGS_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define SC_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, ...) N
-#define SC_CAT(a, b) SC_CAT_(a, b)
-#define SC_CAT_(a, b) a##b
-/* SC_MAP(m, sep, (T, n)...): m(T, n) for each, sep() between. */
-#define SC_MAP(m, sep, ...) SC_CAT(SC_MAP_, SC_NARGS(__VA_ARGS__))(m, sep, __VA_ARGS__)
-#define SC_MAP_1(m, s, a) m a
-#define SC_MAP_2(m, s, a, ...) m a s() SC_MAP_1(m, s, __VA_ARGS__)
-#define SC_MAP_3(m, s, a, ...) m a s() SC_MAP_2(m, s, __VA_ARGS__)
-#define SC_MAP_4(m, s, a, ...) m a s() SC_MAP_3(m, s, __VA_ARGS__)
-#define SC_MAP_5(m, s, a, ...) m a s() SC_MAP_4(m, s, __VA_ARGS__)
-#define SC_MAP_6(m, s, a, ...) m a s() SC_MAP_5(m, s, __VA_ARGS__)
-#define SC_MAP_7(m, s, a, ...) m a s() SC_MAP_6(m, s, __VA_ARGS__)
-#define SC_MAP_8(m, s, a, ...) m a s() SC_MAP_7(m, s, __VA_ARGS__)
-#define SC_MAP_9(m, s, a, ...) m a s() SC_MAP_8(m, s, __VA_ARGS__)
-#define SC_MAP_10(m, s, a, ...) m a s() SC_MAP_9(m, s, __VA_ARGS__)
-#define SC_MAP_11(m, s, a, ...) m a s() SC_MAP_10(m, s, __VA_ARGS__)
-#define SC_MAP_12(m, s, a, ...) m a s() SC_MAP_11(m, s, __VA_ARGS__)
-#define SC_COMMA() ,
-#define SC_NOSEP()
-#define SC_P_FIELD(T, n) T n;
-#define SC_P_DECL(T, n) T n
-#define SC_P_TYPE(T, n) T
-#define SC_P_NAME(T, n) n
 #define SC_P_GET(T, n) sc_args_->n
 
 /* The per-thread variant's wrapper, for PT_SZ and PT_DS rows. */

@@ -56,6 +56,7 @@ enum {
     OP_POOL_TRIM = 45,               /* pool_trim */
     OP_HOST_FN_RUN = 46,             /* host_fn_run */
     OP_COLLECTIVE = 47,              /* collective */
+    OP_PREFETCH = 48,                /* prefetch */
 };
 
 /* model.Flag*: bits of an event record's flags field. */

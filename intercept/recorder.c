@@ -157,7 +157,7 @@ SC_HOT static void handle_driver(sc_tstate *ts, CUpti_CallbackId cbid, const sc_
     event_clear(&ev);
     ev.result = cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue : 0;
     sc_more more; /* what a decoder that returns 2 fills in */
-    sc_call c = {ts, cb, pp, ev.result == CUDA_SUCCESS, in.async, in.elem, in.pt, -1, 0, &more};
+    sc_call c = {ts, cb, pp, ev.result == CUDA_SUCCESS, in.async, in.elem, in.pt, in.psize, -1, 0, &more};
     int64_t t = sc_stats ? sc_stat_clock() : 0;
 
     ev.device = device_of(ts, cb->context); /* a decoder may name another (cuDeviceSetMemPool's) */

@@ -8,11 +8,11 @@ package model
 // ./model` writes from it the C header the recording shim numbers its ops
 // and flags with (intercept/ops.h) and the op and flag tables of
 // docs/trace-format.md; TestGeneratedFilesUpToDate fails when they are
-// stale. For the trace formats, adding an op is adding its constant
-// (event.go) and its row here, then running go generate (a field that no op
-// had before needs a jsonFields bit and its code in the JSON Lines reader
-// and writer); the shim's handler that records it and the checker's rules
-// for it are written by hand.
+// stale. For the trace formats, adding an op is adding its constant and
+// its row here, then running go generate (a field that no op had before
+// needs a jsonFields bit and its code in the JSON Lines reader and writer).
+// docs/architecture.md ("The op spec's columns") lists the other files a
+// new op touches.
 
 // Sync says how an op orders work: what the checker's happens-before
 // engine (package hb) makes of it. It documents the op; the engine has the
@@ -159,6 +159,160 @@ next:
 	}
 	return s
 }
+
+// Op is the kind of a recorded operation.
+//
+// The numeric values are part of the binary trace format: never renumber,
+// only append. Each op has a row in the op spec (opSpecs, below), from which
+// the recording shim's numbers (intercept/ops.h) are generated; a new op is
+// its constant here, before opCount, and its row.
+type Op uint8
+
+const (
+	OpInvalid Op = iota
+
+	OpStreamCreate  // Stream created; Flags has StreamNonBlocking, Priority is set.
+	OpStreamDestroy // Stream destroyed; its handle may be reused by a later create.
+	OpEventCreate   // Event created.
+	OpEventRecord   // Event records the work issued to Stream so far.
+	OpEventDestroy  // Event destroyed.
+	OpStreamWait    // Stream waits for the most recent record of Event.
+	OpStreamSync    // Host waits for all work issued to Stream.
+	OpEventSync     // Host waits for the work captured by Event.
+	OpDeviceSync    // Host waits for all work on Device (device or context synchronize).
+	OpStreamQuery   // Host asks whether Stream is idle; Result says the answer.
+	OpEventQuery    // Host asks whether Event completed; Result says the answer.
+	OpMallocAsync   // Stream-ordered allocation of Size bytes at Ptr on Stream (Pool set for pool allocations).
+	OpMalloc        // Synchronous allocation of Size bytes at Ptr, of family Family (cudaMalloc, cudaMallocPitch, cudaMallocManaged, cudaMallocHost, cudaHostRegister, ...).
+	OpFreeAsync     // Stream-ordered free of Ptr on Stream.
+	OpFree          // Synchronous free of Ptr by the API of family Family (cudaFree, cudaFreeHost, cudaHostUnregister, ...).
+	OpLaunch        // Kernel launch on Stream; Kernel names it, Ptrs holds device addresses found in its parameters.
+	OpMemcpyAsync   // Copy of Size bytes from Src to Ptr on Stream; Kind is the direction.
+	OpMemcpy        // Synchronous copy (cudaMemcpy) of Size bytes from Src to Ptr; Kind, Flags (FlagPageable).
+	OpMemsetAsync   // Set of Size bytes at Ptr on Stream.
+	OpMemset        // Synchronous-API set (cudaMemset) of Size bytes at Ptr.
+	OpHostFunc      // Host function enqueued on Stream; Value is its token (see OpHostFnRun), 0 if it has none.
+	OpCaptureBegin  // Stream capture begins on Stream; Graph is the graph it builds, when known: a new one (FlagLifetime), or the one cudaStreamBeginCaptureToGraph adds to.
+	OpCaptureEnd    // Stream capture ends on Stream; Graph is the graph it made.
+	OpGraphLaunch   // Executable graph Exec launched on Stream.
+	OpPoolCreate    // Memory pool Pool created.
+	// OpGraphInstantiate makes executable graph Exec from Graph
+	// (cudaGraphInstantiate), or updates Exec to Graph's work
+	// (cudaGraphExecUpdate).
+	OpGraphInstantiate
+	// OpGraphForget says that the work of Graph (if set) or of Exec (if
+	// set) is no longer known: destroyed, created anew, or changed by a
+	// node given new parameters or a kind of node the trace does not
+	// follow. Graph AllGraphs forgets every graph (a node changed, and the
+	// trace does not say in which graph); executable graphs keep the work
+	// they were instantiated with. Node names the node destroyed
+	// (cudaGraphDestroyNode) or changed in Exec (cudaGraphNodeSetEnabled;
+	// a child graph node given graph Src).
+	OpGraphForget
+	// OpGraphEventRecordNode says that graph node Node of Graph records
+	// Event at each launch: a node added (cudaGraphAddEventRecordNode;
+	// FlagLifetime set) or given another event, in Graph
+	// (cudaGraphEventRecordNodeSetEvent) or in executable graph Exec
+	// (cudaGraphExecEventRecordNodeSetEvent).
+	OpGraphEventRecordNode
+	// OpGraphEventWaitNode is the same for a node that waits for Event's
+	// most recent record (cudaGraphAddEventWaitNode and the SetEvent calls
+	// of wait nodes).
+	OpGraphEventWaitNode
+	// OpGraphClone copies the work of graph Src into Graph: a new graph
+	// (cudaGraphClone; FlagLifetime set) or a child graph node added to
+	// Graph (cudaGraphAddChildGraphNode, which embeds a copy of Src). With
+	// FlagConditional, Src is a body graph of a conditional node added to
+	// Graph: not copied now, but run, as it is when Graph is instantiated,
+	// any number of times at each launch.
+	OpGraphClone
+	// OpStreamMemOp is a stream memory operation on Stream
+	// (cuStreamWaitValue32/64, cuStreamWriteValue32/64, one operation of a
+	// cuStreamBatchMemOp): MemOp says which, Ptr is the address it waits on
+	// or writes, Value the value and MemFlags CUDA's flags. A wait for a
+	// value that a recorded write gives is ordered after that write.
+	OpStreamMemOp
+	// OpPoolExport exports memory pool Pool to a shareable handle
+	// (cuMemPoolExportToShareableHandle) that another process can import.
+	OpPoolExport
+	// OpPoolImport makes Pool this process's handle of a pool another
+	// process exported (cuMemPoolImportFromShareableHandle).
+	OpPoolImport
+	// OpPtrExport exports the allocation at Ptr, made from an exportable
+	// pool, for another process to import (cuMemPoolExportPointer). Value
+	// is a key of the export data: the importer's OpPtrImport of the same
+	// data has the same Value.
+	OpPtrExport
+	// OpPtrImport maps into this process, at Ptr, an allocation of
+	// imported pool Pool that another process exported
+	// (cuMemPoolImportPointer); Size is its size when known, Value the
+	// export data's key (see OpPtrExport). The pointer is live from here
+	// until this process frees it (cudaFreeAsync), which it must do before
+	// the exporter frees the allocation.
+	OpPtrImport
+	// OpIpcEventExport gets an interprocess handle of Event
+	// (cuIpcGetEventHandle); Value is the handle's key, which the
+	// importer's OpIpcEventOpen of the same handle has too.
+	OpIpcEventExport
+	// OpIpcEventOpen makes Event this process's handle of an event of
+	// another process (cuIpcOpenEventHandle); Value is the handle's key.
+	// Records made in the other process are not in this trace: a wait for
+	// the event orders nothing that the trace can see, and is no wait for
+	// an event never recorded.
+	OpIpcEventOpen
+	// OpIpcMemExport gets an interprocess handle of the cudaMalloc memory
+	// at Ptr (cuIpcGetMemHandle); Value is the handle's key.
+	OpIpcMemExport
+	// OpIpcMemOpen maps, at Ptr, the memory another process exported with
+	// a handle of key Value (cuIpcOpenMemHandle); Size is its size when
+	// known.
+	OpIpcMemOpen
+	// OpIpcMemClose unmaps memory at Ptr that OpIpcMemOpen mapped
+	// (cuIpcCloseMemHandle).
+	OpIpcMemClose
+	// OpVmmMap maps physical memory at [Ptr, Ptr+Size) of a reserved
+	// virtual address range (cuMemMap): the range is live, as an
+	// allocation, from here until an OpVmmUnmap of it. A range mapped
+	// right after another (a buffer grown in place) is an allocation of
+	// its own.
+	OpVmmMap
+	// OpVmmUnmap unmaps [Ptr, Ptr+Size) (cuMemUnmap): the end of the
+	// mapped ranges in it. It does not wait for the device: the host must
+	// be ordered after every use of the range before it.
+	OpVmmUnmap
+	// OpPoolSetAttr sets attribute Attr of memory pool Pool (0: the
+	// device's default pool) to Value (cuMemPoolSetAttribute,
+	// cudaMemPoolSetAttribute).
+	OpPoolSetAttr
+	// OpDeviceSetPool makes Pool the current pool of device Device
+	// (cuDeviceSetMemPool, cudaDeviceSetMemPool): a malloc_async that
+	// names no pool allocates from it from now on.
+	OpDeviceSetPool
+	// OpPoolTrim releases the memory of Pool beyond Value bytes that no
+	// allocation uses (cuMemPoolTrimTo, cudaMemPoolTrimTo).
+	OpPoolTrim
+	// OpHostFnRun is a host function starting to run, recorded on the
+	// thread that runs it: Value is the token of the OpHostFunc that
+	// enqueued it. All work issued to that stream before the enqueue is
+	// complete then, and host calls recorded after it (on any thread) are
+	// ordered after that work.
+	OpHostFnRun
+	// OpCollective is an NCCL (or RCCL) communication call that names
+	// buffers and a stream (ncclAllReduce, ncclBroadcast, ncclAllGather,
+	// ncclSend, ncclRecv, ...; API names it): work issued to Stream that
+	// reads SrcSize bytes at Src and writes Size bytes at Ptr. A side the
+	// call does not use on this rank (a send's receive buffer, a
+	// broadcast's send buffer off the root) is 0; an in-place call has
+	// Src == Ptr. Ranks is the communicator's rank count, from which the
+	// sizes of gathers, scatters and all-to-all follow.
+	OpCollective
+	// OpPrefetch migrates [Ptr, Ptr+Size) of managed memory to a device
+	// or the host, on Stream (cuMemPrefetchAsync): a use of the range in
+	// stream order, as a read (its data does not change).
+	OpPrefetch
+
+	opCount
+)
 
 var opSpecs = [opCount]OpSpec{
 	OpInvalid: {Name: "invalid"},
@@ -479,6 +633,11 @@ var opSpecs = [opCount]OpSpec{
 			"src_size": "the bytes read at `src`: binary field 35",
 			"nranks":   "the communicator's rank count: binary field 36",
 		},
+	},
+	OpPrefetch: {
+		Name: "prefetch", CName: "OP_PREFETCH", API: "cudaMemPrefetchAsync",
+		Mem: MemUse, Uses: []AddrUse{{AddrPtr, Read}}, Category: CatCopy,
+		OnStream: true, Sync: SyncIssue, required: jStream | jPtr | jSize,
 	},
 }
 

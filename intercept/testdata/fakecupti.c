@@ -22,8 +22,12 @@
 #define CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED 39
 #define CUDA_ERROR_INVALID_HANDLE 400
 
-/* Callback names by id. Ids start at 1 and have gaps, like CUPTI's. */
-static const char *driver_names[] = {
+/* Callback names by id. Ids start at 1 and have gaps, like CUPTI's. The
+ * numbered ones come first; from DRV_DERIVED on, add_shim_names adds the
+ * names of the shim's table (drvcalls.h) that are not among them, so a
+ * case can make any call the shim records without a line here. */
+#define DRV_DERIVED 200
+static const char *driver_names[1024] = {
     [1] = "cuInit",
     [2] = "cuMemAlloc", /* v1 layout: must not be enabled */
     [3] = "cuStreamCreate",
@@ -277,6 +281,23 @@ static uint32_t name_id(const char **names, size_t n, const char *name) {
     for (size_t i = 1; i < n; i++)
         if (names[i] && strcmp(names[i], name) == 0) return (uint32_t)i;
     return 0;
+}
+
+#include "../drvcalls.h"
+#define FK_NAMES(name, decode, async, elem, pt, since, ...) #name, FK_PTNAME_##pt(name),
+#define FK_NAMES0(name, decode, async, elem, pt, since) #name, NULL,
+#define FK_PTNAME_PT_NONE(name) NULL
+#define FK_PTNAME_PT_SZ(name) #name "_ptsz"
+#define FK_PTNAME_PT_DS(name) #name "_ptds"
+static const char *const shim_names[] = {SC_DRIVER_CALLS(FK_NAMES, FK_NAMES0)};
+
+__attribute__((constructor)) static void add_shim_names(void) {
+    size_t id = DRV_DERIVED;
+    for (size_t i = 0; i < sizeof shim_names / sizeof shim_names[0]; i++) {
+        if (!shim_names[i] || name_id(driver_names, DRV_DERIVED, shim_names[i])) continue;
+        if (id == NDRV) abort(); /* driver_names is too short for the table */
+        driver_names[id++] = shim_names[i];
+    }
 }
 
 static uint32_t id_of(const char **names, size_t n, const char *name) {

@@ -103,6 +103,10 @@ typedef const void *cptr;
     FAKE_STREAM_FNS(F, cuMemsetD32Async, cuMemsetD32Async, 3020, (CUdeviceptr, dstDevice), (u32, ui), (size_t, N), (CUstream, hStream)) \
     FAKE_STREAM_FNS(F, cuMemsetD2D32Async, cuMemsetD2D32Async, 3020, (CUdeviceptr, dstDevice), (size_t, dstPitch), (u32, ui),          \
                     (size_t, Width), (size_t, Height), (CUstream, hStream))                                        \
+    FAKE_STREAM_FNS(F, cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, (CUdeviceptr, devPtr), (size_t, count),        \
+                    (CUdevice, dstDevice), (CUstream, hStream))                                                    \
+    FAKE_STREAM_FNS(F, cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, (CUdeviceptr, devPtr), (size_t, count),   \
+                    (CUmemLocation, location), (u32, flags), (CUstream, hStream))                                  \
     FAKE_STREAM_FNS(F, cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, (CUstream, hStream), (int, mode))                           \
     FAKE_STREAM_FNS(F, cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030, (CUstream, hStream), (CUgraph, hGraph),                 \
                     (cptr, dependencies), (cptr, dependencyData), (size_t, numDependencies), (int, mode))          \
