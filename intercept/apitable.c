@@ -45,7 +45,7 @@ static const char *rt_exact[] = {
     "cudaMemPoolImportPointer", "cudaIpcGetEventHandle", "cudaIpcOpenEventHandle", "cudaIpcGetMemHandle",
     "cudaIpcOpenMemHandle", "cudaIpcCloseMemHandle", "cudaMallocHost", "cudaHostAlloc", "cudaFreeHost",
     "cudaHostRegister", "cudaHostUnregister", "cudaMemPoolSetAttribute", "cudaDeviceSetMemPool", "cudaMemSetMemPool",
-    "cudaMemPoolTrimTo",
+    "cudaMemPoolTrimTo", "cudaMemPrefetchAsync", "cudaGetSymbolAddress",
 };
 static const char *rt_prefix[] = {"cudaMemcpy", "cudaMemset", "cudaEvent"};
 
