@@ -104,7 +104,7 @@ func (rc *Recorder) fixedVertex(o *checker.Op, r *recorded, devices []int32) *Ve
 	v := &Vertex{
 		ID: vertexID(o.Seq), Seq: o.Seq, Op: o.Op, API: o.API, Kernel: o.Kernel, Site: siteOf(o, o.Seq), Role: o.Role,
 		Finding: true, TID: o.TID,
-		Lane: Lane{Agent: o.Agent, Name: cmpOr(o.Stream, "host"), Kind: cmpOr(o.StreamKind, "host")},
+		Lane: Lane{Agent: o.Agent, Name: cmpOr(laneName(o.Stream, o.StreamName), "host"), Kind: cmpOr(o.StreamKind, "host")},
 	}
 	if r != nil {
 		v.step, v.hasStep, v.Skipped, v.Captured = r.step, r.step.known(), r.step.skipped, r.step.captured || inGraph(&r.ev)

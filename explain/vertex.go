@@ -33,7 +33,16 @@ func (rc *Recorder) lane(id hb.AgentID) Lane {
 		return Lane{Agent: hb.HostAgent, Name: "host", Kind: "host"}
 	}
 	a := rc.chk.Engine().Agent(id)
-	return Lane{Agent: id, Name: rc.chk.StreamName(a), Kind: a.Kind.String()}
+	return Lane{Agent: id, Name: laneName(rc.chk.StreamName(a), rc.chk.ProgramStreamName(a)), Kind: a.Kind.String()}
+}
+
+// laneName names a stream's lane as reports do: the program's own name for
+// it where its source tells, with the stable id the trace's views share.
+func laneName(id, program string) string {
+	if program == "" || program == id {
+		return id
+	}
+	return "`" + program + "` (" + id + ")"
 }
 
 // vertexOf makes the vertex of a kept call shown as context.
