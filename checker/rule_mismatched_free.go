@@ -24,7 +24,7 @@ var mismatchedFreeRule = &ruleDef{
 	doc: Documentation{
 		Title: "memory is freed by another allocation family's API",
 		Text: "memory is freed by another allocation family's API: `cudaFree`/`cuMemFree` of pinned host memory (`cudaMallocHost`, `cudaHostAlloc`, `cuMemAllocHost`), of registered host memory or of a range mapped with `cuMemMap`; " +
-			"`cudaFreeHost` of device, managed or stream-ordered memory; `cudaFreeAsync` of pinned, registered or managed memory; `cudaHostUnregister` of memory never registered; `cuMemUnmap` of memory it did not map " +
+			"`cudaFreeHost` of device, managed or stream-ordered memory; `cudaFreeAsync` of pinned, registered or managed memory; `cudaHostUnregister` of memory never registered; `cuMemUnmap` of memory it did not map; any free of a module's global variable (`cudaGetSymbolAddress`, `cuModuleGetGlobal`), which only its module's unload frees " +
 			"(also when CUDA rejected the call: reported instead of double-free or invalid-free)",
 		Why: "Each family of memory has its own free: the driver keeps device, pinned host, registered, managed, pool and mapped memory apart, and a free by another family's API fails, " +
 			"or releases the memory without the bookkeeping its own API does. A program that ignores the error keeps the memory allocated (a leak) or goes on to use memory it believes freed.",
