@@ -106,8 +106,8 @@ func (c *Checker) overlapped(o *allocation, base uint64) {
 }
 
 // unrecordedBase says whether ev, a free CUDA accepted of ptr, where no
-// live recorded allocation starts, freed an allocation the trace did not
-// see made, and counts it. A synchronous free is validated by the driver
+// live recorded allocation starts (a, the record at ptr, is nil or freed),
+// freed an allocation the trace did not see made, and counts it. A synchronous free is validated by the driver
 // before it returns: cudaFree, cudaFreeHost and cudaHostUnregister of an
 // address no allocation starts at fail. Accepted, it names the base of
 // memory some path the recorder misses allocated (cuFFT's work areas, a
@@ -116,14 +116,14 @@ func (c *Checker) overlapped(o *allocation, base uint64) {
 // free of pool memory, and a free that is the freeing thread's next call
 // after a free of the same address (nothing can have allocated it in
 // between: the rule use-after-free follows for uses, mayBeReallocated).
-func (c *Checker) unrecordedBase(ev *model.Event, ptr uint64, prev syncFree) bool {
-	if ev.Op != model.OpFree || ev.Failed() {
+func (c *Checker) unrecordedBase(ev *model.Event, a *allocation, ptr uint64, prev syncFree) bool {
+	if ev.Op != model.OpFree {
 		return false
 	}
 	if in := c.allocs.find(ptr); in != nil && !in.freed {
 		return false
 	}
-	if a := c.allocs.at(ptr); a != nil && a.freed && !c.mayBeReallocated(a, ev) {
+	if a != nil && !c.mayBeReallocated(a, ev) {
 		return false
 	}
 	if prev.ptr == ptr && prev.tid == ev.TID && ev.Seq == prev.seq+1 {
@@ -166,7 +166,7 @@ func (c *Checker) release(ev *model.Event, st *hb.Step, ptr uint64) {
 			delete(c.overlappedBases, ptr)
 			return
 		}
-		if c.unrecordedBase(ev, ptr, prev) {
+		if c.unrecordedBase(ev, a, ptr, prev) {
 			return
 		}
 		c.badFree(ev, a, free)

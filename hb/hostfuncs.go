@@ -36,17 +36,18 @@ func (e *Engine) hostFnEnqueued(token uint64, a *Agent) {
 	if h.byToken == nil {
 		h.byToken = map[uint64]*eventState{}
 	}
-	if _, ok := h.byToken[token]; !ok {
-		h.order = append(h.order, token)
-	}
-	recordOn(h.byToken, token, a)
 	if h.ranEarly[token] {
 		// It already ran: the host follows the stream's work before it
 		// from here on.
 		delete(h.ranEarly, token)
+		recordOn(h.byToken, token, a)
 		e.hostFnRan(token)
 		return
 	}
+	if _, ok := h.byToken[token]; !ok {
+		h.order = append(h.order, token)
+	}
+	recordOn(h.byToken, token, a)
 	for len(h.byToken) > maxPendingHostFns && h.head < len(h.order) {
 		delete(h.byToken, h.order[h.head])
 		h.head++

@@ -187,16 +187,9 @@ func (a *Analysis) UnknownNote() string {
 // unknownNote says the counts of uses and accepted frees of addresses no
 // recorded allocation covers, or "" when both are zero.
 func unknownNote(uses, frees uint64) string {
-	var what string
-	switch {
-	case uses == 0 && frees == 0:
+	what := UnknownCounts(uses, frees)
+	if what == "" {
 		return ""
-	case frees == 0:
-		what = Plural(uses, "use")
-	case uses == 0:
-		what = Plural(frees, "free")
-	default:
-		what = Plural(uses, "use") + " and " + Plural(frees, "free")
 	}
 	return fmt.Sprintf("unknown addresses: %s of device addresses no recorded allocation covers (memory allocated where the recorder cannot see, or given back to the driver and handed out again): races on it are not looked for",
 		what)
@@ -246,4 +239,18 @@ func Plural[N int | uint64](n N, word string) string {
 		return fmt.Sprintf("1 %s", word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// UnknownCounts says how many uses and accepted frees named addresses no
+// recorded allocation covers ("3 uses and 1 free", "2 frees"), "" for none.
+func UnknownCounts(uses, frees uint64) string {
+	switch {
+	case uses == 0 && frees == 0:
+		return ""
+	case frees == 0:
+		return Plural(uses, "use")
+	case uses == 0:
+		return Plural(frees, "free")
+	}
+	return Plural(uses, "use") + " and " + Plural(frees, "free")
 }

@@ -602,9 +602,8 @@ func (d *doctor) selfTest(cases []selftest.Case, root string, kept bool) int {
 		fmt.Fprintf(w, "traces kept in %s\n", root)
 	}
 	fmt.Fprintf(w, "self-test: %d of %d cases passed\n", st.Passed, len(cases))
-	if n, f := st.UnknownAddressUses, st.UnknownAddressFrees; n != 0 || f != 0 {
-		fmt.Fprintf(w, "unknown addresses: %s and %s of device addresses no recorded allocation covers: this CUDA allocates memory by a path the shim does not record, and races on it are not looked for\n",
-			report.Plural(n, "use"), report.Plural(f, "free"))
+	if what := report.UnknownCounts(st.UnknownAddressUses, st.UnknownAddressFrees); what != "" {
+		fmt.Fprintf(w, "unknown addresses: %s of device addresses no recorded allocation covers: this CUDA allocates memory by a path the shim does not record, and races on it are not looked for\n", what)
 	}
 	if st.Passed != len(cases) {
 		return doctorFailed
