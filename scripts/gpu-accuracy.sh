@@ -62,7 +62,7 @@ done
 echo "convolutionFFT2D: $clean of $FFT_RUNS runs clean; $(grep -h 'unknown addresses' "$W"/fft-*.txt | sort | uniq -c | head -3)"
 for t in "$W"/fft-1/*.sctrace; do
     "$SC" convert -o "$W/fft-1.jsonl" "$t" >/dev/null 2>&1
-    echo "convolutionFFT2D run 1: $(grep -c '"kind":"module"' "$W/fft-1.jsonl") module global lookups recorded, $(grep -c '"op":"malloc"' "$W/fft-1.jsonl") mallocs"
+    echo "convolutionFFT2D, first recording: $(grep -c '"kind":"module"' "$W/fft-1.jsonl") module global lookups recorded, $(grep -c '"op":"malloc"' "$W/fft-1.jsonl") mallocs"
 done
 wait $(jobs -p)  # not a bare wait: it would wait for the tee above, which waits for us
 grep -E "^call .*(Alloc|Free|Map|Create|Reserve)" "$W/fft-cbcount.txt" | awk '{print $2}' | sort | uniq -c
