@@ -16,6 +16,14 @@
 #   TIMEOUT_S  seconds per run (default 600)
 #   WATCH_S    seconds into the recorded run at which stacks are dumped (default 150)
 #   SC_BIN     streamcheck binary (default bin/streamcheck)
+#   STAGE      all (default): warm, then both timed runs; warm: only the warming
+#              run, then CuPy's kernel cache packed into $OUT/cupy-cache.tar.gz;
+#              timed: no warming run, the cache unpacked from CACHE_TAR first
+#              (so a cache warmed on one machine call is used by the next)
+#   CACHE_TAR  packed kernel cache for STAGE=timed
+#
+# CuPy's kernel cache is kept in .gpu/cupy-kernel-cache (CUPY_CACHE_DIR), so
+# the warm and timed runs share it whoever runs them.
 #
 # Runs, in order: a native run that warms CuPy's kernel cache (not timed), a
 # timed native run, a timed `streamcheck run --keep TRACEDIR` with
@@ -68,9 +76,25 @@ dump_stacks() {
     echo "stacks dumped at ${WATCH_S}s: $f" >> "$summary"
 }
 
+STAGE="${STAGE:-all}"
+export CUPY_CACHE_DIR="$root/.gpu/cupy-kernel-cache"
+mkdir -p "$CUPY_CACHE_DIR"
 cd "$CUPY_SRC" || exit 2
-echo "warming CuPy's kernel cache (native run, not timed)"
-timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-warm.log" 2>&1
+if [ "$STAGE" = timed ]; then
+    tar -xzf "${CACHE_TAR:?set CACHE_TAR for STAGE=timed}" -C "$CUPY_CACHE_DIR" || exit 2
+    echo "kernel cache: $(find "$CUPY_CACHE_DIR" -type f | wc -l) files from $CACHE_TAR" | tee -a "$summary"
+else
+    echo "warming CuPy's kernel cache (native run, not timed)"
+    t0=$(now)
+    timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-warm.log" 2>&1
+    warm_rc=$?
+    echo "warm (cold cache): $(elapsed "$t0" "$(now)")s, exit $warm_rc, $(tail -n 1 "$OUT/cupy-raw-warm.log")" | tee -a "$summary"
+fi
+if [ "$STAGE" = warm ]; then
+    tar -czf "$OUT/cupy-cache.tar.gz" -C "$CUPY_CACHE_DIR" .
+    echo "kernel cache packed: $(du -h "$OUT/cupy-cache.tar.gz" | cut -f1), $(find "$CUPY_CACHE_DIR" -type f | wc -l) files" | tee -a "$summary"
+    exit 0
+fi
 
 t0=$(now)
 timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-native.log" 2>&1
