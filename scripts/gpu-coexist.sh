@@ -8,6 +8,9 @@
 # For each combination it prints the command, the exit code, the program's
 # STREAMCHECK_DONE line (the program itself still ran correctly) and the last
 # lines of streamcheck's output. Tools that are not installed are skipped.
+# Every combination is tried under each backend of BACKENDS (default
+# "cupti interpose"): CUPTI takes one subscriber per process, the interposed
+# wrappers leave it to the profiler.
 set -u
 OUT=${OUT:-.gpu/out}; mkdir -p "$OUT"
 SC_WORK=${SC_WORK:-.gpu/run}
@@ -27,26 +30,30 @@ try() {
 	{
 		echo "exit: $rc"
 		grep -m1 'STREAMCHECK_DONE' "$work/out" || echo "(program did not finish: no STREAMCHECK_DONE)"
-		grep -v '^STREAMCHECK_' "$work/out" | grep -i -E 'streamcheck|cupti|error|finding|race|use-before' | head -8
+		grep -v '^STREAMCHECK_' "$work/out" | grep -i -E 'streamcheck|cupti|error|finding|race|use-before|==PROF==|Duration|ERROR SUMMARY' | head -14
 		echo
 	} >>"$report"
 }
 
 [ -x "$prog" ] || { echo "no test program at $prog (run scripts/gpu-run.sh build first)" >>"$report"; exit 2; }
-try "alone" bin/streamcheck run --no-color -- "$prog"
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
-if [ -n "$nsys" ]; then
-	try "streamcheck run inside nsys profile" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys1" bin/streamcheck run --no-color -- "$prog"
-	try "nsys profile inside streamcheck run" bin/streamcheck run --no-color -- "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys2" "$prog"
-else
-	echo "## nsys: not installed, skipped" >>"$report"
-fi
-if command -v compute-sanitizer >/dev/null; then
-	try "compute-sanitizer inside streamcheck run" bin/streamcheck run --no-color -- compute-sanitizer --tool memcheck "$prog"
-	try "streamcheck run inside compute-sanitizer" compute-sanitizer --tool memcheck --target-processes all bin/streamcheck run --no-color -- "$prog"
-fi
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-if [ -n "$ncu" ]; then
-	try "ncu inside streamcheck run" bin/streamcheck run --no-color -- "$ncu" --launch-count 1 "$prog"
-fi
+for backend in ${BACKENDS:-cupti interpose}; do
+	echo "# backend $backend" >>"$report"
+	sc=(bin/streamcheck run --no-color --backend "$backend" --)
+	try "alone ($backend)" "${sc[@]}" "$prog"
+	if [ -n "$nsys" ]; then
+		try "streamcheck run inside nsys profile ($backend)" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys1" "${sc[@]}" "$prog"
+		try "nsys profile inside streamcheck run ($backend)" "${sc[@]}" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys2" "$prog"
+	else
+		echo "## nsys: not installed, skipped" >>"$report"
+	fi
+	if command -v compute-sanitizer >/dev/null; then
+		try "compute-sanitizer inside streamcheck run ($backend)" "${sc[@]}" compute-sanitizer --tool memcheck "$prog"
+		try "streamcheck run inside compute-sanitizer ($backend)" compute-sanitizer --tool memcheck --target-processes all "${sc[@]}" "$prog"
+	fi
+	if [ -n "$ncu" ]; then
+		try "ncu inside streamcheck run ($backend)" "${sc[@]}" "$ncu" --launch-count 1 "$prog"
+	fi
+done
 cat "$report"
