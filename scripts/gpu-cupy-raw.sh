@@ -21,6 +21,12 @@
 #              timed: no warming run, the cache unpacked from CACHE_TAR first
 #              (so a cache warmed on one machine call is used by the next)
 #   CACHE_TAR  packed kernel cache for STAGE=timed
+#   PYTEST_ARGS more pytest arguments, split at spaces (e.g. "-v --durations=20")
+#   MARK       a pytest -m expression (e.g. "not slow": CuPy's CI leaves out
+#              the tests marked slow, the Jitify ones among them)
+#   STAGE=probe runs only PROBE_ID (a pytest node id) natively, and dumps the
+#              stacks at WATCH_S if it is still running: where a test that
+#              stalls natively spends its time
 #
 # CuPy's kernel cache is kept in .gpu/cupy-kernel-cache (CUPY_CACHE_DIR), so
 # the warm and timed runs share it whoever runs them.
@@ -44,7 +50,13 @@ test -x "$SC_BIN" || { echo "no streamcheck binary at $SC_BIN (run scripts/build
 summary="$OUT/cupy-raw-summary.txt"
 : > "$summary"
 
-pytest_cmd=(python3 -m pytest -q -p no:cacheprovider -p cupy_async_pool_plugin tests/cupy_tests/core_tests/test_raw.py)
+# shellcheck disable=SC2206 # PYTEST_ARGS is a list of words
+pytest_cmd=(python3 -m pytest -q -p no:cacheprovider -p cupy_async_pool_plugin ${PYTEST_ARGS:-} ${MARK:+-m "$MARK"})
+if [ "${STAGE:-all}" = probe ]; then
+    pytest_cmd+=("${PROBE_ID:?set PROBE_ID for STAGE=probe}")
+else
+    pytest_cmd+=(tests/cupy_tests/core_tests/test_raw.py)
+fi
 export PYTHONPATH="$root/testdata/python${PYTHONPATH:+:$PYTHONPATH}" STREAMCHECK_PYTEST_EVERY="$EVERY"
 
 now() { date +%s.%N; }
@@ -77,6 +89,19 @@ dump_stacks() {
 }
 
 STAGE="${STAGE:-all}"
+if [ "$STAGE" = probe ]; then
+    cd "$CUPY_SRC" || exit 2
+    t0=$(now)
+    timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-probe.log" 2>&1 &
+    probe_pid=$!
+    ( sleep "$WATCH_S"; kill -0 "$probe_pid" 2>/dev/null && dump_stacks "$probe_pid" ) &
+    watch_pid=$!
+    wait "$probe_pid"
+    probe_rc=$?
+    kill "$watch_pid" 2>/dev/null
+    echo "probe $PROBE_ID natively: $(elapsed "$t0" "$(now)")s, exit $probe_rc (124: timed out), $(tail -n 1 "$OUT/cupy-raw-probe.log")" | tee -a "$summary"
+    exit 0
+fi
 export CUPY_CACHE_DIR="$root/.gpu/cupy-kernel-cache"
 mkdir -p "$CUPY_CACHE_DIR"
 cd "$CUPY_SRC" || exit 2
