@@ -8,7 +8,8 @@
 # For each combination it prints the command, the exit code, the program's
 # STREAMCHECK_DONE line (the program itself still ran correctly) and the last
 # lines of streamcheck's output. Tools that are not installed are skipped.
-# Every combination is tried under each backend of BACKENDS (default
+# NCU_ONLY=1 tries only the ncu combinations. Every combination is tried
+# under each backend of BACKENDS (default
 # "cupti interpose"): CUPTI takes one subscriber per process, the interposed
 # wrappers leave it to the profiler.
 set -u
@@ -30,7 +31,7 @@ try() {
 	{
 		echo "exit: $rc"
 		grep -m1 'STREAMCHECK_DONE' "$work/out" || echo "(program did not finish: no STREAMCHECK_DONE)"
-		grep -v '^STREAMCHECK_' "$work/out" | grep -i -E 'streamcheck|cupti|error|finding|race|use-before|==PROF==|Duration|ERROR SUMMARY' | head -14
+		grep -v '^STREAMCHECK_' "$work/out" | grep -i -E '^env: |streamcheck|cupti|error|finding|race|use-before|==PROF==|Duration|ERROR SUMMARY' | head -14
 		echo
 	} >>"$report"
 }
@@ -39,21 +40,29 @@ try() {
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 for backend in ${BACKENDS:-cupti interpose}; do
+	[ "${NCU_ONLY:-0}" = 1 ] && { [ -n "$ncu" ] || break; }
 	echo "# backend $backend" >>"$report"
 	sc=(bin/streamcheck run --no-color --backend "$backend" --)
 	try "alone ($backend)" "${sc[@]}" "$prog"
-	if [ -n "$nsys" ]; then
+	if [ "${NCU_ONLY:-0}" = 1 ]; then
+		:
+	elif [ -n "$nsys" ]; then
 		try "streamcheck run inside nsys profile ($backend)" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys1" "${sc[@]}" "$prog"
 		try "nsys profile inside streamcheck run ($backend)" "${sc[@]}" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys2" "$prog"
 	else
 		echo "## nsys: not installed, skipped" >>"$report"
 	fi
-	if command -v compute-sanitizer >/dev/null; then
+	if [ "${NCU_ONLY:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
 		try "compute-sanitizer inside streamcheck run ($backend)" "${sc[@]}" compute-sanitizer --tool memcheck "$prog"
 		try "streamcheck run inside compute-sanitizer ($backend)" compute-sanitizer --tool memcheck --target-processes all "${sc[@]}" "$prog"
 	fi
 	if [ -n "$ncu" ]; then
 		try "ncu inside streamcheck run ($backend)" "${sc[@]}" "$ncu" --launch-count 1 "$prog"
+		try "streamcheck run inside ncu ($backend)" "$ncu" --target-processes all --launch-count 1 "${sc[@]}" "$prog"
+		# What reaches the profiled program's process: ncu's launcher may
+		# set its own preload and injection variables.
+		try "the environment ncu gives the program ($backend)" "${sc[@]}" "$ncu" --launch-count 1 \
+			sh -c 'env | grep -E "^(LD_PRELOAD|STREAMCHECK_[A-Z_]*|CUDA_INJECTION64_PATH)=" | sed "s/^/env: /"; exec "$0"' "$prog"
 	fi
 done
 cat "$report"
