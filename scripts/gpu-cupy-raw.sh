@@ -21,6 +21,8 @@
 #              timed: no warming run, the cache unpacked from CACHE_TAR first
 #              (so a cache warmed on one machine call is used by the next)
 #   CACHE_TAR  packed kernel cache for STAGE=timed
+#   STAGE=side no warming run; the native and the recorded run at the same
+#              time (for tests whose warm-up is per process, as Jitify's is)
 #   PYTEST_ARGS more pytest arguments, split at spaces (e.g. "-v --durations=20")
 #   MARK       a pytest -m expression (e.g. "not slow": CuPy's CI leaves out
 #              the tests marked slow, the Jitify ones among them)
@@ -105,7 +107,9 @@ fi
 export CUPY_CACHE_DIR="$root/.gpu/cupy-kernel-cache"
 mkdir -p "$CUPY_CACHE_DIR"
 cd "$CUPY_SRC" || exit 2
-if [ "$STAGE" = timed ]; then
+if [ "$STAGE" = side ]; then
+    :
+elif [ "$STAGE" = timed ]; then
     tar -xzf "${CACHE_TAR:?set CACHE_TAR for STAGE=timed}" -C "$CUPY_CACHE_DIR" || exit 2
     echo "kernel cache: $(find "$CUPY_CACHE_DIR" -type f | wc -l) files from $CACHE_TAR" | tee -a "$summary"
 else
@@ -121,26 +125,43 @@ if [ "$STAGE" = warm ]; then
     exit 0
 fi
 
-t0=$(now)
-timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-native.log" 2>&1
-native_rc=$?
-native_s=$(elapsed "$t0" "$(now)")
-echo "native: ${native_s}s, exit $native_rc, $(tail -n 1 "$OUT/cupy-raw-native.log")" | tee -a "$summary"
-
+# native_run, recorded_run: each timed into $OUT/cupy-raw-{native,recorded}.s
+native_run() {
+    local t0 rc
+    t0=$(now)
+    timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-native.log" 2>&1
+    rc=$?
+    elapsed "$t0" "$(now)" > "$OUT/cupy-raw-native.s"
+    echo "native: $(cat "$OUT/cupy-raw-native.s")s, exit $rc (124: timed out), $(tail -n 1 "$OUT/cupy-raw-native.log")" | tee -a "$summary"
+}
 traces="$OUT/cupy-raw-traces"
-rm -rf "$traces"
-t0=$(now)
-STREAMCHECK_STATS=1 timeout "$TIMEOUT_S" "$SC_BIN" run --keep "$traces" -- "${pytest_cmd[@]}" > "$OUT/cupy-raw-recorded.log" 2>&1 &
-run_pid=$!
-( sleep "$WATCH_S"; kill -0 "$run_pid" 2>/dev/null && dump_stacks "$run_pid" ) &
-watch_pid=$!
-wait "$run_pid"
-rec_rc=$?
-rec_s=$(elapsed "$t0" "$(now)")
-kill "$watch_pid" 2>/dev/null
-wait "$watch_pid" 2>/dev/null
-pytest_line=$(grep -E '(passed|failed|error)' "$OUT/cupy-raw-recorded.log" | tail -n 1)
-echo "streamcheck run: ${rec_s}s, exit $rec_rc (124: timed out), pytest: $pytest_line" | tee -a "$summary"
+recorded_run() {
+    local t0 rc run_pid watch_pid pytest_line
+    rm -rf "$traces"
+    t0=$(now)
+    STREAMCHECK_STATS=1 timeout "$TIMEOUT_S" "$SC_BIN" run --keep "$traces" -- "${pytest_cmd[@]}" > "$OUT/cupy-raw-recorded.log" 2>&1 &
+    run_pid=$!
+    ( sleep "$WATCH_S"; kill -0 "$run_pid" 2>/dev/null && dump_stacks "$run_pid" ) &
+    watch_pid=$!
+    wait "$run_pid"
+    rc=$?
+    elapsed "$t0" "$(now)" > "$OUT/cupy-raw-recorded.s"
+    kill "$watch_pid" 2>/dev/null
+    wait "$watch_pid" 2>/dev/null
+    pytest_line=$(grep -E '(passed|failed|error)' "$OUT/cupy-raw-recorded.log" | tail -n 1)
+    echo "streamcheck run: $(cat "$OUT/cupy-raw-recorded.s")s, exit $rc (124: timed out), pytest: $pytest_line" | tee -a "$summary"
+}
+if [ "$STAGE" = side ]; then
+    # Side by side: Jitify's warm-up is per process and takes minutes, so
+    # the two runs share the machine's state instead of taking turns.
+    native_run &
+    recorded_run &
+    wait
+else
+    native_run
+    recorded_run
+fi
+native_s=$(cat "$OUT/cupy-raw-native.s") rec_s=$(cat "$OUT/cupy-raw-recorded.s")
 echo "ratio recorded/native: $(python3 -c "print(f'{$rec_s / max($native_s, 0.1):.2f}')")" | tee -a "$summary"
 echo "traces:" >> "$summary"
 ls -l "$traces" >> "$summary" 2>&1
