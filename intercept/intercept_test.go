@@ -464,6 +464,30 @@ func testBasic(t *testing.T, h how) {
 	checkStacks(t, b, tr)
 }
 
+// TestIdleStretchCostsNoCPU: a program that computes for minutes between
+// CUDA calls (Jitify's warm-up in CuPy's test_raw.py) must not be slowed by
+// the shim's own threads: they sleep until the program calls again. The
+// process's CPU time with a 1.5 s stretch without calls stays within a
+// tenth of that of the same run without the stretch, and the call after the
+// stretch is recorded.
+func TestIdleStretchCostsNoCPU(t *testing.T) {
+	b := build(t)
+	for h, name := range map[how]string{inject: "injected", preload: "preloaded"} {
+		cpu := func(idleMS int) time.Duration {
+			r := run(t, b, "basic", h, fmt.Sprintf("FAKE_IDLE_MS=%d", idleMS))
+			if exitDesc(r.state) != "exit 7" {
+				t.Fatalf("fakeapp with FAKE_IDLE_MS=%d: %s, stderr %q", idleMS, exitDesc(r.state), r.stderr)
+			}
+			checkEvents(t, r.onlyTrace(t), basicWant(r.log))
+			return r.state.UserTime() + r.state.SystemTime()
+		}
+		without, with := cpu(0), cpu(1500)
+		if extra := with - without; extra > 150*time.Millisecond {
+			t.Errorf("shim %s: a 1.5 s stretch without CUDA calls cost %v of CPU (%v against %v without it)", name, extra, with, without)
+		}
+	}
+}
+
 // checkStacks checks that stacks start in the program (the shim, CUPTI and
 // driver frames are trimmed) and that the module records map a pc to the
 // right ELF symbol the way docs/trace-format.md says.

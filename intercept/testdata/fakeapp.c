@@ -225,6 +225,16 @@ static void register_kernels(void) {
  * is unchanged by the shim (its output, exit status and errno), the trace
  * is complete, written by the main thread, with stacks that start in the
  * program. */
+/* FAKE_IDLE_MS: a stretch with no CUDA call, as a JIT compiler's warm-up is
+ * (Jitify's takes minutes); the shim's threads must sleep through it. */
+static void idle_stretch(void) {
+    const char *v = getenv("FAKE_IDLE_MS");
+    long ms = v ? atol(v) : 0;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (ms > 0 && nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    }
+}
+
 static int basic(void) {
     CUstream s1;
     CUdeviceptr p, p2;
@@ -259,6 +269,7 @@ static int basic(void) {
     logv("p", p);
     logv("p2", p2);
     launch_k1("cudaLaunchKernel_v7000", "cuLaunchKernel", s1, p, p2, NULL);
+    idle_stretch();
     RT("cudaFreeAsync_v11020", d_free_async("cuMemFreeAsync", p, s1));
     /* errno must come back as the program left it. */
     errno = 4242;
