@@ -90,18 +90,33 @@ dump_stacks() {
     echo "stacks dumped at ${WATCH_S}s: $f" >> "$summary"
 }
 
+# timed LOG CMD...: runs CMD with its output in LOG and sets rc (its exit
+# status) and secs (its wall time). With watch=1, the stacks are dumped if
+# CMD still runs after WATCH_S seconds.
+timed() {
+    local log=$1 t0 pid watcher=
+    shift
+    t0=$(now)
+    "$@" > "$log" 2>&1 &
+    pid=$!
+    if [ "${watch:-0}" = 1 ]; then
+        ( sleep "$WATCH_S"; kill -0 "$pid" 2>/dev/null && dump_stacks "$pid" ) &
+        watcher=$!
+    fi
+    wait "$pid"
+    rc=$?
+    secs=$(elapsed "$t0" "$(now)")
+    if [ -n "$watcher" ]; then
+        kill "$watcher" 2>/dev/null
+        wait "$watcher" 2>/dev/null
+    fi
+}
+
 STAGE="${STAGE:-all}"
 if [ "$STAGE" = probe ]; then
     cd "$CUPY_SRC" || exit 2
-    t0=$(now)
-    timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-probe.log" 2>&1 &
-    probe_pid=$!
-    ( sleep "$WATCH_S"; kill -0 "$probe_pid" 2>/dev/null && dump_stacks "$probe_pid" ) &
-    watch_pid=$!
-    wait "$probe_pid"
-    probe_rc=$?
-    kill "$watch_pid" 2>/dev/null
-    echo "probe $PROBE_ID natively: $(elapsed "$t0" "$(now)")s, exit $probe_rc (124: timed out), $(tail -n 1 "$OUT/cupy-raw-probe.log")" | tee -a "$summary"
+    watch=1 timed "$OUT/cupy-raw-probe.log" timeout "$TIMEOUT_S" "${pytest_cmd[@]}"
+    echo "probe $PROBE_ID natively: ${secs}s, exit $rc (124: timed out), $(tail -n 1 "$OUT/cupy-raw-probe.log")" | tee -a "$summary"
     exit 0
 fi
 export CUPY_CACHE_DIR="$root/.gpu/cupy-kernel-cache"
@@ -114,10 +129,8 @@ elif [ "$STAGE" = timed ]; then
     echo "kernel cache: $(find "$CUPY_CACHE_DIR" -type f | wc -l) files from $CACHE_TAR" | tee -a "$summary"
 else
     echo "warming CuPy's kernel cache (native run, not timed)"
-    t0=$(now)
-    timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-warm.log" 2>&1
-    warm_rc=$?
-    echo "warm (cold cache): $(elapsed "$t0" "$(now)")s, exit $warm_rc, $(tail -n 1 "$OUT/cupy-raw-warm.log")" | tee -a "$summary"
+    timed "$OUT/cupy-raw-warm.log" timeout "$TIMEOUT_S" "${pytest_cmd[@]}"
+    echo "warm (cold cache): ${secs}s, exit $rc, $(tail -n 1 "$OUT/cupy-raw-warm.log")" | tee -a "$summary"
 fi
 if [ "$STAGE" = warm ]; then
     tar -czf "$OUT/cupy-cache.tar.gz" -C "$CUPY_CACHE_DIR" .
@@ -127,29 +140,16 @@ fi
 
 # native_run, recorded_run: each timed into $OUT/cupy-raw-{native,recorded}.s
 native_run() {
-    local t0 rc
-    t0=$(now)
-    timeout "$TIMEOUT_S" "${pytest_cmd[@]}" > "$OUT/cupy-raw-native.log" 2>&1
-    rc=$?
-    elapsed "$t0" "$(now)" > "$OUT/cupy-raw-native.s"
-    echo "native: $(cat "$OUT/cupy-raw-native.s")s, exit $rc (124: timed out), $(tail -n 1 "$OUT/cupy-raw-native.log")" | tee -a "$summary"
+    timed "$OUT/cupy-raw-native.log" timeout "$TIMEOUT_S" "${pytest_cmd[@]}"
+    echo "$secs" > "$OUT/cupy-raw-native.s"
+    echo "native: ${secs}s, exit $rc (124: timed out), $(tail -n 1 "$OUT/cupy-raw-native.log")" | tee -a "$summary"
 }
 traces="$OUT/cupy-raw-traces"
 recorded_run() {
-    local t0 rc run_pid watch_pid pytest_line
     rm -rf "$traces"
-    t0=$(now)
-    STREAMCHECK_STATS=1 timeout "$TIMEOUT_S" "$SC_BIN" run --keep "$traces" -- "${pytest_cmd[@]}" > "$OUT/cupy-raw-recorded.log" 2>&1 &
-    run_pid=$!
-    ( sleep "$WATCH_S"; kill -0 "$run_pid" 2>/dev/null && dump_stacks "$run_pid" ) &
-    watch_pid=$!
-    wait "$run_pid"
-    rc=$?
-    elapsed "$t0" "$(now)" > "$OUT/cupy-raw-recorded.s"
-    kill "$watch_pid" 2>/dev/null
-    wait "$watch_pid" 2>/dev/null
-    pytest_line=$(grep -E '(passed|failed|error)' "$OUT/cupy-raw-recorded.log" | tail -n 1)
-    echo "streamcheck run: $(cat "$OUT/cupy-raw-recorded.s")s, exit $rc (124: timed out), pytest: $pytest_line" | tee -a "$summary"
+    STREAMCHECK_STATS=1 watch=1 timed "$OUT/cupy-raw-recorded.log" timeout "$TIMEOUT_S" "$SC_BIN" run --keep "$traces" -- "${pytest_cmd[@]}"
+    echo "$secs" > "$OUT/cupy-raw-recorded.s"
+    echo "streamcheck run: ${secs}s, exit $rc (124: timed out), pytest: $(grep -E '(passed|failed|error)' "$OUT/cupy-raw-recorded.log" | tail -n 1)" | tee -a "$summary"
 }
 if [ "$STAGE" = side ]; then
     # Side by side: Jitify's warm-up is per process and takes minutes, so
