@@ -8,10 +8,10 @@
 # For each combination it prints the command, the exit code, the program's
 # STREAMCHECK_DONE line (the program itself still ran correctly) and the last
 # lines of streamcheck's output. Tools that are not installed are skipped.
-# NCU_ONLY=1 tries only the ncu combinations. Every combination is tried
-# under each backend of BACKENDS (default
+# Every combination is tried under each backend of BACKENDS (default
 # "cupti interpose"): CUPTI takes one subscriber per process, the interposed
-# wrappers leave it to the profiler.
+# wrappers leave it to the profiler. NCU_ONLY=1 tries the program alone and
+# the ncu combinations only.
 set -u
 OUT=${OUT:-.gpu/out}; mkdir -p "$OUT"
 SC_WORK=${SC_WORK:-.gpu/run}
@@ -40,21 +40,20 @@ try() {
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 for backend in ${BACKENDS:-cupti interpose}; do
-	[ "${NCU_ONLY:-0}" = 1 ] && { [ -n "$ncu" ] || break; }
 	echo "# backend $backend" >>"$report"
 	sc=(bin/streamcheck run --no-color --backend "$backend" --)
 	try "alone ($backend)" "${sc[@]}" "$prog"
-	if [ "${NCU_ONLY:-0}" = 1 ]; then
-		:
-	elif [ -n "$nsys" ]; then
-		try "streamcheck run inside nsys profile ($backend)" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys1" "${sc[@]}" "$prog"
-		try "nsys profile inside streamcheck run ($backend)" "${sc[@]}" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys2" "$prog"
-	else
-		echo "## nsys: not installed, skipped" >>"$report"
-	fi
-	if [ "${NCU_ONLY:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
-		try "compute-sanitizer inside streamcheck run ($backend)" "${sc[@]}" compute-sanitizer --tool memcheck "$prog"
-		try "streamcheck run inside compute-sanitizer ($backend)" compute-sanitizer --tool memcheck --target-processes all "${sc[@]}" "$prog"
+	if [ "${NCU_ONLY:-0}" != 1 ]; then
+		if [ -n "$nsys" ]; then
+			try "streamcheck run inside nsys profile ($backend)" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys1" "${sc[@]}" "$prog"
+			try "nsys profile inside streamcheck run ($backend)" "${sc[@]}" "$nsys" profile --trace=cuda --force-overwrite=true -o "$work/nsys2" "$prog"
+		else
+			echo "## nsys: not installed, skipped" >>"$report"
+		fi
+		if command -v compute-sanitizer >/dev/null; then
+			try "compute-sanitizer inside streamcheck run ($backend)" "${sc[@]}" compute-sanitizer --tool memcheck "$prog"
+			try "streamcheck run inside compute-sanitizer ($backend)" compute-sanitizer --tool memcheck --target-processes all "${sc[@]}" "$prog"
+		fi
 	fi
 	if [ -n "$ncu" ]; then
 		try "ncu inside streamcheck run ($backend)" "${sc[@]}" "$ncu" --launch-count 1 "$prog"
