@@ -22,7 +22,8 @@
 #              (so a cache warmed on one machine call is used by the next)
 #   CACHE_TAR  packed kernel cache for STAGE=timed
 #   STAGE=side no warming run; the native and the recorded run at the same
-#              time (for tests whose warm-up is per process, as Jitify's is)
+#              time (for tests whose warm-up is per process, as Jitify's is),
+#              without the stack dump
 #   PYTEST_ARGS more pytest arguments, split at spaces (e.g. "-v --durations=20")
 #   MARK       a pytest -m expression (e.g. "not slow": CuPy's CI leaves out
 #              the tests marked slow, the Jitify ones among them)
@@ -37,7 +38,10 @@
 # timed native run, a timed `streamcheck run --keep TRACEDIR` with
 # STREAMCHECK_STATS=1. Writes to $OUT: cupy-raw-summary.txt (times and their
 # ratio, exit codes, trace sizes), cupy-raw-{native,recorded}.log (pytest's and
-# streamcheck's output), cupy-raw-stacks.txt (only if the watch fired).
+# streamcheck's output), cupy-raw-{native,recorded}-times.tsv (each finished
+# test's call time, compared in the summary on the tests both runs finished,
+# so a run the timeout ends still gives a ratio), cupy-raw-stacks.txt (only if
+# the watch fired).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 OUT="${OUT:?set OUT to a folder for the results}"
@@ -140,18 +144,23 @@ fi
 
 # native_run, recorded_run: each timed into $OUT/cupy-raw-{native,recorded}.s
 native_run() {
-    timed "$OUT/cupy-raw-native.log" timeout "$TIMEOUT_S" "${pytest_cmd[@]}"
+    STREAMCHECK_PYTEST_TIMES="$OUT/cupy-raw-native-times.tsv" \
+        timed "$OUT/cupy-raw-native.log" timeout "$TIMEOUT_S" "${pytest_cmd[@]}"
     echo "$secs" > "$OUT/cupy-raw-native.s"
     echo "native: ${secs}s, exit $rc (124: timed out), $(tail -n 1 "$OUT/cupy-raw-native.log")" | tee -a "$summary"
 }
 traces="$OUT/cupy-raw-traces"
 recorded_run() {
     rm -rf "$traces"
-    STREAMCHECK_STATS=1 watch=1 timed "$OUT/cupy-raw-recorded.log" timeout "$TIMEOUT_S" "$SC_BIN" run --keep "$traces" -- "${pytest_cmd[@]}"
+    STREAMCHECK_STATS=1 STREAMCHECK_PYTEST_TIMES="$OUT/cupy-raw-recorded-times.tsv" watch=$watch_recorded timed "$OUT/cupy-raw-recorded.log" timeout "$TIMEOUT_S" "$SC_BIN" run --keep "$traces" -- "${pytest_cmd[@]}"
     echo "$secs" > "$OUT/cupy-raw-recorded.s"
     echo "streamcheck run: ${secs}s, exit $rc (124: timed out), pytest: $(grep -E '(passed|failed|error)' "$OUT/cupy-raw-recorded.log" | tail -n 1)" | tee -a "$summary"
 }
+rm -f "$OUT"/cupy-raw-*-times.tsv
+watch_recorded=1
 if [ "$STAGE" = side ]; then
+    # A stack dump stops the recorded run for a while: none side by side.
+    watch_recorded=0
     # Side by side: Jitify's warm-up is per process and takes minutes, so
     # the two runs share the machine's state instead of taking turns.
     native_run &
@@ -163,6 +172,22 @@ else
 fi
 native_s=$(cat "$OUT/cupy-raw-native.s") rec_s=$(cat "$OUT/cupy-raw-recorded.s")
 echo "ratio recorded/native: $(python3 -c "print(f'{$rec_s / max($native_s, 0.1):.2f}')")" | tee -a "$summary"
+# Per test: a run the timeout ended still compares on the tests both finished.
+python3 - "$OUT/cupy-raw-native-times.tsv" "$OUT/cupy-raw-recorded-times.tsv" <<'PY' | tee -a "$summary"
+import sys
+def load(p):
+    try:
+        return {l.split("\t")[0]: float(l.split("\t")[2]) for l in open(p) if l.count("\t") == 2}
+    except OSError:
+        return {}
+nat, rec = load(sys.argv[1]), load(sys.argv[2])
+both = [k for k in nat if k in rec]
+n, r = sum(nat[k] for k in both), sum(rec[k] for k in both)
+print(f"tests finished: native {len(nat)}, recorded {len(rec)}, both {len(both)}")
+print(f"call time of the tests both finished: native {n:.1f}s, recorded {r:.1f}s, ratio {r / max(n, 0.001):.2f}")
+for k in sorted(both, key=lambda k: -nat[k])[:8]:
+    print(f"  {nat[k]:8.1f}s native {rec[k]:8.1f}s recorded  {k}")
+PY
 echo "traces:" >> "$summary"
 ls -l "$traces" >> "$summary" 2>&1
 grep '^streamcheck: stats:' "$OUT/cupy-raw-recorded.log" >> "$summary"
