@@ -18,10 +18,14 @@
 # Usage, from the repository root (needs cc):
 #   bash bench/shim-calls.sh [SHIM.so ...]   (default: a fresh build, scripts/build.sh shim)
 #   ROUNDS (default 5), CALLS (iterations a run, default 200000)
+#   MODE=launches: drvbench's PyTorch-like launches instead of the loop
+#   (512-byte descriptors and 4 KiB tables among 2,000 live allocations;
+#   ns per launch), with one more configuration a shim: the words matched in
+#   the shim (STREAMCHECK_RAW_WORDS=0) instead of by the reader
 #   -> bench/results/shim-calls.txt when RESULTS=1
 set -eu
 . bench/drvbench-lib.sh # $work, the program, the shims in "$@", with_shim
-rounds=${ROUNDS:-5} calls=${CALLS:-200000}
+rounds=${ROUNDS:-5} calls=${CALLS:-200000} mode=${MODE:-calls}
 
 # ns SHIM [ENV...]: one run's ns per call
 ns() {
@@ -29,7 +33,7 @@ ns() {
 	shift
 	d=$(mktemp -d -p "$work")
 	mapfile -t pre < <(with_shim "$shim")
-	env STREAMCHECK_DIR="$d" "${pre[@]}" "$@" "$work/drvbench" calls "$calls" | awk '$1 == "ns/call" { print $2 }'
+	env STREAMCHECK_DIR="$d" "${pre[@]}" "$@" "$work/drvbench" "$mode" "$calls" | awk '$1 == "ns/call" { print $2 }'
 	rm -rf "$d"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -38,6 +42,7 @@ configs=("native|-|" "native fresh|-|THINDRV_FRESH=1")
 for shim; do
 	configs+=("$shim wrapper only|$shim|STREAMCHECK_CALLBACK_ONLY=1" "$shim recording|$shim|"
 		"$shim recording, no stacks|$shim|STREAMCHECK_STACK_DEPTH=0" "$shim recording, fresh|$shim|THINDRV_FRESH=1")
+	if [ "$mode" = launches ]; then configs+=("$shim recording, words matched in the shim|$shim|STREAMCHECK_RAW_WORDS=0"); fi
 done
 for ((r = 0; r < rounds; r++)); do
 	for i in "${!configs[@]}"; do
@@ -47,7 +52,7 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 out=$(
-	echo "# bench/shim-calls.sh, $(date -u +%F), $(uname -m), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of $calls iterations (5 calls each)"
+	echo "# bench/shim-calls.sh, $(date -u +%F), $(uname -m), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of $calls iterations of $mode"
 	native=$(median <"$work/c0") fresh=$(median <"$work/c1")
 	printf '%-60s %7.1f ns/call\n' "native" "$native" "native fresh" "$fresh"
 	for i in "${!configs[@]}"; do
@@ -57,12 +62,14 @@ out=$(
 		case $env in THINDRV_FRESH=1) base=$fresh ;; esac
 		printf '%-60s %7.1f ns/call over native (runs: %s)\n' "$name" "$(echo "$(median <"$work/c$i") - $base" | bc -l)" "$(tr '\n' ' ' <"$work/c$i")"
 	done
+	stats_extra=()
+	if [ "$mode" = launches ]; then stats_extra=(STREAMCHECK_RAW_WORDS=0); fi
 	for shim; do
-		for env in "" THINDRV_FRESH=1; do
+		for env in "" THINDRV_FRESH=1 "${stats_extra[@]}"; do
 			d=$(mktemp -d -p "$work")
 			mapfile -t pre < <(with_shim "$shim")
 			# shellcheck disable=SC2086
-			echo "$shim ${env:-pool}: $(env STREAMCHECK_DIR="$d" "${pre[@]}" STREAMCHECK_STATS=1 $env "$work/drvbench" calls "$calls" 2>&1 >/dev/null | sed -n 's/^streamcheck: stats: ns per call: //p')"
+			echo "$shim ${env:-pool}: $(env STREAMCHECK_DIR="$d" "${pre[@]}" STREAMCHECK_STATS=1 $env "$work/drvbench" "$mode" "$calls" 2>&1 >/dev/null | sed -n 's/^streamcheck: stats: ns per call: //p')"
 		done
 	done
 )

@@ -109,7 +109,7 @@ static int work_node(sc_tstate *ts, sc_event *ev, int type, const unsigned char 
         CUfunction f = k->func;
         if (!f && has_kern) f = (CUfunction)k->kern;
         ev->op = OP_LAUNCH;
-        ev->nptrs = sc_launch_scan(ts, f, f ? sc_kernel_name(f) : NULL, k->kernelParams, k->extra, &ev->kernel, &ev->nweak);
+        sc_launch_scan(ts, f, f ? sc_kernel_name(f) : NULL, k->kernelParams, k->extra, ev);
         break;
     }
     case SC_GRAPH_NODE_TYPE_MEMCPY:

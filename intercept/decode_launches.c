@@ -11,7 +11,7 @@ SC_HOT int sc_dec_launch(sc_call *c, sc_event *ev) {
     const p_cuLaunchKernel *p = c->pp;
     ev->op = OP_LAUNCH;
     ev->stream = norm_stream(p->hStream, c->pt);
-    ev->nptrs = sc_launch_scan(c->ts, p->f, c->cb->symbolName, p->kernelParams, p->extra, &ev->kernel, &ev->nweak);
+    sc_launch_scan(c->ts, p->f, c->cb->symbolName, p->kernelParams, p->extra, ev);
     return 1;
 }
 
@@ -19,7 +19,7 @@ SC_HOT int sc_dec_launch_coop(sc_call *c, sc_event *ev) {
     const p_cuLaunchCooperativeKernel *p = c->pp;
     ev->op = OP_LAUNCH;
     ev->stream = norm_stream(p->hStream, c->pt);
-    ev->nptrs = sc_launch_scan(c->ts, p->f, c->cb->symbolName, p->kernelParams, NULL, &ev->kernel, &ev->nweak);
+    sc_launch_scan(c->ts, p->f, c->cb->symbolName, p->kernelParams, NULL, ev);
     return 1;
 }
 
@@ -27,7 +27,7 @@ SC_HOT int sc_dec_launch_ex(sc_call *c, sc_event *ev) {
     const p_cuLaunchKernelEx *p = c->pp;
     ev->op = OP_LAUNCH;
     ev->stream = norm_stream(p->config ? p->config->hStream : NULL, c->pt);
-    ev->nptrs = sc_launch_scan(c->ts, p->f, c->cb->symbolName, p->kernelParams, p->extra, &ev->kernel, &ev->nweak);
+    sc_launch_scan(c->ts, p->f, c->cb->symbolName, p->kernelParams, p->extra, ev);
     return 1;
 }
 

@@ -143,6 +143,9 @@
 //	                         Python function instead of unwinding through CPython's
 //	                         trampolines to its callers (see pytramp.c)
 //	STREAMCHECK_PYTHON_LINES=0  Python frames without their lines (see pylines.c)
+//	STREAMCHECK_RAW_WORDS=0  match a launch's parameter words against the allocation
+//	                         map here instead of writing them for the reader to
+//	                         match (see params.c, model/launchwords.go)
 //	STREAMCHECK_PREFAULT=0   no helper thread faulting trace pages in ahead of the
 //	                         writer (on by default; see tracefile.c)
 //	STREAMCHECK_CALLBACK_ONLY=1  the backend runs (CUPTI subscribed, or the wrappers

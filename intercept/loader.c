@@ -291,6 +291,8 @@ static void start(int eager_file, int preloaded) {
     sc_recorder_init();
     const char *st = getenv("STREAMCHECK_STATS");
     sc_stats = st && strcmp(st, "1") == 0;
+    const char *rw = getenv("STREAMCHECK_RAW_WORDS");
+    sc_raw_words = !(rw && strcmp(rw, "0") == 0);
     if (sc_stats) sc_stat_begin();
     /* STREAMCHECK_CALLBACK_ONLY=1 subscribes (or interposes) but records
      * nothing: it measures what the backend alone costs (bench/gpu-overhead.sh). */

@@ -70,6 +70,7 @@ enum {
 #define FLAG_PEER (1u << 7)         /* synchronous peer copy: serialized with its devices' work */
 #define FLAG_GRAPH_NODE (1u << 8)   /* launch, copy or set added to a graph as a node, not issued to a stream */
 #define FLAG_CONDITIONAL (1u << 9)  /* graph clone: a conditional node's body graph (src) in graph */
+#define FLAG_RAW_WORDS (1u << 10)   /* launch: ptrs are the parameter words unmatched, the last live of the weak ones live-only (model/launchwords.go) */
 
 /* model.Family: the family field (31) of a malloc, or of a free, the family its API frees. */
 enum {

@@ -161,7 +161,20 @@ SC_HOT static void flush(sc_scan *fd) {
     fd->nw = 0;
 }
 
+/* Raw words: kept unmatched for the reader (model/launchwords.go): strong
+ * from the front of out, weak from its back, table words in tab. */
+static inline void add_raw(sc_scan *fd, uint64_t w, int live_only, int weak) {
+    if (fd->n + fd->nweak + fd->ntab >= SC_MAX_PTRS) return;
+    if (live_only) fd->tab[fd->ntab++] = w;
+    else if (weak) fd->out[SC_MAX_PTRS - 1 - fd->nweak++] = w;
+    else fd->out[fd->n++] = w;
+}
+
 static inline void add_word(sc_scan *fd, uint64_t w, int live_only, int weak) {
+    if (fd->raw) {
+        add_raw(fd, w, live_only, weak);
+        return;
+    }
     if (fd->nw == SC_SCAN_CHUNK) flush(fd);
     fd->w[fd->nw] = w;
     fd->live_only[fd->nw] = (uint8_t)live_only;
@@ -241,18 +254,41 @@ SC_HOT static uint32_t sort_unique(uint64_t *v, uint64_t *tmp, uint32_t n) {
     return k;
 }
 
-/* Fills ts->ptrs: the strong matches, then *nweak weak ones; returns how
- * many in all. *kernel_sid gets the name's string id. */
-SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
-                               uint32_t *kernel_sid, uint32_t *nweak) {
+/* Raw words: strong, then weak, then table words, in out (ts->ptrs); ev
+ * says so (FLAG_RAW_WORDS, the weak count, and the table words' count in
+ * its ext). Nothing is sorted or matched on the calling thread. */
+SC_HOT static void finish_raw(sc_tstate *ts, sc_scan *fd, sc_event *ev) {
+    uint64_t *out = fd->out;
+    memmove(out + fd->n, out + SC_MAX_PTRS - fd->nweak, (size_t)fd->nweak * sizeof *out);
+    memcpy(out + fd->n + fd->nweak, fd->tab, (size_t)fd->ntab * sizeof *out);
+    ev->nptrs = fd->n + fd->nweak + fd->ntab;
+    ev->nweak = fd->nweak + fd->ntab;
+    ev->flags |= FLAG_RAW_WORDS;
+    if (fd->ntab) {
+        sc_ext *x = &ts->ext;
+        memset(x, 0, sizeof *x);
+        x->live = fd->ntab;
+        ev->ext = x;
+    }
+}
+
+int sc_raw_words = 1;
+
+/* Fills ts->ptrs and ev's nptrs and nweak: the strong matches, then the
+ * weak ones (or, with sc_raw_words, the words unmatched: finish_raw); and
+ * ev->kernel, the name's string id. */
+SC_HOT void sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
+                           sc_event *ev) {
     int64_t t0 = sc_stats ? sc_stat_clock() : 0;
     layout *l = lookup_layout(f, symbol);
-    *kernel_sid = l ? l->name_sid : 0;
-    if (!l && symbol) *kernel_sid = sc_intern(symbol);
+    ev->kernel = l ? l->name_sid : 0;
+    if (!l && symbol) ev->kernel = sc_intern(symbol);
 
     sc_scan *fd = &ts->scan;
     fd->out = ts->ptrs;
-    fd->n = fd->nweak = fd->words = fd->nw = 0;
+    fd->tab = ts->sort_tmp;
+    fd->raw = sc_raw_words;
+    fd->n = fd->nweak = fd->ntab = fd->words = fd->nw = 0;
     const uint8_t *buf = NULL;
     size_t buflen = 0;
     if (!kernelParams && extra) {
@@ -275,6 +311,10 @@ SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, 
             scan_bytes(fd, buf, buflen / 8 * 8, 0, SIZE_MAX); /* no layout: every aligned word, a slot */
         }
     }
+    if (fd->raw) {
+        finish_raw(ts, fd, ev);
+        goto stats;
+    }
     flush(fd);
     uint64_t *out = fd->out;
     uint32_t n = sort_unique(out, ts->sort_tmp, fd->n), nw = 0;
@@ -291,11 +331,12 @@ SC_HOT uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, 
     }
     fd->n = n + nw;
     fd->nweak = nw;
-    *nweak = nw;
+    ev->nptrs = fd->n;
+    ev->nweak = nw;
+stats:
     if (sc_stats) {
         atomic_fetch_add_explicit(&sc_stat_launches, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&sc_stat_scan_words, fd->words, memory_order_relaxed);
         atomic_fetch_add_explicit(&sc_stat_scan_time, (uint64_t)(sc_stat_clock() - t0), memory_order_relaxed);
     }
-    return fd->n;
 }

@@ -23,7 +23,7 @@
 
 /* 0.2: records pool attributes (pool_set_attr), allocation families and the
  * time inside synchronous allocations and frees (model.Process.RecordsPoolAttributes). */
-#define SC_VERSION "streamcheck-intercept 0.2.0 (trace format 1)"
+#define SC_VERSION "streamcheck-intercept 0.3.0 (trace format 1)"
 #define SC_EXPORT __attribute__((visibility("default")))
 #define SC_HIDDEN __attribute__((visibility("hidden")))
 /* The per-call path: GCC puts these functions side by side (.text.hot), so
@@ -72,6 +72,7 @@ typedef struct {
     uint32_t attr;          /* OP_POOL_SET_ATTR: CUmemPool_attribute (value in sc_event.value) */
     uint64_t src_size;      /* OP_COLLECTIVE: the bytes read at src */
     uint32_t nranks;        /* OP_COLLECTIVE: the communicator's rank count */
+    uint32_t live;          /* OP_LAUNCH with FLAG_RAW_WORDS: the last weak words that match live memory only */
 } sc_ext;
 
 /* One event as the handlers fill it; the trace writer adds seq and time. */
@@ -98,11 +99,15 @@ typedef struct {
 } sc_event;
 
 /* A launch's parameter words being looked up in the allocation map: they
- * are gathered in chunks and looked up a chunk at a time (params.c). */
+ * are gathered in chunks and looked up a chunk at a time (params.c); or,
+ * with sc_raw_words, kept as they are for the reader to match. */
 #define SC_SCAN_CHUNK 512
 typedef struct {
     uint64_t *out;  /* device addresses found: strong from the front, weak from the back */
     uint32_t n, nweak;
+    int raw;        /* sc_raw_words: words kept unmatched, the table words in tab */
+    uint64_t *tab;  /* raw: words of tables (live only) */
+    uint32_t ntab;
     uint32_t words; /* looked up, for STREAMCHECK_STATS */
     uint32_t nw;    /* words gathered, not yet looked up */
     uint64_t lo, hi; /* the allocation map's bounds: only words within are gathered */
@@ -264,8 +269,8 @@ SC_HIDDEN void sc_layouts_forget(void);
 SC_HIDDEN const char *sc_kernel_name(CUfunction f); /* from the driver, or NULL */
 /* Fills ts->ptrs with the addresses found, the weak matches last: returns
  * how many in all, *nweak the weak ones. */
-SC_HIDDEN uint32_t sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
-                                  uint32_t *kernel_sid, uint32_t *nweak);
+SC_HIDDEN void sc_launch_scan(sc_tstate *ts, CUfunction f, const char *symbol, void **kernelParams, void **extra,
+                               sc_event *ev);
 
 /* ---- loader.c: driver entry points looked up in libcuda (may be NULL) ---- */
 typedef struct {
@@ -318,6 +323,7 @@ SC_HIDDEN void sc_emit(sc_tstate *ts, sc_event *ev);
 /* ---- callbacks.c (the CUPTI backend), apitable.c (the table of driver functions), stats.c ---- */
 /* STREAMCHECK_STATS=1: count and time our own work, print at exit. */
 extern int sc_stats;
+extern int sc_raw_words; /* launches carry their parameter words unmatched (params.c) */
 /* Times are in sc_stat_clock units; sc_stat_ns_per_unit converts them. */
 extern _Atomic uint64_t sc_stat_handler_time, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
 /* Frames walked by the unwinds, and the time the unwinds took (sc_stat_clock units). */

@@ -448,10 +448,10 @@ int sc_trace_writable_locked(void) {
 
 /* ---- events ---- */
 
-/* The optional fields from 21 on, opt[0..nopt), then fields 30..36 of x
+/* The optional fields from 21 on, opt[0..nopt), then fields 30..37 of x
  * (sc_ext): each written only with those after it that are set. */
 SC_COLD static size_t encode_ext(uint8_t *p, const uint64_t *opt, size_t nopt, const sc_ext *x) {
-    uint64_t g[] = {x->dur, x->family, x->pitch, x->height, x->attr, x->src_size, x->nranks};
+    uint64_t g[] = {x->dur, x->family, x->pitch, x->height, x->attr, x->src_size, x->nranks, x->live};
     size_t ng = sizeof g / sizeof g[0];
     while (ng > 0 && g[ng - 1] == 0) ng--;
     if (ng == 0)
@@ -469,7 +469,13 @@ SC_HOT size_t sc_event_encode(uint8_t *p, const sc_event *e) {
                     e->value, e->nweak};
     size_t nf = sizeof f / sizeof f[0];
     size_t n = put_uvarints(p, f, 14);
-    n += put_uvarints(p + n, e->ptrs, e->nptrs);
+    if (e->flags & FLAG_RAW_WORDS) { /* raw words: 8 bytes each, little-endian, copied as they are */
+        _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "raw words are written in the host's byte order");
+        memcpy(p + n, e->ptrs, (size_t)e->nptrs * 8);
+        n += (size_t)e->nptrs * 8;
+    } else {
+        n += put_uvarints(p + n, e->ptrs, e->nptrs);
+    }
     if (__builtin_expect(e->ext != NULL, 0)) return n + encode_ext(p + n, f + 14, nf - 14, e->ext);
     while (nf > 14 && f[nf - 1] == 0) nf--;
     return n + put_uvarints(p + n, f + 14, nf - 14);

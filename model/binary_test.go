@@ -48,14 +48,14 @@ var goldenTrace = concat(
 	// string 5, ptrs [0x7f00 0x10], graph 0, exec 0x33, peer devices 0 and
 	// 0, node 0, memory operation 0, its flags 0 and value 0, the last
 	// address weak, 255 ns inside the call, family 0, pitch 0, height 0,
-	// attribute 0, no collective sizes (0, 0), then a field from a later
-	// version (ignored).
-	[]byte{0x10, 0x2a,
+	// attribute 0, no collective sizes (0, 0), no live-only words (0),
+	// then a field from a later version (ignored).
+	[]byte{0x10, 0x2b,
 		0x10, 0x05, 0x07, 0x01, 0x12, 0x00, 0x00, 0x00,
 		0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
 		0x00, 0x00, 0x05, 0x00, 0x02, 0x80, 0xfe, 0x01, 0x10,
 		0x00, 0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xff, 0x01,
-		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x01},
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x01},
 	// Event seq 6: memcpy failed with result 2, dst 0x7f00 src 0x20 size 16, h2d, pageable.
 	[]byte{0x10, 0x15,
 		0x12, 0x06, 0x07, 0x00, 0x00, 0x00, 0x00, 0x04,
@@ -163,7 +163,11 @@ func (f rawEvent) payload() []byte {
 		uv(f.stream), uv(f.event), uv(f.ptr), uv(f.size), uv(f.src), uv(f.kind), uv(f.flags), uv(f.pool), uv(f.kernel),
 		sv(f.prio), uv(f.nptrs))
 	for _, a := range f.ptrs {
-		p = append(p, uv(a)...)
+		if f.flags&uint64(FlagRawWords) != 0 {
+			p = binary.LittleEndian.AppendUint64(p, a) // raw words: 8 bytes each
+		} else {
+			p = append(p, uv(a)...)
+		}
 	}
 	p = append(p, f.tail...)
 	return p[:len(p)-f.cut]
@@ -206,7 +210,8 @@ func TestBinaryCorrupt(t *testing.T) {
 		{"exec malformed", newEnc().event(rawEvent{op: 24, seq: 1, tail: []byte{0x01, 0xff}}), "exec", "exec malformed"},
 		{"node malformed", newEnc().event(rawEvent{op: 28, seq: 1, tail: []byte{0, 0, 0, 0, 0x80}}), "node", "node malformed"},
 		{"weak past nptrs", newEnc().event(rawEvent{op: 16, seq: 1, nptrs: 1, ptrs: []uint64{5}, tail: []byte{0, 0, 0, 0, 0, 0, 0, 0, 2}}), "weak", "2 weak addresses of 1"},
-		{"unknown flag", newEnc().event(rawEvent{op: 16, seq: 1, flags: 1 << 10}), "flags", "unknown flag bits 0x400"},
+		{"unknown flag", newEnc().event(rawEvent{op: 16, seq: 1, flags: 1 << 11}), "flags", "unknown flag bits 0x800"},
+		{"raw words, no raw recorder", newEnc().event(rawEvent{op: 16, seq: 1, flags: 1 << 10}), "flags", "raw launch words from a recorder that does not write them"},
 		{"event payload short", newEnc().event(rawEvent{op: 1, seq: 1, cut: 1}), "nptrs", "corrupt event record"},
 		{"empty event payload", newEnc().record(RecordEvent, nil), "op", "corrupt event record"},
 		{"varint overflow", newEnc().record(RecordEvent, bytes.Repeat([]byte{0xff}, 11)), "op", "malformed"},

@@ -20,6 +20,9 @@ type BinaryReader struct {
 	nevents uint64 // events read, for the End record's count
 	haveSeq bool
 	err     error // Sticky once set.
+	// words resolves raw launch words (launchwords.go), for recorders
+	// that write them; nil for others.
+	words *launchWords
 }
 
 // NewBinaryReader reads the header of a binary trace. file names the trace in
@@ -135,7 +138,7 @@ func recordName(k RecordKind) string {
 var (
 	eventFields = [...]string{"op", "seq", "tid", "device", "time", "api", "stack", "result", "stream", "event", "ptr", "size", "src", "kind", "flags", "pool", "kernel", "prio", "nptrs"}
 	// eventTailFields follow the addresses; a record may end before any.
-	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node", "mem_op", "mem_flags", "value", "weak", "dur", "family", "pitch", "height", "attr", "src_size", "nranks"}
+	eventTailFields = [...]string{"graph", "exec", "peer_src", "peer_dst", "node", "mem_op", "mem_flags", "value", "weak", "dur", "family", "pitch", "height", "attr", "src_size", "nranks", "live"}
 	endFields       = [...]string{"events", "dropped"}
 	stackFields     = [...]string{"id", "frames"}
 	frameFields     = [...]string{"pc", "module", "func", "file", "line"}
@@ -312,8 +315,14 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	if unknown := v[14] &^ uint64(knownFlags); unknown != 0 {
 		return fieldErr("flags", "corrupt event record: unknown flag bits %#x (recorded by a newer streamcheck?)", unknown)
 	}
-	// Each address takes at least one byte, which bounds the allocation.
-	if nptrs > MaxLaunchPtrs || nptrs > uint64(len(rest)) {
+	// Each address takes at least one byte (a raw word eight), which
+	// bounds the allocation.
+	raw := uint32(v[14])&FlagRawWords != 0
+	width := uint64(1)
+	if raw {
+		width = 8
+	}
+	if nptrs > MaxLaunchPtrs || nptrs*width > uint64(len(rest)) {
 		return fieldErr("nptrs", "corrupt event record: %d addresses do not fit (limit %d, %d bytes left)", nptrs, MaxLaunchPtrs, len(rest))
 	}
 	ptrs := ev.Ptrs[:0]
@@ -322,9 +331,16 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 			ptrs = make([]uint64, nptrs)
 		}
 		ptrs = ptrs[:nptrs]
-		var n int
-		if rest, n = readUvarints(rest, ptrs); n < len(ptrs) {
-			return fieldErr("ptrs", "corrupt event record: address %d of %d malformed or missing", n, nptrs)
+		if raw {
+			for i := range ptrs {
+				ptrs[i] = binary.LittleEndian.Uint64(rest[8*i:])
+			}
+			rest = rest[8*nptrs:]
+		} else {
+			var n int
+			if rest, n = readUvarints(rest, ptrs); n < len(ptrs) {
+				return fieldErr("ptrs", "corrupt event record: address %d of %d malformed or missing", n, nptrs)
+			}
 		}
 	}
 	// Fields added later, each optional: absent is zero.
@@ -357,6 +373,12 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	if graph[15] > math.MaxUint32 {
 		return fieldErr("nranks", "corrupt event record: rank count %d out of range", graph[15])
 	}
+	if graph[16] > graph[8] || (graph[16] != 0 && !raw) {
+		return fieldErr("live", "corrupt event record: %d live-only words of %d weak (raw words: %v)", graph[16], graph[8], raw)
+	}
+	if raw && r.words == nil {
+		return fieldErr("flags", "corrupt event record: raw launch words from a recorder that does not write them")
+	}
 	ev.Ptrs = ptrs
 	ev.SrcSize, ev.Ranks = graph[14], uint32(graph[15])
 	ev.Dur, ev.Family, ev.Pitch, ev.Height, ev.Attr = graph[9], Family(graph[10]), graph[11], graph[12], PoolAttr(graph[13])
@@ -386,6 +408,12 @@ func (r *BinaryReader) event(p []byte, ev *Event) error {
 	ev.Kind = MemcpyKind(kind)
 	ev.Pool = v[15]
 	ev.Kernel = StringID(kernel)
+	if r.words != nil {
+		if raw {
+			r.words.resolve(ev, int(graph[16]))
+		}
+		r.words.observe(ev)
+	}
 	r.lastSeq, r.haveSeq = seq, true
 	r.nevents++
 	return nil
@@ -526,6 +554,9 @@ func (r *BinaryReader) defineProcess(p []byte) error {
 		return err
 	}
 	t.Process = Process{PID: pid, PPID: ppid, Exe: StringID(v[2]), Start: unzigzag(v[3]), Version: StringID(v[4])}
+	if recordsRawLaunchWords(t.String(t.Process.Version)) && r.words == nil {
+		r.words = &launchWords{}
+	}
 	// The command line came later: traces without it stay valid.
 	if len(rest) > 0 {
 		if _, n := readUvarints(rest, v[:1]); n != 1 {

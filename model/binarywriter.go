@@ -89,6 +89,10 @@ func (w *BinaryWriter) writeEvent(ev *Event, t *Tables) error {
 	if int(ev.Weak) > len(ev.Ptrs) {
 		return fmt.Errorf("binary trace writer: seq %d: %d weak addresses of %d", ev.Seq, ev.Weak, len(ev.Ptrs))
 	}
+	if ev.Flags&FlagRawWords != 0 {
+		// Readers resolve raw words; only the shim writes them.
+		return fmt.Errorf("binary trace writer: seq %d: raw launch words (flag bit 10) are the recorder's form: write the matched addresses", ev.Seq)
+	}
 	if err := w.Source(t); err != nil {
 		return err
 	}

@@ -322,6 +322,11 @@ const (
 	// from Graph runs the body's work as it was at the instantiation, zero
 	// or more times.
 	FlagConditional uint32 = 1 << 9
+	// FlagRawWords (OpLaunch, binary traces only) says that Ptrs holds the
+	// launch's parameter words that may be addresses, unmatched: the
+	// reader matches them against the trace's allocations and clears the
+	// flag (launchwords.go), so no Event a reader returns has it.
+	FlagRawWords uint32 = 1 << 10
 )
 
 // Result codes. Zero is success; NotReady is the answer of a query whose

@@ -679,6 +679,7 @@ var flagSpecs = [...]FlagSpec{
 	{FlagPeer, "FlagPeer", "FLAG_PEER", []string{"peer_src", "peer_dst"}, []string{"peer_src", "peer_dst"}, "synchronous peer copy: serialized with its devices' work"},
 	{FlagGraphNode, "FlagGraphNode", "FLAG_GRAPH_NODE", []string{"graph"}, []string{"graph"}, "launch, copy or set added to a graph as a node, not issued to a stream"},
 	{FlagConditional, "FlagConditional", "FLAG_CONDITIONAL", []string{"conditional"}, nil, "graph clone: a conditional node's body graph (src) in graph"},
+	{FlagRawWords, "FlagRawWords", "FLAG_RAW_WORDS", nil, []string{"weak", "live"}, "launch: ptrs are the parameter words unmatched, the last live of the weak ones live-only (model/launchwords.go)"},
 }
 
 // FlagSpecs returns the rows of every flag, lowest bit first.

@@ -15,6 +15,13 @@
  *                             created and destroyed (freed) at once
  *        drvbench calls N     N iterations of the loop, timed on the calling
  *                             thread's CPU clock
+ *        drvbench launches N  N iterations of PyTorch-like launches among 2,000
+ *                             live allocations: an elementwise kernel's
+ *                             512-byte descriptor (3 pointers, then sizes and
+ *                             strides) and, every fourth iteration, an
+ *                             optimizer's 4 KiB table (96 tensor addresses,
+ *                             then stale words of freed tensors and zeros);
+ *                             timed per launch
  * The loop is bench/gpu/loop.cu's, five calls: an allocation, a launch, an
  * event record, a stream wait and a free.
  *
@@ -162,6 +169,41 @@ static double cpu_ns(void) {
     return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
+static int launches(long n) {
+    static CUfunction table_k = (CUfunction)0x4b6000, elem_k = (CUfunction)0x4b7000;
+    enum { LIVE = 2000, FREED = 64 };
+    CUstream s;
+    CUdeviceptr live[LIVE], freed[FREED];
+    if (cuStreamCreate(&s, 0)) fail("cuStreamCreate");
+    for (int i = 0; i < LIVE; i++)
+        if (cuMemAlloc_v2(&live[i], 4096 + 256 * (size_t)(i % 16))) fail("cuMemAlloc_v2");
+    for (int i = 0; i < FREED; i++)
+        if (cuMemAlloc_v2(&freed[i], 4096) || cuMemFree_v2(freed[i])) fail("cuMemAlloc_v2");
+    uint64_t table[512], desc[64];
+    CUdeviceptr out = live[0];
+    void *targs[] = {&out, table}, *eargs[] = {desc};
+    unsigned seed = 1;
+    double t0 = 0;
+    long launched = 0;
+    for (long i = -n / 10 - 100; i < n; i++) {
+        if (i == 0) t0 = cpu_ns(), launched = 0;
+        memset(desc, 0, sizeof desc);
+        for (int k = 0; k < 3; k++) desc[k] = live[((seed = seed * 1103515245u + 12345u) >> 8) % LIVE];
+        for (int k = 3; k < 64; k++) desc[k] = (uint64_t)(k * 37 % 1024); /* sizes, strides */
+        if (cuLaunchKernel(elem_k, 1, 1, 1, 256, 1, 1, 0, s, eargs, NULL)) fail("cuLaunchKernel");
+        launched++;
+        if (i % 4 == 0) {
+            memset(table, 0, sizeof table);
+            for (int k = 0; k < 96; k++) table[k] = live[(k * 17 + i) % LIVE] + 8 * (uint64_t)(k % 4);
+            for (int k = 96; k < 128; k++) table[k] = freed[k % FREED]; /* stale slots */
+            if (cuLaunchKernel(table_k, 1, 1, 1, 256, 1, 1, 0, s, targs, NULL)) fail("cuLaunchKernel");
+            launched++;
+        }
+    }
+    printf("ns/call %.1f\n", (cpu_ns() - t0) / (double)launched);
+    return 0;
+}
+
 static int calls(long n) {
     CUstream s;
     CUevent e;
@@ -175,7 +217,7 @@ static int calls(long n) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: drvbench threads|waves|allocs|churn|calls N\n");
+        fprintf(stderr, "usage: drvbench threads|waves|allocs|churn|calls|launches N\n");
         return 2;
     }
     long n = atol(argv[2]);
@@ -184,6 +226,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "allocs") == 0) return allocs(n);
     if (strcmp(argv[1], "churn") == 0) return churn(n);
     if (strcmp(argv[1], "calls") == 0) return calls(n);
+    if (strcmp(argv[1], "launches") == 0) return launches(n);
     fprintf(stderr, "drvbench: unknown mode %s\n", argv[1]);
     return 2;
 }
