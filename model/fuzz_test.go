@@ -89,6 +89,11 @@ func checkJSONLWriter(t *testing.T, events []Event, tb *Tables) {
 
 func FuzzBinaryReader(f *testing.F) {
 	f.Add(goldenTrace) // More seeds are in testdata/fuzz/FuzzBinaryReader.
+	// Raw launch words, which the reader matches against its allocation map.
+	const a, b = 0x7f0000100000, 0x7f0000200000
+	f.Add(rawTrace("streamcheck-intercept 0.3.0", alloc(a, 0x1000), alloc(b, 0x100), free(b),
+		launch([]uint64{a, b}, []uint64{a + 8, b + 8}, []uint64{b, a + 16}),
+		rawEvent{op: uint64(OpVmmUnmap), ptr: a, size: 0x2000}, launch(nil, []uint64{a}, nil)))
 	f.Fuzz(fuzzBinary)
 }
 
