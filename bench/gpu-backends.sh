@@ -2,7 +2,9 @@
 # Compares the shim's recording backends on the GPU machine, in interleaved
 # rounds: natively, under `streamcheck run --backend cupti`, under
 # `streamcheck run --backend interpose`, the interposed wrappers alone
-# (STREAMCHECK_CALLBACK_ONLY=1: nothing recorded), and under
+# (STREAMCHECK_CALLBACK_ONLY=1: nothing recorded), the interpose backend
+# with a launch's parameter words matched in the shim instead of by the
+# reader (STREAMCHECK_RAW_WORDS=0: what raw words save), and under
 # compute-sanitizer's stream-ordered race check, on
 #   - the launch-bound loop (bench/gpu/loop.cu; RUNS rounds of ITERS),
 #   - the PyTorch training loop (bench/gpu/train_loop.py; TORCH_RUNS rounds
@@ -38,11 +40,13 @@ native() { env "$@"; }
 cupti() { bin/streamcheck run --backend cupti --no-color -o "$work/report-cupti.txt" -- "$@"; }
 interpose() { bin/streamcheck run --backend interpose --no-color -o "$work/report-interpose.txt" -- "$@"; }
 wrappers() { STREAMCHECK_CALLBACK_ONLY=1 bin/streamcheck run --backend interpose --no-color -o /dev/null -- "$@"; }
+matched() { STREAMCHECK_RAW_WORDS=0 bin/streamcheck run --backend interpose --no-color -o /dev/null -- "$@"; }
 san() { compute-sanitizer --tool memcheck --track-stream-ordered-races all --print-limit 10 "$@"; }
 per_step() { sed -n 's/^bench: \([0-9.]*\) ms per step.*/\1/p'; }
 
-configs=(native cupti interpose wrappers)
-labels=("native" "streamcheck run --backend cupti" "streamcheck run --backend interpose" "interposed wrappers only (record nothing)")
+configs=(native cupti interpose wrappers matched)
+labels=("native" "streamcheck run --backend cupti" "streamcheck run --backend interpose" "interposed wrappers only (record nothing)"
+	"interpose, launch words matched in the shim (STREAMCHECK_RAW_WORDS=0)")
 
 # rounds NAME ROUNDS PARSER UNIT PROGRAM ARGS...: every configuration once a
 # round, in a rotated order; one report line each.
@@ -99,6 +103,12 @@ sanitizer() {
 	fi
 	echo "the shim's own time on the loop, interpose backend (STREAMCHECK_STATS=1):"
 	STREAMCHECK_STATS=1 interpose "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:"
+	if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+		for c in interpose matched; do
+			echo "the shim's own time on the PyTorch training loop, $c (STREAMCHECK_STATS=1):"
+			STREAMCHECK_STATS=1 "$c" python3 bench/gpu/train_loop.py "$TORCH_STEPS" 2>&1 >/dev/null | grep "stats:"
+		done
+	fi
 	echo "stderr of the runs (last lines):"
 	tail -5 "$work/stderr"
 } >"$REPORT"
