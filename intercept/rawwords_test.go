@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -95,5 +96,43 @@ func rawLaunches(t *testing.T, path string) int {
 		if flags&uint64(model.FlagRawWords) != 0 {
 			n++
 		}
+	}
+}
+
+// The same through the interposed wrappers, reached through the PLT:
+// drvbench's PyTorch-like launches (512-byte descriptors, 4 KiB tables of
+// live tensors and stale words of freed ones, among 2,000 allocations).
+func TestRawWordsThroughPLT(t *testing.T) {
+	var traces [2]trace
+	for i, env := range []string{"STREAMCHECK_RAW_WORDS=0", "STREAMCHECK_RAW_WORDS=1"} {
+		dir := t.TempDir()
+		drvRun(t, true, "launches", 400, env, "STREAMCHECK_DIR="+dir) // the last STREAMCHECK_DIR wins
+		files, err := filepath.Glob(filepath.Join(dir, "streamcheck-*.sctrace"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("%s: traces %v, %v", env, files, err)
+		}
+		if traces[i] = readTrace(t, files[0]); traces[i].err != nil {
+			t.Fatalf("%s: %v", env, traces[i].err)
+		}
+	}
+	mp, rp := traces[0].launchPtrs(), traces[1].launchPtrs()
+	mw, rw := traces[0].launchWeak(), traces[1].launchWeak()
+	if len(mp) != len(rp) || len(mp) < 400 {
+		t.Fatalf("%d and %d launches, want the same, at least 400", len(mp), len(rp))
+	}
+	tables := 0
+	for i := range mp {
+		if !slices.Equal(mp[i], rp[i]) || mw[i] != rw[i] {
+			t.Fatalf("launch %d: shim matched %#x (%d weak), reader matched %#x (%d weak)", i+1, mp[i], mw[i], rp[i], rw[i])
+		}
+		if mw[i] >= 90 {
+			tables++
+		}
+	}
+	if n := rawLaunches(t, traces[1].path); n != len(rp) {
+		t.Errorf("%d raw launches of %d", n, len(rp))
+	}
+	if tables == 0 {
+		t.Error("no launch matched a table's tensors")
 	}
 }
