@@ -31,7 +31,7 @@ try() {
 	{
 		echo "exit: $rc"
 		grep -m1 'STREAMCHECK_DONE' "$work/out" || echo "(program did not finish: no STREAMCHECK_DONE)"
-		grep -v '^STREAMCHECK_' "$work/out" | grep -i -E '^env: |streamcheck|cupti|error|finding|race|use-before|==PROF==|Duration|ERROR SUMMARY' | head -14
+		grep -v '^STREAMCHECK_' "$work/out" | grep -i -E '^env: |^mapped: |streamcheck|cupti|error|finding|race|use-before|==PROF==|Duration|ERROR SUMMARY' | head -24
 		echo
 	} >>"$report"
 }
@@ -61,7 +61,12 @@ for backend in ${BACKENDS:-cupti interpose}; do
 		# What reaches the profiled program's process: ncu's launcher may
 		# set its own preload and injection variables.
 		try "the environment ncu gives the program ($backend)" "${sc[@]}" "$ncu" --launch-count 1 \
-			sh -c 'env | grep -E "^(LD_PRELOAD|STREAMCHECK_[A-Z_]*|CUDA_INJECTION64_PATH)=" | sed "s/^/env: /"; exec "$0"' "$prog"
+			sh -c 'env | grep -E "^(LD_[A-Z_]*|STREAMCHECK_[A-Z_]*|CUDA_[A-Z0-9_]*|NV_[A-Z0-9_]*|NVTX_[A-Z0-9_]*)=" | sed "s/^/env: /"
+				grep -E "streamcheck|Injection|nvperf|cupti|libcuda" /proc/$$/maps | awk "{ print \"mapped: \" \$6 }" | sort -u
+				exec "$0"' "$prog"
+		# Whether the shim in the profiled program saw any call (its stats
+		# at exit), and whether it started at all.
+		try "the shim's own count under ncu ($backend)" env STREAMCHECK_STATS=1 "${sc[@]}" "$ncu" --launch-count 1 "$prog"
 	fi
 done
 cat "$report"
