@@ -154,8 +154,9 @@
 //	                         the shim's own time per call (and per phase: decoding
 //	                         and launch scans, stack, trace write, allocation map)
 //	                         and the stack cache's hits, the unwinds (frames walked,
-//	                         time each), the launch scans (words, time each) and
-//	                         the search for CPython's trampolines (maps reads)
+//	                         time each), the launch scans (words, those written
+//	                         raw, time each), the search for CPython's trampolines
+//	                         (maps reads) and the trace's bytes and events
 //	STREAMCHECK_CUPTI        libcupti to use, a file or the directory holding it,
 //	                         tried first; then the search: a libcupti the
 //	                         program loaded, libcupti.so, libcupti.so.13,

@@ -438,9 +438,12 @@ __attribute__((destructor)) static void sc_dtor(void) {
                             (unsigned long long)hw, (unsigned long long)atomic_load(&sc_stat_hostfn_ran));
                 uint64_t nl = atomic_load(&sc_stat_launches);
                 if (nl)
-                    dprintf(2, "streamcheck: stats: launches: %llu, %.1f parameter words looked up, %.0f ns each\n",
+                    dprintf(2, "streamcheck: stats: launches: %llu, %.1f parameter words looked up, %.1f written raw, %.0f ns each\n",
                             (unsigned long long)nl, (double)atomic_load(&sc_stat_scan_words) / (double)nl,
+                            (double)atomic_load(&sc_stat_raw_words) / (double)nl,
                             unit * (double)atomic_load(&sc_stat_scan_time) / (double)nl);
+                dprintf(2, "streamcheck: stats: trace: %llu bytes, %llu events\n", (unsigned long long)sc_trace_bytes(),
+                        (unsigned long long)sc_trace_events());
                 dprintf(2, "streamcheck: stats: ns per call: decode %.0f, stack %.0f, write %.0f, allocation map %.0f\n",
                         atomic_load(&sc_stat_phase_time[SC_PHASE_DECODE]) / d, atomic_load(&sc_stat_phase_time[SC_PHASE_STACK]) / d,
                         atomic_load(&sc_stat_phase_time[SC_PHASE_EMIT]) / d, atomic_load(&sc_stat_phase_time[SC_PHASE_MAP]) / d);

@@ -337,6 +337,7 @@ stats:
     if (sc_stats) {
         atomic_fetch_add_explicit(&sc_stat_launches, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&sc_stat_scan_words, fd->words, memory_order_relaxed);
+        if (fd->raw) atomic_fetch_add_explicit(&sc_stat_raw_words, ev->nptrs, memory_order_relaxed);
         atomic_fetch_add_explicit(&sc_stat_scan_time, (uint64_t)(sc_stat_clock() - t0), memory_order_relaxed);
     }
 }

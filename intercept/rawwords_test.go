@@ -3,10 +3,12 @@ package intercept
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamcheck/streamcheck/model"
@@ -106,13 +108,34 @@ func TestRawWordsThroughPLT(t *testing.T) {
 	var traces [2]trace
 	for i, env := range []string{"STREAMCHECK_RAW_WORDS=0", "STREAMCHECK_RAW_WORDS=1"} {
 		dir := t.TempDir()
-		drvRun(t, true, "launches", 400, env, "STREAMCHECK_DIR="+dir) // the last STREAMCHECK_DIR wins
+		_, stderr := drvRun(t, true, "launches", 400, env, "STREAMCHECK_STATS=1", "STREAMCHECK_DIR="+dir) // the last STREAMCHECK_DIR wins
 		files, err := filepath.Glob(filepath.Join(dir, "streamcheck-*.sctrace"))
 		if err != nil || len(files) != 1 {
 			t.Fatalf("%s: traces %v, %v", env, files, err)
 		}
 		if traces[i] = readTrace(t, files[0]); traces[i].err != nil {
 			t.Fatalf("%s: %v", env, traces[i].err)
+		}
+		// The stats say how many words went out raw, and the trace's size.
+		var perLaunch float64
+		var bytes int64
+		for _, l := range strings.Split(stderr, "\n") {
+			if _, rest, ok := strings.Cut(l, "parameter words looked up, "); ok {
+				fmt.Sscanf(rest, "%g written raw", &perLaunch)
+			}
+			if _, rest, ok := strings.Cut(l, "stats: trace: "); ok {
+				fmt.Sscanf(rest, "%d bytes", &bytes)
+			}
+		}
+		fi, err := os.Stat(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() != bytes {
+			t.Errorf("%s: stats say %d trace bytes, the file has %d", env, bytes, fi.Size())
+		}
+		if raw := i == 1; (perLaunch > 0) != raw {
+			t.Errorf("%s: %.1f words written raw a launch", env, perLaunch)
 		}
 	}
 	mp, rp := traces[0].launchPtrs(), traces[1].launchPtrs()

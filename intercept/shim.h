@@ -329,7 +329,9 @@ extern _Atomic uint64_t sc_stat_handler_time, sc_stat_handled, sc_stat_stack_hit
 /* Frames walked by the unwinds, and the time the unwinds took (sc_stat_clock units). */
 extern _Atomic uint64_t sc_stat_unwound_frames, sc_stat_unwind_time;
 /* Launches scanned for device addresses: words looked up, time taken. */
-extern _Atomic uint64_t sc_stat_launches, sc_stat_scan_words, sc_stat_scan_time;
+SC_HIDDEN uint64_t sc_trace_bytes(void);
+SC_HIDDEN uint64_t sc_trace_events(void);
+extern _Atomic uint64_t sc_stat_launches, sc_stat_scan_words, sc_stat_scan_time, sc_stat_raw_words;
 /* Where walks stopped at a possible CPython trampoline (pytramp.c): reads of
  * /proc/self/maps and their time; trampoline code ranges registered. */
 extern _Atomic uint64_t sc_stat_maps_reads, sc_stat_maps_time, sc_stat_tramp_ranges;

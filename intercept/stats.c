@@ -11,7 +11,7 @@
 
 _Atomic uint64_t sc_stat_handler_time, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
 _Atomic uint64_t sc_stat_unwound_frames, sc_stat_unwind_time;
-_Atomic uint64_t sc_stat_launches, sc_stat_scan_words, sc_stat_scan_time;
+_Atomic uint64_t sc_stat_launches, sc_stat_scan_words, sc_stat_scan_time, sc_stat_raw_words;
 _Atomic uint64_t sc_stat_phase_time[SC_NPHASES];
 
 /* Stats time with the TSC where there is one: clock_gettime cost about 80 ns

@@ -548,6 +548,11 @@ SC_HOT void sc_event_append_locked(const sc_event *e, uint32_t tid, const uint8_
     }
 }
 
+/* The trace's length and events so far (STREAMCHECK_STATS: read after
+ * sc_trace_finish, they are the file's). */
+uint64_t sc_trace_bytes(void) { return tf_used; }
+uint64_t sc_trace_events(void) { return tf_events; }
+
 /* Events that could not be written, though no End record may ever say so. */
 void sc_events_dropped_locked(uint64_t n) { tf_dropped += n; }
 
