@@ -18,6 +18,8 @@
 #
 # Usage, from the repository root, with bin/streamcheck and bin/libstreamcheck.so built:
 #   OUT=dir bash bench/gpu-backends.sh     -> $OUT/backends.txt
+# WORKLOADS (default "loop torch model") picks the workloads, so that one
+# that a machine call's time limit cut off can run alone.
 set -u
 OUT=${OUT:-.gpu/out}; mkdir -p "$OUT"
 REPORT="$OUT/backends.txt"
@@ -43,6 +45,7 @@ wrappers() { STREAMCHECK_CALLBACK_ONLY=1 bin/streamcheck run --backend interpose
 matched() { STREAMCHECK_RAW_WORDS=0 bin/streamcheck run --backend interpose --no-color -o /dev/null -- "$@"; }
 san() { compute-sanitizer --tool memcheck --track-stream-ordered-races all --print-limit 10 "$@"; }
 per_step() { sed -n 's/^bench: \([0-9.]*\) ms per step.*/\1/p'; }
+want() { case " ${WORKLOADS:-loop torch model} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 configs=(native cupti interpose wrappers matched)
 labels=("native" "streamcheck run --backend cupti" "streamcheck run --backend interpose" "interposed wrappers only (record nothing)"
@@ -90,20 +93,28 @@ sanitizer() {
 	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 	nvcc --version | tail -1
 	echo "pinned to CPUs ${PIN:-none}; ratios are medians of per-round ratios to native"
-	rounds "launch-bound loop ($RUNS rounds of $ITERS iterations)" "$RUNS" per_iter us/iter "$work/loop" "$ITERS"
-	sanitizer "loop, $SAN_ITERS iterations" "$RUNS" per_iter us/iter "$work/loop" "$SAN_ITERS"
+	if want loop; then
+		rounds "launch-bound loop ($RUNS rounds of $ITERS iterations)" "$RUNS" per_iter us/iter "$work/loop" "$ITERS"
+		sanitizer "loop, $SAN_ITERS iterations" "$RUNS" per_iter us/iter "$work/loop" "$SAN_ITERS"
+	fi
 	if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-		rounds "PyTorch training loop ($TORCH_RUNS rounds of $TORCH_STEPS steps)" "$TORCH_RUNS" per_step ms/step \
-			python3 bench/gpu/train_loop.py "$TORCH_STEPS"
-		rounds "model training step ($MODEL_RUNS rounds of $MODEL_STEPS steps)" "$MODEL_RUNS" per_step ms/step \
-			python3 bench/gpu/model_step.py "$MODEL_STEPS"
-		sanitizer "model step, $SAN_STEPS steps" 1 per_step ms/step python3 bench/gpu/model_step.py "$SAN_STEPS"
+		if want torch; then
+			rounds "PyTorch training loop ($TORCH_RUNS rounds of $TORCH_STEPS steps)" "$TORCH_RUNS" per_step ms/step \
+				python3 bench/gpu/train_loop.py "$TORCH_STEPS"
+		fi
+		if want model; then
+			rounds "model training step ($MODEL_RUNS rounds of $MODEL_STEPS steps)" "$MODEL_RUNS" per_step ms/step \
+				python3 bench/gpu/model_step.py "$MODEL_STEPS"
+			sanitizer "model step, $SAN_STEPS steps" 1 per_step ms/step python3 bench/gpu/model_step.py "$SAN_STEPS"
+		fi
 	else
 		echo "PyTorch programs: skipped (torch with CUDA not importable)"
 	fi
-	echo "the shim's own time on the loop, interpose backend (STREAMCHECK_STATS=1):"
-	STREAMCHECK_STATS=1 interpose "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:"
-	if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+	if want loop; then
+		echo "the shim's own time on the loop, interpose backend (STREAMCHECK_STATS=1):"
+		STREAMCHECK_STATS=1 interpose "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:"
+	fi
+	if want torch && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
 		for c in interpose matched; do
 			echo "the shim's own time on the PyTorch training loop, $c (STREAMCHECK_STATS=1):"
 			STREAMCHECK_STATS=1 "$c" python3 bench/gpu/train_loop.py "$TORCH_STEPS" 2>&1 >/dev/null | grep "stats:"
