@@ -37,6 +37,14 @@
  * they are left out; a real use of freed memory passed through such a table
  * is missed.
  *
+ * Raw words (sc_raw_words, the default; STREAMCHECK_RAW_WORDS=0 turns it
+ * off): the words within the map's bounds are not looked up here but
+ * written as they are, in the same three classes (pointer slots, weak
+ * words, table words that may name live memory only), and the trace reader
+ * matches them against the trace's own allocations as the lookup below
+ * would (model/launchwords.go): a copy on the calling thread instead of a
+ * search per word, the costliest part of a PyTorch launch.
+ *
  * kernelParams[i] points at parameter i. With kernelParams NULL, the
  * parameters are one packed buffer passed in "extra"
  * (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE); with no layout we then scan every
@@ -64,6 +72,8 @@ typedef struct {
 } layout;
 
 static lfmap layouts;
+
+int sc_raw_words = 1; /* launches carry their words unmatched (above) */
 
 static int probe(CUfunction f, uint32_t *off, uint32_t *size, uint32_t *n) {
     /* Returns 1 with the layout when one of the two queries works. */
@@ -271,8 +281,6 @@ SC_HOT static void finish_raw(sc_tstate *ts, sc_scan *fd, sc_event *ev) {
         ev->ext = x;
     }
 }
-
-int sc_raw_words = 1;
 
 /* Fills ts->ptrs and ev's nptrs and nweak: the strong matches, then the
  * weak ones (or, with sc_raw_words, the words unmatched: finish_raw); and
