@@ -134,7 +134,7 @@ typedef struct {
     uint64_t hostfn_token;     /* hostfn.c: the token of the host function this thread is enqueuing, 0 none */
     void *hostfn_rec;          /* and its record, if the call's parameters now name our trampoline */
     uint64_t ptrs[SC_MAX_PTRS];
-    uint64_t sort_tmp[SC_MAX_PTRS]; /* scratch for sorting ptrs */
+    uint64_t sort_tmp[SC_MAX_PTRS]; /* scratch for sorting ptrs; a raw launch's table words (params.c) */
     uint8_t payload[SC_PAYLOAD_MAX];
     sc_scan scan;
 } sc_tstate;
