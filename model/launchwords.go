@@ -44,9 +44,9 @@ type launchWords struct {
 		lo  uint64
 		gen uint32
 	}
-	ringNext, ringLen int
-	gen               uint32
-	strong, weak      []uint64 // scratch
+	ringNext, ringLen   int
+	gen                 uint32
+	strong, weak, table []uint64 // scratch: each class of a launch's words
 }
 
 // recordsRawLaunchWords reports whether a trace's recorder may write raw
@@ -209,34 +209,83 @@ func (m *launchWords) observe(ev *Event) {
 }
 
 // resolve turns ev's raw words, the last live of them live-only, into its
-// matches: strong sorted and unique, then the weak ones not strong.
+// matches: strong sorted and unique, then the weak ones not strong. Each
+// class is sorted first and walked up the map once, each search starting
+// where the last ended, which also leaves the matches in order.
 func (m *launchWords) resolve(ev *Event, live int) {
 	nweak := ev.weak()
 	nstrong := len(ev.Ptrs) - nweak
 	live = min(live, nweak)
-	m.strong, m.weak = m.strong[:0], m.weak[:0]
-	for i, w := range ev.Ptrs {
-		if !m.hit(w, i >= len(ev.Ptrs)-live) {
+	words := ev.Ptrs
+	m.strong = m.matchSorted(sortedUnique(append(m.strong[:0], words[:nstrong]...)), false, m.strong[:0])
+	m.weak = m.matchSorted(sortedUnique(append(m.weak[:0], words[nstrong:len(words)-live]...)), false, m.weak[:0])
+	m.table = m.matchSorted(sortedUnique(append(m.table[:0], words[len(words)-live:]...)), true, m.table[:0])
+	out := append(ev.Ptrs[:0], m.strong...)
+	// The weak matches: both weak classes merged in order, less the strong.
+	weak, i, j, s := 0, 0, 0, 0
+	last, any := uint64(0), false
+	for i < len(m.weak) || j < len(m.table) {
+		var w uint64
+		if j == len(m.table) || (i < len(m.weak) && m.weak[i] <= m.table[j]) {
+			w = m.weak[i]
+			i++
+		} else {
+			w = m.table[j]
+			j++
+		}
+		if any && w == last {
 			continue
 		}
-		if i < nstrong {
-			m.strong = append(m.strong, w)
-		} else {
-			m.weak = append(m.weak, w)
+		last, any = w, true
+		for s < len(m.strong) && m.strong[s] < w {
+			s++
 		}
-	}
-	slices.Sort(m.strong)
-	m.strong = slices.Compact(m.strong)
-	slices.Sort(m.weak)
-	m.weak = slices.Compact(m.weak)
-	out := append(ev.Ptrs[:0], m.strong...)
-	weak := 0
-	for _, w := range m.weak {
-		if _, found := slices.BinarySearch(m.strong, w); !found {
-			out = append(out, w)
-			weak++
+		if s < len(m.strong) && m.strong[s] == w {
+			continue
 		}
+		out = append(out, w)
+		weak++
 	}
 	ev.Ptrs, ev.Weak = out, uint32(weak)
 	ev.Flags &^= FlagRawWords
+}
+
+// sortedUnique sorts v and drops repeats, in place.
+func sortedUnique(v []uint64) []uint64 {
+	slices.Sort(v)
+	return slices.Compact(v)
+}
+
+// matchSorted appends to out the words of sorted that name a range of the
+// map (a live one only, if liveOnly), in order. The search for each word
+// starts where the last one's ended: it gallops forward, then halves.
+func (m *launchWords) matchSorted(sorted []uint64, liveOnly bool, out []uint64) []uint64 {
+	los, j := m.los, 0
+	for _, w := range sorted {
+		// j: the first index whose start is above w. Every start before
+		// the old j is at most the last word, so at most w.
+		hi, step := j, 1
+		for hi < len(los) && los[hi] <= w {
+			j = hi + 1
+			hi += step
+			step *= 2
+		}
+		hi = min(hi, len(los))
+		for j < hi { // the first start above w is in [j, hi]
+			mid := int(uint(j+hi) >> 1)
+			if los[mid] <= w {
+				j = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		if j == 0 {
+			continue
+		}
+		r := m.rs[j-1]
+		if w < r.hi && r.known && !(liveOnly && r.freed != 0) {
+			out = append(out, w)
+		}
+	}
+	return out
 }

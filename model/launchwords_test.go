@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -169,5 +170,76 @@ func TestLaunchWordsMap(t *testing.T) {
 	}
 	if m.ringLen != recentFrees || len(m.los) > recentFrees+deadBatch+4 {
 		t.Errorf("ring %d, %d ranges kept", m.ringLen, len(m.los))
+	}
+}
+
+// BenchmarkRawLaunchWords reads PyTorch-like launches (a 512-byte
+// descriptor's 3 pointers; every fourth launch a table of 96 live tensors
+// and 32 freed ones) among 2,000 allocations, written raw (the reader
+// matches them) and as matched addresses, for what matching costs the
+// analyzer now that the shim does not.
+func BenchmarkRawLaunchWords(b *testing.B) {
+	const nalloc, nlaunch = 2000, 1 << 15
+	var evs []rawEvent
+	live := make([]uint64, nalloc)
+	for i := range live {
+		live[i] = 0x7f0000000000 + uint64(i)*0x2000
+		evs = append(evs, alloc(live[i], 0x1000+uint64(i%16)*0x100))
+	}
+	freed := make([]uint64, 64)
+	for i := range freed {
+		freed[i] = 0x7f1000000000 + uint64(i)*0x1000
+		evs = append(evs, alloc(freed[i], 0x1000), free(freed[i]))
+	}
+	rawFrom := len(evs)
+	for i := 0; i < nlaunch; i++ {
+		strong := []uint64{live[(i*7)%nalloc]}
+		weak := []uint64{live[(i*13)%nalloc], live[(i*29)%nalloc]}
+		var table []uint64
+		if i%4 == 0 {
+			for k := 0; k < 96; k++ {
+				table = append(table, live[(k*17+i)%nalloc]+8*uint64(k%4))
+			}
+			for k := 0; k < 32; k++ {
+				table = append(table, freed[k%len(freed)])
+			}
+		}
+		evs = append(evs, launch(strong, weak, table))
+	}
+	raw := rawTrace("streamcheck-intercept 0.3.0", evs...)
+	// The same launches matched, as a shim before raw words wrote them.
+	r, err := NewBinaryReader(bytes.NewReader(raw), "raw.bin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	matched, err := Collect(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab := r.Tables()
+	tab.Process.Version = tab.Intern("streamcheck-intercept 0.2.0 (trace format 1)")
+	enc, err := EncodeBinary(tab, matched)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(matched) != len(evs) || len(matched[rawFrom].Ptrs) == 0 {
+		b.Fatalf("%d events, first launch %#x", len(matched), matched[rawFrom].Ptrs)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"raw", raw}, {"matched", enc}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.data)))
+			events := 0
+			for b.Loop() {
+				r, err := NewBinaryReader(bytes.NewReader(c.data), "bench.bin")
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += readAll(b, r)
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		})
 	}
 }
