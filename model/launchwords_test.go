@@ -2,7 +2,9 @@ package model
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -241,5 +243,61 @@ func BenchmarkRawLaunchWords(b *testing.B) {
 			}
 			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 		})
+	}
+}
+
+// The sorted walk gives what a search a word gives: random maps (allocations,
+// frees, reuse, overlaps, unmaps) and random launches, against a plain
+// per-word reference.
+func TestResolveMatchesPerWordSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 200; round++ {
+		var m launchWords
+		var bases []uint64
+		for op := 0; op < 300; op++ {
+			switch x := rng.IntN(10); {
+			case x < 6:
+				b := 0x1000 + uint64(rng.IntN(400))*0x40
+				m.add(b, uint64(1+rng.IntN(0x100)))
+				bases = append(bases, b)
+			case x < 9 && len(bases) > 0:
+				m.free(bases[rng.IntN(len(bases))])
+			case len(bases) > 0:
+				b := bases[rng.IntN(len(bases))]
+				m.freeRange(b, b+uint64(rng.IntN(0x400)))
+			}
+		}
+		word := func() uint64 { return 0xf00 + uint64(rng.IntN(400*0x40+0x200)) }
+		var strong, weak, live []uint64
+		for i := rng.IntN(20); i > 0; i-- {
+			strong = append(strong, word())
+		}
+		for i := rng.IntN(20); i > 0; i-- {
+			weak = append(weak, word())
+		}
+		for i := rng.IntN(40); i > 0; i-- {
+			live = append(live, word())
+		}
+		// The reference: each word searched, then sorted, deduplicated, merged.
+		var rs, rw []uint64
+		for _, w := range strong {
+			if m.hit(w, false) {
+				rs = append(rs, w)
+			}
+		}
+		for i, w := range append(append([]uint64(nil), weak...), live...) {
+			if m.hit(w, i >= len(weak)) {
+				rw = append(rw, w)
+			}
+		}
+		rs = sortedUnique(rs)
+		rw = slices.DeleteFunc(sortedUnique(rw), func(w uint64) bool { _, ok := slices.BinarySearch(rs, w); return ok })
+		ev := launch(strong, weak, live)
+		e := Event{Op: OpLaunch, Flags: FlagRawWords, Ptrs: ev.ptrs, Weak: uint32(len(weak) + len(live))}
+		m.resolve(&e, len(live))
+		want := append(append([]uint64{}, rs...), rw...)
+		if !slices.Equal(e.Ptrs, want) || int(e.Weak) != len(rw) {
+			t.Fatalf("round %d: resolve %#x (%d weak), per-word %#x (%d weak)", round, e.Ptrs, e.Weak, want, len(rw))
+		}
 	}
 }
