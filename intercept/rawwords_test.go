@@ -47,18 +47,27 @@ func TestRawWordsMatchTheShimsMatching(t *testing.T) {
 			if n := rawLaunches(t, rt.path); n != launches || n == 0 {
 				t.Errorf("%d raw launches written, want every launch's (%d)", n, launches)
 			}
-			mp, rp := mt.launchPtrs(), rt.launchPtrs()
-			mw, rw := mt.launchWeak(), rt.launchWeak()
-			if len(mp) != len(rp) {
-				t.Fatalf("%d launches matched in the shim, %d raw", len(mp), len(rp))
-			}
-			for i := range mp {
-				if !slices.Equal(mp[i], rp[i]) || mw[i] != rw[i] {
-					t.Fatalf("launch %d: shim matched %#x (%d weak), reader matched %#x (%d weak)", i+1, mp[i], mw[i], rp[i], rw[i])
-				}
-			}
+			sameLaunches(t, mt, rt)
 		})
 	}
+}
+
+// sameLaunches requires every launch of raw, whose words the reader matched,
+// to have the addresses and weak count the shim gave the same launch of
+// matched; it returns the weak counts.
+func sameLaunches(t *testing.T, matched, raw trace) []uint32 {
+	t.Helper()
+	mp, rp := matched.launchPtrs(), raw.launchPtrs()
+	mw, rw := matched.launchWeak(), raw.launchWeak()
+	if len(mp) != len(rp) {
+		t.Fatalf("%d launches matched in the shim, %d raw", len(mp), len(rp))
+	}
+	for i := range mp {
+		if !slices.Equal(mp[i], rp[i]) || mw[i] != rw[i] {
+			t.Fatalf("launch %d: shim matched %#x (%d weak), reader matched %#x (%d weak)", i+1, mp[i], mw[i], rp[i], rw[i])
+		}
+	}
+	return mw
 }
 
 // rawLaunches counts the event records of the trace at path that carry
@@ -138,22 +147,18 @@ func TestRawWordsThroughPLT(t *testing.T) {
 			t.Errorf("%s: %.1f words written raw a launch", env, perLaunch)
 		}
 	}
-	mp, rp := traces[0].launchPtrs(), traces[1].launchPtrs()
-	mw, rw := traces[0].launchWeak(), traces[1].launchWeak()
-	if len(mp) != len(rp) || len(mp) < 400 {
-		t.Fatalf("%d and %d launches, want the same, at least 400", len(mp), len(rp))
+	weak := sameLaunches(t, traces[0], traces[1])
+	if len(weak) < 400 {
+		t.Fatalf("%d launches, want at least 400", len(weak))
 	}
 	tables := 0
-	for i := range mp {
-		if !slices.Equal(mp[i], rp[i]) || mw[i] != rw[i] {
-			t.Fatalf("launch %d: shim matched %#x (%d weak), reader matched %#x (%d weak)", i+1, mp[i], mw[i], rp[i], rw[i])
-		}
-		if mw[i] >= 90 {
+	for _, w := range weak {
+		if w >= 90 {
 			tables++
 		}
 	}
-	if n := rawLaunches(t, traces[1].path); n != len(rp) {
-		t.Errorf("%d raw launches of %d", n, len(rp))
+	if n := rawLaunches(t, traces[1].path); n != len(weak) {
+		t.Errorf("%d raw launches of %d", n, len(weak))
 	}
 	if tables == 0 {
 		t.Error("no launch matched a table's tensors")

@@ -502,6 +502,9 @@ func (p Process) RecordsPoolAttributes(t *Tables) bool {
 	return !strings.HasPrefix(t.String(p.Version), recorderWithoutPoolAttributes)
 }
 
+// shimRecorder starts the version string of every trace the shim wrote.
+const shimRecorder = "streamcheck-intercept "
+
 // recorderWithoutPoolAttributes is the version prefix of the recorders
 // that did not record pool attributes.
-const recorderWithoutPoolAttributes = "streamcheck-intercept 0.1."
+const recorderWithoutPoolAttributes = shimRecorder + "0.1."

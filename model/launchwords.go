@@ -35,6 +35,12 @@ type wordRange struct {
 	known bool   // false: forgotten (fell out of the ring), no lookup finds it
 }
 
+// names reports whether w, at or above the range's start, falls in it and
+// the range counts: known, and live if liveOnly.
+func (r wordRange) names(w uint64, liveOnly bool) bool {
+	return w < r.hi && r.known && !(liveOnly && r.freed != 0)
+}
+
 // launchWords is the reader's allocation map for raw launch words.
 type launchWords struct {
 	los   []uint64 // sorted range starts
@@ -52,12 +58,8 @@ type launchWords struct {
 // recordsRawLaunchWords reports whether a trace's recorder may write raw
 // launch words: the shim from version 0.3 on.
 func recordsRawLaunchWords(version string) bool {
-	const shim = "streamcheck-intercept "
-	if !strings.HasPrefix(version, shim) {
-		return false
-	}
-	v := version[len(shim):]
-	return !strings.HasPrefix(v, "0.1.") && !strings.HasPrefix(v, "0.2.")
+	v, ok := strings.CutPrefix(version, shimRecorder)
+	return ok && !strings.HasPrefix(v, "0.1.") && !strings.HasPrefix(v, "0.2.")
 }
 
 // upper is the first index whose start is above addr.
@@ -92,7 +94,6 @@ func (m *launchWords) add(base, size uint64) {
 		m.rs[i-1] = wordRange{hi: hi, known: true}
 		return
 	}
-	i = m.upper(base)
 	if i > 0 && m.rs[i-1].hi > base {
 		i--
 	}
@@ -179,17 +180,6 @@ func (m *launchWords) removeDead() {
 	m.ndead = 0
 }
 
-// hit reports whether word names a live range, or a remembered freed one
-// unless liveOnly.
-func (m *launchWords) hit(word uint64, liveOnly bool) bool {
-	j := m.upper(word)
-	if j == 0 {
-		return false
-	}
-	r := m.rs[j-1]
-	return word < r.hi && r.known && !(liveOnly && r.freed != 0)
-}
-
 // observe keeps the map up to date with ev, a successful event in trace
 // order, as the recorder's map followed the calls.
 func (m *launchWords) observe(ev *Event) {
@@ -217,6 +207,8 @@ func (m *launchWords) resolve(ev *Event, live int) {
 	nstrong := len(ev.Ptrs) - nweak
 	live = min(live, nweak)
 	words := ev.Ptrs
+	// Each class is copied out of words before ev.Ptrs is overwritten;
+	// matchSorted writes its matches over the sorted words it has read.
 	m.strong = m.matchSorted(sortedUnique(append(m.strong[:0], words[:nstrong]...)), false, m.strong[:0])
 	m.weak = m.matchSorted(sortedUnique(append(m.weak[:0], words[nstrong:len(words)-live]...)), false, m.weak[:0])
 	m.table = m.matchSorted(sortedUnique(append(m.table[:0], words[len(words)-live:]...)), true, m.table[:0])
@@ -279,11 +271,7 @@ func (m *launchWords) matchSorted(sorted []uint64, liveOnly bool, out []uint64) 
 				hi = mid
 			}
 		}
-		if j == 0 {
-			continue
-		}
-		r := m.rs[j-1]
-		if w < r.hi && r.known && !(liveOnly && r.freed != 0) {
+		if j > 0 && m.rs[j-1].names(w, liveOnly) {
 			out = append(out, w)
 		}
 	}

@@ -9,6 +9,13 @@ import (
 	"testing"
 )
 
+// hit reports whether word names a live range of m, or a remembered freed
+// one unless liveOnly: one search, the reference for the sorted walk.
+func (m *launchWords) hit(word uint64, liveOnly bool) bool {
+	j := m.upper(word)
+	return j > 0 && m.rs[j-1].names(word, liveOnly)
+}
+
 // tail encodes the optional event fields 21.. in order (graph, exec,
 // peer_src, peer_dst, node, mem_op, mem_flags, value, weak, dur, family,
 // pitch, height, attr, src_size, nranks, live).
