@@ -45,6 +45,7 @@ wrappers() { STREAMCHECK_CALLBACK_ONLY=1 bin/streamcheck run --backend interpose
 matched() { STREAMCHECK_RAW_WORDS=0 bin/streamcheck run --backend interpose --no-color -o /dev/null -- "$@"; }
 san() { compute-sanitizer --tool memcheck --track-stream-ordered-races all --print-limit 10 "$@"; }
 per_step() { sed -n 's/^bench: \([0-9.]*\) ms per step.*/\1/p'; }
+have_torch() { python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; }
 want() { case " ${WORKLOADS:-loop torch model} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 configs=(native cupti interpose wrappers matched)
@@ -97,7 +98,7 @@ sanitizer() {
 		rounds "launch-bound loop ($RUNS rounds of $ITERS iterations)" "$RUNS" per_iter us/iter "$work/loop" "$ITERS"
 		sanitizer "loop, $SAN_ITERS iterations" "$RUNS" per_iter us/iter "$work/loop" "$SAN_ITERS"
 	fi
-	if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+	if have_torch; then
 		if want torch; then
 			rounds "PyTorch training loop ($TORCH_RUNS rounds of $TORCH_STEPS steps)" "$TORCH_RUNS" per_step ms/step \
 				python3 bench/gpu/train_loop.py "$TORCH_STEPS"
@@ -114,7 +115,7 @@ sanitizer() {
 		echo "the shim's own time on the loop, interpose backend (STREAMCHECK_STATS=1):"
 		STREAMCHECK_STATS=1 interpose "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:"
 	fi
-	if want torch && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+	if want torch && have_torch; then
 		for c in interpose matched; do
 			echo "the shim's own time on the PyTorch training loop, $c (STREAMCHECK_STATS=1):"
 			STREAMCHECK_STATS=1 "$c" python3 bench/gpu/train_loop.py "$TORCH_STEPS" 2>&1 >/dev/null | grep "stats:"

@@ -26,6 +26,8 @@
 set -eu
 . bench/drvbench-lib.sh # $work, the program, the shims in "$@", with_shim
 rounds=${ROUNDS:-5} calls=${CALLS:-200000} mode=${MODE:-calls}
+matched=() # launches mode: the setting that matches words in the shim, for one more configuration
+if [ "$mode" = launches ]; then matched=(STREAMCHECK_RAW_WORDS=0); fi
 
 # ns SHIM [ENV...]: one run's ns per call
 ns() {
@@ -42,7 +44,7 @@ configs=("native|-|" "native fresh|-|THINDRV_FRESH=1")
 for shim; do
 	configs+=("$shim wrapper only|$shim|STREAMCHECK_CALLBACK_ONLY=1" "$shim recording|$shim|"
 		"$shim recording, no stacks|$shim|STREAMCHECK_STACK_DEPTH=0" "$shim recording, fresh|$shim|THINDRV_FRESH=1")
-	if [ "$mode" = launches ]; then configs+=("$shim recording, words matched in the shim|$shim|STREAMCHECK_RAW_WORDS=0"); fi
+	for e in "${matched[@]}"; do configs+=("$shim recording, words matched in the shim|$shim|$e"); done
 done
 for ((r = 0; r < rounds; r++)); do
 	for i in "${!configs[@]}"; do
@@ -62,10 +64,8 @@ out=$(
 		case $env in THINDRV_FRESH=1) base=$fresh ;; esac
 		printf '%-60s %7.1f ns/call over native (runs: %s)\n' "$name" "$(echo "$(median <"$work/c$i") - $base" | bc -l)" "$(tr '\n' ' ' <"$work/c$i")"
 	done
-	stats_extra=()
-	if [ "$mode" = launches ]; then stats_extra=(STREAMCHECK_RAW_WORDS=0); fi
 	for shim; do
-		for env in "" THINDRV_FRESH=1 "${stats_extra[@]}"; do
+		for env in "" THINDRV_FRESH=1 "${matched[@]}"; do
 			d=$(mktemp -d -p "$work")
 			mapfile -t pre < <(with_shim "$shim")
 			# shellcheck disable=SC2086
