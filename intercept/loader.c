@@ -406,6 +406,13 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     (unsigned long long)n, n ? unit * (double)atomic_load(&sc_stat_handler_time) / n : 0.0,
                     (unsigned long long)atomic_load(&sc_stat_stack_hits),
                     (unsigned long long)atomic_load(&sc_stat_stack_unwinds));
+            /* Also when nothing was handled: whether the program asked us
+             * for entry points at all tells where its calls went. */
+            if (strcmp(sc_backend, "interpose") == 0)
+                dprintf(2, "streamcheck: stats: interposed: %llu cuGetProcAddress answers swapped for wrappers (%llu by name), %llu dlsym lookups in libcuda\n",
+                        (unsigned long long)(atomic_load(&sc_stat_gpa_swapped) + atomic_load(&sc_stat_gpa_by_name)),
+                        (unsigned long long)atomic_load(&sc_stat_gpa_by_name),
+                        (unsigned long long)atomic_load(&sc_stat_dlsym_swapped));
             if (n) {
                 double d = (double)n / unit;
                 if (atomic_load(&sc_stat_prefault_started))
@@ -423,11 +430,6 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     dprintf(2, "streamcheck: stats: Python trampolines: %llu code ranges registered; /proc/self/maps read %llu times, %.0f us in all\n",
                             (unsigned long long)atomic_load(&sc_stat_tramp_ranges), (unsigned long long)mr,
                             unit * (double)atomic_load(&sc_stat_maps_time) / 1000.0);
-                if (strcmp(sc_backend, "interpose") == 0)
-                    dprintf(2, "streamcheck: stats: interposed: %llu cuGetProcAddress answers swapped for wrappers (%llu by name), %llu dlsym lookups in libcuda\n",
-                            (unsigned long long)(atomic_load(&sc_stat_gpa_swapped) + atomic_load(&sc_stat_gpa_by_name)),
-                            (unsigned long long)atomic_load(&sc_stat_gpa_by_name),
-                            (unsigned long long)atomic_load(&sc_stat_dlsym_swapped));
                 uint64_t rw = atomic_load(&sc_stat_release_waits);
                 if (rw)
                     dprintf(2, "streamcheck: stats: %llu allocations or creates waited for another thread's free or destroy to be recorded\n",

@@ -67,6 +67,19 @@ for backend in ${BACKENDS:-cupti interpose}; do
 		# Whether the shim in the profiled program saw any call (its stats
 		# at exit), and whether it started at all.
 		try "the shim's own count under ncu ($backend)" env STREAMCHECK_STATS=1 "${sc[@]}" "$ncu" --launch-count 1 "$prog"
+		# Which library the program's dlsym and cuGetProcAddress bind to
+		# under ncu: the dynamic linker's own account, per process.
+		rm -rf "$work/ld"; mkdir -p "$work/ld"
+		LD_DEBUG=bindings LD_DEBUG_OUTPUT="$work/ld/b" timeout 120 "${sc[@]}" "$ncu" --launch-count 1 "$prog" >/dev/null 2>&1
+		{
+			echo "## symbol bindings under ncu ($backend): dlsym, dlvsym, cuGetProcAddress, per process"
+			for f in "$work"/ld/b.*; do
+				[ -f "$f" ] || continue
+				echo "process ${f##*.}: $(grep -m1 -o "file=[^ ]*" "$f" | head -1)"
+				grep -E "symbol .(dlsym|dlvsym|cuGetProcAddress(_v2)?|cuInit). " "$f" | sed 's/^ *[0-9]*: *//' | sort | uniq -c | head -12
+			done
+			echo
+		} >>"$report"
 	fi
 done
 cat "$report"
