@@ -45,10 +45,10 @@
 // Two backends feed one recorder (recorder.c's per-call path), chosen by
 // STREAMCHECK_BACKEND:
 //
-//   - cupti (the default): the shim subscribes to CUPTI's driver callbacks
-//     (libcupti is loaded at run time). It records injected or preloaded,
-//     and holds CUPTI's one subscriber slot.
-//   - interpose (interpose.c): the preloaded shim exports the driver's names
+//   - cupti: the shim subscribes to CUPTI's driver callbacks (libcupti is
+//     loaded at run time). It records injected or preloaded, and holds
+//     CUPTI's one subscriber slot.
+//   - interpose (interpose.c; the default when preloaded): the preloaded shim exports the driver's names
 //     of the functions it records (drvcalls.h), and hands its wrappers out
 //     through cuGetProcAddress/cuGetProcAddress_v2 and dlsym on libcuda, with
 //     the per-thread-default-stream (_ptsz, _ptds) and versioned (_v2, _v3)
@@ -118,8 +118,9 @@
 // # Environment
 //
 //	STREAMCHECK_DIR          directory for traces and error markers (default ".")
-//	STREAMCHECK_BACKEND      cupti (default) or interpose (see Backends); anything
-//	                         else is an error (the shim does not record)
+//	STREAMCHECK_BACKEND      interpose or cupti (see Backends; unset: interpose
+//	                         when preloaded, cupti when the driver loads the
+//	                         shim); anything else is an error (no recording)
 //	STREAMCHECK_PRELOAD=1    start from the constructor (LD_PRELOAD use)
 //	STREAMCHECK_LAUNCHER=1   set by `streamcheck run` and `record`, which report
 //	                         the error markers: the shim then does not also print
@@ -178,8 +179,11 @@
 // writes its own file; a child that execs loads the shim again through the
 // inherited environment. Under LD_PRELOAD a process that never makes a
 // recorded CUDA call leaves no trace; with STREAMCHECK_LAUNCHER=1 it creates
-// <dir>/streamcheck.loaded (empty) as it loads, so the launcher can tell
-// that the shim was loaded at all. The file is complete once the process
+// <dir>/streamcheck-<pid>.loaded (empty) as it loads, so the launcher can
+// tell that the shim was loaded at all, and at a normal exit without a
+// trace says why: <dir>/streamcheck-<pid>.nocuda when the process never
+// initialized the driver, an error marker when it initialized it but never
+// asked the interposing shim for an entry point, else an empty trace. The file is complete once the process
 // exits normally (End record); a process killed or crashed leaves every event
 // recorded before that point, and readers report the trace as truncated.
 //

@@ -50,7 +50,7 @@ func TestGoInstall(t *testing.T) {
 
 	traces := filepath.Join(tmp, "traces")
 	logPath := filepath.Join(tmp, "fakeapp.log")
-	cmd := exec.Command(filepath.Join(gobin, "streamcheck"), "record", "--preload", "-o", traces, "--", b.app, "basic")
+	cmd := exec.Command(filepath.Join(gobin, "streamcheck"), "record", "--preload", "--backend", "cupti", "-o", traces, "--", b.app, "basic")
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "STREAMCHECK_") && k != "LD_PRELOAD" && k != "CC" {

@@ -169,6 +169,21 @@ func cleanEnv() []string {
 	return env
 }
 
+// unsetBackend, among a run's extra settings, leaves STREAMCHECK_BACKEND
+// unset (the shim's own default).
+const unsetBackend = "STREAMCHECK_BACKEND="
+
+// namesBackend reports whether env sets STREAMCHECK_BACKEND (to anything,
+// the empty value included).
+func namesBackend(env []string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "STREAMCHECK_BACKEND=") {
+			return true
+		}
+	}
+	return false
+}
+
 // run runs the fake app in mode, loading the shim as h says.
 func run(t testing.TB, b built, mode string, h how, extraEnv ...string) result {
 	t.Helper()
@@ -189,6 +204,12 @@ func run(t testing.TB, b built, mode string, h how, extraEnv ...string) result {
 		env = append(env, "FAKE_INJECT="+b.shim)
 	case preload:
 		env = append(env, "STREAMCHECK_PRELOAD=1")
+		// Preloaded, the shim records by interposition unless told
+		// otherwise; these runs exercise CUPTI's callbacks preloaded
+		// unless the caller names a backend (or unsetBackend).
+		if !namesBackend(extraEnv) {
+			env = append(env, "STREAMCHECK_BACKEND=cupti")
+		}
 	}
 	env = append(env, b.sanitizerEnv(h == preload)...)
 	cmd.Env = append(env, extraEnv...)
@@ -1319,7 +1340,7 @@ func pythonFrames(t *testing.T, b built, python, scenario, env string) ([][]stri
 	dir := t.TempDir()
 	cmd := exec.Command(python, "testdata/pycalls.py", scenario)
 	cmd.Env = append(append(os.Environ(), b.sanitizerEnv(true)...), "STREAMCHECK_PRELOAD=1", "STREAMCHECK_DIR="+dir,
-		"STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake, "PYTHONPERFSUPPORT=1", env)
+		"STREAMCHECK_BACKEND=cupti", "STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake, "PYTHONPERFSUPPORT=1", env)
 	out, err := cmd.CombinedOutput()
 	checkSanitizer(t, python, string(out))
 	if err != nil || !strings.Contains(string(out), "pycalls: trampolines True") {
@@ -1551,13 +1572,22 @@ func TestBadLibCUDA(t *testing.T) {
 }
 
 // TestLoadedMark: preloaded under the launcher, the shim marks that it was
-// loaded, also in a process that makes no CUDA call; injected (the driver
-// loads it at cuInit) or outside the launcher it does not.
+// loaded (streamcheck-PID.loaded), also in a process that makes no CUDA
+// call, which at its exit says so (streamcheck-PID.nocuda: its driver was
+// never initialized); injected (the driver loads it at cuInit) or outside
+// the launcher it marks nothing. A process that initialized CUDA but never
+// asked the interposing shim for an entry point (another tool handed out
+// the driver's own) says that it recorded nothing, rather than passing.
 func TestLoadedMark(t *testing.T) {
 	b := build(t)
-	mark := func(r result) bool {
-		_, err := os.Stat(filepath.Join(r.dir, "streamcheck.loaded"))
-		return err == nil
+	marks := func(dir string) (names []string) {
+		for _, pat := range []string{"streamcheck-*.loaded", "streamcheck-*.nocuda", "streamcheck-*.error", "streamcheck-*.sctrace"} {
+			m, _ := filepath.Glob(filepath.Join(dir, pat))
+			for _, f := range m {
+				names = append(names, filepath.Ext(f))
+			}
+		}
+		return names
 	}
 	dir := t.TempDir()
 	cmd := exec.Command("true") // makes no CUDA call
@@ -1565,13 +1595,37 @@ func TestLoadedMark(t *testing.T) {
 		"STREAMCHECK_DIR="+dir, "STREAMCHECK_CUPTI="+b.fake, "STREAMCHECK_LIBCUDA="+b.fake)
 	out, err := cmd.CombinedOutput()
 	checkSanitizer(t, "true", string(out))
-	if err != nil || !mark(result{dir: dir}) {
-		t.Errorf("preloaded, no CUDA call: %v, marked %v, output %q", err, mark(result{dir: dir}), out)
+	if got := marks(dir); err != nil || strings.Join(got, " ") != ".loaded .nocuda" {
+		t.Errorf("preloaded, no CUDA call: %v, marks %v, output %q", err, got, out)
 	}
-	if r := run(t, b, "basic", preload); mark(r) {
-		t.Error("preloaded without the launcher: marked")
+	if r := run(t, b, "basic", preload, "STREAMCHECK_LAUNCHER=1"); strings.Join(marks(r.dir), " ") != ".loaded .sctrace" {
+		t.Errorf("preloaded, CUDA calls recorded: marks %v, stderr %q", marks(r.dir), r.stderr)
 	}
-	if r := run(t, b, "basic", inject, "STREAMCHECK_LAUNCHER=1"); mark(r) {
-		t.Error("injected: marked")
+	// The fake app's calls reach the fake CUPTI directly, past any wrapper:
+	// what a program under a tool that hands out the driver's entry points
+	// does.
+	r := run(t, b, "basic", preload, "STREAMCHECK_LAUNCHER=1", "STREAMCHECK_BACKEND=interpose")
+	if got := marks(r.dir); strings.Join(got, " ") != ".loaded .error" {
+		t.Errorf("interposing, calls past the wrappers: marks %v, stderr %q", got, r.stderr)
+	} else if m, _ := filepath.Glob(filepath.Join(r.dir, "streamcheck-*.error")); len(m) == 1 {
+		if b, _ := os.ReadFile(m[0]); !strings.Contains(string(b), "never asked the shim for a driver entry point") {
+			t.Errorf("interposing, calls past the wrappers: the marker says %q", b)
+		}
+	}
+	// A device query: the driver initialized through the shim's cuInit,
+	// no call it records. Its trace is empty, as an injected shim's.
+	for _, backend := range []string{"interpose", "cupti"} {
+		r := run(t, b, "query", preload, "STREAMCHECK_LAUNCHER=1", "STREAMCHECK_BACKEND="+backend)
+		if got := marks(r.dir); r.state.ExitCode() != 0 || strings.Join(got, " ") != ".loaded .sctrace" {
+			t.Errorf("%s, a device query: %s, marks %v, stderr %q", backend, exitDesc(r.state), got, r.stderr)
+		} else if tr := r.onlyTrace(t); len(tr.events) != 0 || tr.err != nil {
+			t.Errorf("%s, a device query: %d events (%v), want an empty, complete trace", backend, len(tr.events), tr.err)
+		}
+	}
+	if r := run(t, b, "basic", preload); len(marks(r.dir)) != 1 {
+		t.Errorf("preloaded without the launcher: marks %v, want the trace alone", marks(r.dir))
+	}
+	if r := run(t, b, "basic", inject, "STREAMCHECK_LAUNCHER=1"); len(marks(r.dir)) != 1 {
+		t.Errorf("injected: marks %v, want the trace alone", marks(r.dir))
 	}
 }

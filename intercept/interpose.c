@@ -308,7 +308,25 @@ static void after_gpa(CUresult r, const char *symbol, void **pfn, int version, s
     errno = saved;
 }
 
+static _Atomic int reached;
+int sc_interpose_reached(void) { return atomic_load_explicit(&reached, memory_order_relaxed); }
+
+/* cuInit, for programs that call the driver directly or look it up with
+ * dlsym: only so that a process whose other calls are none the shim
+ * records (a device query) is known to have come through the shim. A
+ * lookup alone proves nothing: under ncu the program's cudart looked up
+ * cuGetProcAddress in libcuda and then took its entry points elsewhere. */
+typedef CUresult (*init_fn)(unsigned int);
+static _Atomic(void *) real_init;
+SC_EXPORT CUresult cuInit(unsigned int flags) {
+    atomic_store_explicit(&reached, 1, memory_order_relaxed);
+    init_fn f = (init_fn)gpa_real(&real_init, "cuInit");
+    if (!f) return CUDA_ERROR_NOT_FOUND;
+    return f(flags);
+}
+
 SC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, sc_ull flags) {
+    atomic_store_explicit(&reached, 1, memory_order_relaxed);
     gpa_fn f = (gpa_fn)gpa_real(&real_gpa, "cuGetProcAddress");
     if (!f) return CUDA_ERROR_NOT_FOUND;
     CUresult r = f(symbol, pfn, cudaVersion, flags);
@@ -318,6 +336,7 @@ SC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
 
 SC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, sc_ull flags,
                                        int *symbolStatus) {
+    atomic_store_explicit(&reached, 1, memory_order_relaxed);
     gpa2_fn f = (gpa2_fn)gpa_real(&real_gpa2, "cuGetProcAddress_v2");
     if (!f) return CUDA_ERROR_NOT_FOUND;
     CUresult r = f(symbol, pfn, cudaVersion, flags, symbolStatus);
@@ -329,10 +348,13 @@ SC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
 
 /* What a lookup of name in libcuda gives the program: our wrapper, if we
  * record what the real entry point real is. */
+CUresult cuInit(unsigned int flags);
+
 SC_COLD static void *swap_dlsym(const char *name, void *f) {
     if (!f || !name) return f;
     int saved = errno;
     void *g = swap_gpa(f);
+    if (!g && strcmp(name, "cuInit") == 0) g = (void *)cuInit;
     if (!g) {
         uint64_t v;
         if (lfmap_get(&by_real, (uint64_t)(uintptr_t)f, &v) && v > 0 && wrappers[v - 1]) g = wrappers[v - 1];

@@ -134,3 +134,33 @@ func TestInterposeProcAddress(t *testing.T) {
 		t.Errorf("preloaded with the CUPTI backend:\n%s\nwithout the shim:\n%s", r.stdout, plain.stdout)
 	}
 }
+
+// TestShimDefaultBackend: with STREAMCHECK_BACKEND unset, a preloaded shim
+// records by interposition (it hands out its wrappers, and the Process
+// record says so), and a shim the driver loads (CUDA_INJECTION64_PATH),
+// too late to stand in for entry points, records with CUPTI, without the
+// warning an explicit interpose setting gets there.
+func TestShimDefaultBackend(t *testing.T) {
+	b := build(t)
+	plain := run(t, b, "gpa", noShim)
+	for _, c := range []struct {
+		h       how
+		backend string
+		swapped bool
+	}{{preload, "interpose", true}, {inject, "cupti", false}} {
+		r := run(t, b, "gpa", c.h, unsetBackend)
+		if r.state.ExitCode() != 0 {
+			t.Fatalf("%s: fakeapp: %s\n%s", c.backend, exitDesc(r.state), r.stderr)
+		}
+		if swapped := r.stdout != plain.stdout; swapped != c.swapped {
+			t.Errorf("backend unset, want %s: entry points swapped %v, want %v:\n%s", c.backend, swapped, c.swapped, r.stdout)
+		}
+		if strings.Contains(r.stderr, "streamcheck:") {
+			t.Errorf("backend unset, want %s: the shim complained: %q", c.backend, r.stderr)
+		}
+		tr := r.onlyTrace(t)
+		if v := tr.tab.String(tr.tab.Process.Version); !strings.Contains(v, "backend "+c.backend+")") {
+			t.Errorf("backend unset: the trace says %q, want backend %s", v, c.backend)
+		}
+	}
+}

@@ -48,7 +48,10 @@ static char cupti_path[PATH_MAX];
  * `record` read and report, and on stderr, unless the launcher said it
  * reports markers itself (STREAMCHECK_LAUNCHER=1) and the marker was
  * written: the user should read the reason once, not twice. */
+static int reported; /* this process said why it does not record */
+
 static void report_error(const char *reason) {
+    reported = 1;
     const char *d = getenv("STREAMCHECK_DIR");
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/streamcheck-%d.error", d && *d ? d : ".", (int)getpid());
@@ -255,11 +258,15 @@ static int trim_cudart(struct dl_phdr_info *info, size_t size, void *data) {
 
 const char *sc_backend = "cupti";
 
-/* STREAMCHECK_BACKEND: 1 cupti (the default), 2 interpose, 0 neither (why
- * in err). */
-static int choose_backend(char *err, size_t errlen) {
+/* STREAMCHECK_BACKEND: 1 cupti, 2 interpose, 0 neither (why in err).
+ * Unset, interpose when preloaded (the default: it costs less and leaves
+ * CUPTI to profilers), else cupti: loaded by the driver
+ * (CUDA_INJECTION64_PATH), the shim comes too late to stand in for entry
+ * points the program already holds. */
+static int choose_backend(int preloaded, char *err, size_t errlen) {
     const char *b = getenv("STREAMCHECK_BACKEND");
-    if (!b || !*b || strcmp(b, "cupti") == 0) return 1;
+    if (!b || !*b) return preloaded ? 2 : 1;
+    if (strcmp(b, "cupti") == 0) return 1;
     if (strcmp(b, "interpose") == 0) return 2;
     snprintf(err, errlen, "STREAMCHECK_BACKEND=%s: not interpose or cupti", b);
     return 0;
@@ -301,7 +308,7 @@ static void start(int eager_file, int preloaded) {
     sc_hostfn_init();
     char driver_why[PATH_MAX + 256] = "";
     int have_driver = load_driver(driver_why, sizeof driver_why);
-    int backend = choose_backend(err, sizeof err);
+    int backend = choose_backend(preloaded, err, sizeof err);
     if (!backend) {
         report_error(err);
         goto out;
@@ -366,19 +373,59 @@ SC_EXPORT int InitializeInjection(void) {
     return 1;
 }
 
-/* Preloaded under the launcher, the shim says it was loaded, in
- * <dir>/streamcheck.loaded: a process that makes no CUDA call leaves no
- * trace, and without this mark `streamcheck run --preload` could not tell
- * a program that uses no CUDA from one that never loaded the shim (a
- * static executable, a cleared environment), which would pass unchecked. */
-static void mark_loaded(void) {
-    const char *l = getenv("STREAMCHECK_LAUNCHER");
+/* Creates the empty file <dir>/streamcheck-PID.<what>. */
+static void mark(const char *what) {
     const char *d = getenv("STREAMCHECK_DIR");
-    if (!l || strcmp(l, "1") != 0 || !d || !*d) return;
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/streamcheck.loaded", d);
+    if (!d || !*d) return;
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/streamcheck-%d.%s", d, (int)getpid(), what);
     int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);
+}
+
+#ifndef CUDA_ERROR_NOT_INITIALIZED
+#define CUDA_ERROR_NOT_INITIALIZED 3
+#endif
+
+/* The process that marked itself loaded, 0 if none: its forked children
+ * did not, and say nothing at exit either. */
+static pid_t marked_pid;
+
+/* Preloaded under the launcher, the shim says it was loaded, in
+ * <dir>/streamcheck-PID.loaded: a process that makes no CUDA call leaves
+ * no trace, and without this mark `streamcheck run` could not tell a
+ * program that uses no CUDA from one that never loaded the shim (a static
+ * executable, a cleared environment), which would pass unchecked. */
+static void mark_loaded(void) {
+    const char *l = getenv("STREAMCHECK_LAUNCHER");
+    if (!l || strcmp(l, "1") != 0) return;
+    mark("loaded");
+    marked_pid = getpid();
+}
+
+/* At the exit of a marked process that wrote no trace, why: a driver never
+ * initialized means no CUDA call (<dir>/streamcheck-PID.nocuda, which the
+ * launcher counts as a process without CUDA activity, as the driver
+ * never loads an injected shim there). An initialized one whose entry
+ * points the program never asked of the shim means its calls went past
+ * the wrappers (another tool handed out the driver's own): said as a
+ * failure, not passed. Otherwise its calls were none the shim records
+ * (a device query), and the trace says so, empty, as an injected shim's. */
+static void account_for_silence(void) {
+    if (!marked_pid || marked_pid != getpid() || reported || !sc_trace_pending()) return;
+    CUdevice dev;
+    /* After the driver's own teardown it answers CUDA_ERROR_DEINITIALIZED. */
+    if (!sc_drv.cuCtxGetDevice || sc_drv.cuCtxGetDevice(&dev) == CUDA_ERROR_NOT_INITIALIZED) {
+        mark("nocuda");
+        return;
+    }
+    if (strcmp(sc_backend, "interpose") == 0 && !sc_interpose_reached()) {
+        report_error("the program initialized CUDA but never asked the shim for a driver entry point "
+                     "(cuGetProcAddress, dlsym on libcuda, cuInit): another tool handed it the driver's own, "
+                     "so none of its calls were recorded");
+        return;
+    }
+    sc_trace_setup(1);
 }
 
 __attribute__((constructor)) static void sc_ctor(void) {
@@ -398,6 +445,7 @@ __attribute__((destructor)) static void sc_dtor(void) {
     if (atomic_load(&started)) {
         int saved = errno;
         atomic_store(&sc_active, 0);
+        account_for_silence();
         sc_trace_finish();
         if (sc_stats) {
             uint64_t n = atomic_load(&sc_stat_handled);

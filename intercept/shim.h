@@ -158,6 +158,7 @@ SC_HIDDEN int sc_trace_setup(int eager); /* eager: create the file now, else on 
 extern _Atomic int sc_trace_failed; /* this process's trace cannot be written */
 SC_HIDDEN void sc_trace_finish(void);
 SC_HIDDEN int sc_trace_writable_locked(void); /* opens the child's file lazily */
+SC_HIDDEN int sc_trace_pending(void);         /* no file created yet (none needed so far), none failed */
 SC_HIDDEN int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
 /* An event is encoded outside sc_lock (fields 6 on, into p: room for
  * SC_PAYLOAD_MAX bytes), then appended under it with the fields the writer
@@ -306,6 +307,10 @@ SC_HIDDEN void *sc_nccl_swap(const char *name, void *f);
 /* cuGetProcAddress results swapped for a wrapper by address and by name,
  * and dlsym lookups in libcuda swapped. */
 extern _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped;
+/* Whether the program asked the shim for a driver entry point (cuGetProcAddress,
+ * dlsym on libcuda) or called cuInit through it: a process that initialized
+ * CUDA without either got its entry points elsewhere. */
+SC_HIDDEN int sc_interpose_reached(void);
 /* The backend recording ("cupti" or "interpose"), for the trace. */
 extern const char *sc_backend;
 

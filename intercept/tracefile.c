@@ -430,6 +430,13 @@ static int open_locked(void) {
     return tf_state == TF_OPEN;
 }
 
+int sc_trace_pending(void) {
+    sc_lock_acquire();
+    int p = tf_state == TF_NONE || tf_state == TF_PENDING;
+    sc_lock_release();
+    return p;
+}
+
 int sc_trace_setup(int eager) {
     const char *d = getenv("STREAMCHECK_DIR");
     if (d && *d) snprintf(tf_dir, sizeof tf_dir, "%s", d);

@@ -15,7 +15,8 @@
 #   3. the same corpus rows and programs with the interpose backend;
 #   4. bench/gpu-backends.sh with what is left of BUDGET_S.
 # Usage (repository root; bin/ built by scripts/build.sh; .corpus/src fetched
-# as docs/real-world.md says):
+# as docs/real-world.md says; the corpus is built into .corpus/build, so a
+# fresh copy of .corpus put in place of the old one removes the build):
 #   OUT=dir ONLY='^(jax_|host_free)' scripts/gpu-verify.sh
 # Environment: ONLY (gpu-run.sh's case regex, default: every case),
 # ONLY_INTERPOSE (the cases phase 3 records again, default ONLY),
@@ -61,8 +62,8 @@ pack build
 
 phase "2: CUPTI backend"
 (ONLY="${CORPUS_ONLY:-}" OUT="$W/corpus-cupti" SC_WORK="$W/corpus-cupti-work" SANITIZER=0 JOBS=4 DEADLINE_S=150 \
-    bash scripts/gpu-corpus.sh "$W/manifest-cuda.tsv" >/dev/null 2>&1; echo "corpus (cupti) done") &
-(OUT="$W/gpurun-cupti" SC_WORK="$W/gpurun-cupti-work" RECORD_JOBS=3 bash scripts/gpu-run.sh record >/dev/null 2>&1
+    RECORD_ARGS="--backend cupti" bash scripts/gpu-corpus.sh "$W/manifest-cuda.tsv" >/dev/null 2>&1; echo "corpus (cupti) done") &
+(OUT="$W/gpurun-cupti" SC_WORK="$W/gpurun-cupti-work" RECORD_ARGS="--backend cupti" RECORD_JOBS=3 bash scripts/gpu-run.sh record >/dev/null 2>&1
  OUT="$W/gpurun-cupti" SC_WORK="$W/gpurun-cupti-work" bash scripts/gpu-run.sh check >/dev/null 2>&1
  echo "gpu-run (cupti) done"; grep -E "PASS|FAIL" "$W/gpurun-cupti/summary.txt" | head -60) &
 (
@@ -71,7 +72,7 @@ phase "2: CUPTI backend"
     (cd "$d" && CBCOUNT_ALLOCS=1 CBCOUNT_OUT="$W/fft-cbcount.txt" LD_PRELOAD="$W/cbcount.so" ./convolutionFFT2D >/dev/null 2>&1)
     clean=0
     for i in $(seq 1 "$FFT_RUNS"); do
-        (cd "$d" && timeout 60 "$SC" record -o "$W/fft/run-$i" -- ./convolutionFFT2D >/dev/null 2>&1)
+        (cd "$d" && timeout 60 "$SC" record --backend cupti -o "$W/fft/run-$i" -- ./convolutionFFT2D >/dev/null 2>&1)
         "$SC" check --format json -o "$W/fft/run-$i.json" "$W/fft/run-$i" >/dev/null 2>&1
         rc=$?
         [ $rc -eq 0 ] && clean=$((clean + 1))

@@ -411,8 +411,8 @@ func (d *doctor) reportRuntime() {
 }
 
 // reportNCCL says whether NCCL is found, and its version: its
-// collectives are recorded when the shim is preloaded (--backend
-// interpose, or --preload).
+// collectives are recorded when the shim is preloaded (the default
+// backend, or --backend cupti --preload).
 func (d *doctor) reportNCCL() {
 	n, err := cudart.LoadNCCL()
 	if err != nil {
@@ -420,9 +420,9 @@ func (d *doctor) reportNCCL() {
 		return
 	}
 	if v, err := n.Version(); err != nil {
-		d.row("nccl", "%s (version unknown: %v); its calls are recorded under --backend interpose or --preload", n.Path, err)
+		d.row("nccl", "%s (version unknown: %v); its calls are recorded where the shim is preloaded (the default backend, or --backend cupti --preload)", n.Path, err)
 	} else {
-		d.row("nccl", "%s, NCCL %s; its calls are recorded under --backend interpose or --preload", n.Path, cudart.FormatNCCLVersion(v))
+		d.row("nccl", "%s, NCCL %s; its calls are recorded where the shim is preloaded (the default backend, or --backend cupti --preload)", n.Path, cudart.FormatNCCLVersion(v))
 	}
 }
 
@@ -436,7 +436,7 @@ func (d *doctor) reportBackend() string {
 		return ""
 	}
 	if b == launch.BackendInterpose {
-		d.row("backend", "interpose (%s): the shim stands in for the driver's entry points it records (run and record preload it); CUPTI stays free for compute-sanitizer and ncu", why)
+		d.row("backend", "interpose (%s): the shim stands in for the driver's entry points it records (run and record preload it); CUPTI stays free for profilers and compute-sanitizer; --backend cupti (or %s=cupti) also reaches static and set-user-ID executables", why, launch.BackendVar)
 	} else {
 		d.row("backend", "cupti (%s): the shim records through CUPTI's callbacks, which no profiler can share while it runs; --backend interpose (or %s=interpose) records by interposition instead", why, launch.BackendVar)
 	}

@@ -130,7 +130,7 @@ func (c *cli) cmdRecord(args []string) int {
 		return c.usageErrorf("record: %v", err)
 	}
 	defer release()
-	code, loaded, err := c.record(*dir, *preload, *grace, argv)
+	code, seen, err := c.record(*dir, *preload, *grace, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
@@ -140,7 +140,7 @@ func (c *cli) cmdRecord(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return code
 	}
-	rec.noteUnrecorded(*preload, loaded)
+	rec.noteUnrecorded(*preload, seen, c.backend)
 	c.printShimFailures(rec)
 	switch {
 	case len(rec.traces) > 0:
@@ -177,33 +177,30 @@ func (c *cli) useBackend(flag string, preload *bool) error {
 // grace for the processes it left running, and returns the program's exit
 // code. A non-nil error means the program did not
 // run (the shim is missing or not a shared object for this machine, or the
-// program could not be started); code is then the exit code to use. loaded
-// is false when the shim was preloaded and no process of the program
-// loaded it (see launch.LoadedMark); injected, the driver loads it only at
-// cuInit, so there is nothing to tell, and loaded is true.
-func (c *cli) record(dir string, preload bool, grace time.Duration, argv []string) (code int, loaded bool, err error) {
+// program could not be started); code is then the exit code to use. seen
+// is what the preloaded shim's marks say of the program's processes.
+func (c *cli) record(dir string, preload bool, grace time.Duration, argv []string) (code int, seen presence, err error) {
 	shim, err := launch.FindShim()
 	if err != nil {
-		return exitUsage, false, err
+		return exitUsage, seen, err
 	}
 	if !launch.PlainPath(shim) {
 		// LD_PRELOAD would split the path at a space or colon and load
 		// nothing; a private copy under a plain name cannot be split.
 		copied, remove, err := launch.PrivateCopy(shim, "")
 		if err != nil {
-			return exitUsage, false, err
+			return exitUsage, seen, err
 		}
 		defer remove()
 		shim = copied
 	}
 	abs, err := filepath.Abs(dir) // The program may change directory.
 	if err != nil {
-		return exitUsage, false, err
+		return exitUsage, seen, err
 	}
-	mark := filepath.Join(abs, launch.LoadedMark)
 	if preload {
-		if err := os.Remove(mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return exitUsage, false, err
+		if _, err := takeMarks(abs); err != nil {
+			return exitUsage, seen, err
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -236,7 +233,7 @@ func (c *cli) record(dir string, preload bool, grace time.Duration, argv []strin
 	// Traces already there are another run's: the rewrite leaves them.
 	before, err := recordedFiles(abs)
 	if err != nil {
-		return exitUsage, false, err
+		return exitUsage, seen, err
 	}
 	becomeSubreaper()
 
@@ -252,7 +249,7 @@ func (c *cli) record(dir string, preload bool, grace time.Duration, argv []strin
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
 		}
-		return code, false, fmt.Errorf("cannot run %s: %w", shown(argv[0]), unwrapExec(err))
+		return code, seen, fmt.Errorf("cannot run %s: %w", shown(argv[0]), unwrapExec(err))
 	}
 	done := make(chan struct{})
 	go func() {
@@ -276,13 +273,50 @@ func (c *cli) record(dir string, preload bool, grace time.Duration, argv []strin
 	}
 	signal.Stop(sigs) // From here on a signal is for streamcheck itself.
 	c.symbolizeTraces(abs, !userPerf, before)
-	loaded = true
+	seen = presence{loaded: true}
 	if preload {
-		_, err := os.Lstat(mark)
-		loaded = err == nil
-		os.Remove(mark)
+		if seen, err = takeMarks(abs); err != nil {
+			return exitUsage, seen, err
+		}
 	}
-	return exitStatus(cmd.ProcessState), loaded, nil
+	return exitStatus(cmd.ProcessState), seen, nil
+}
+
+// presence is what the marks of a preloaded shim say of a run's processes.
+// Injected, the driver loads the shim only at cuInit, so there is nothing
+// to tell: loaded, and no process unaccounted for.
+type presence struct {
+	loaded      bool // some process loaded the shim (launch.LoadedMarks)
+	unaccounted int  // processes that loaded it and did not say they made no CUDA call (launch.NoCUDAMarks)
+}
+
+// takeMarks reads and removes the shim's marks in dir.
+func takeMarks(dir string) (presence, error) {
+	var p presence
+	loaded, err := filepath.Glob(filepath.Join(dir, launch.LoadedMarks))
+	if err != nil {
+		return p, err
+	}
+	nocuda, err := filepath.Glob(filepath.Join(dir, launch.NoCUDAMarks))
+	if err != nil {
+		return p, err
+	}
+	quiet := map[string]bool{}
+	for _, m := range nocuda {
+		quiet[strings.TrimSuffix(filepath.Base(m), ".nocuda")] = true
+	}
+	p.loaded = len(loaded) > 0
+	for _, m := range loaded {
+		if !quiet[strings.TrimSuffix(filepath.Base(m), ".loaded")] {
+			p.unaccounted++
+		}
+	}
+	for _, m := range append(loaded, nocuda...) {
+		if err := os.Remove(m); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 // symbolizeTraces rewrites the binary traces in dir with source locations
@@ -428,33 +462,45 @@ func recordedFiles(dir string) ([]string, error) {
 // notLoaded is what run and record say when no process loaded the
 // preloaded shim.
 const notLoaded = "the shim was not loaded into any process of the program, so nothing was recorded " +
-	"(LD_PRELOAD does not reach a static executable, a set-user-ID one, or one started with a cleared environment; " +
-	"try without --preload)"
+	"(LD_PRELOAD does not reach a static executable, a set-user-ID one, or one started with a cleared environment; "
 
 // noPreloadedTrace is what run and record say when the preloaded shim
-// was loaded but no process wrote a trace. The launcher cannot see a
-// process that was started without LD_PRELOAD (a launcher of the
+// was loaded but a process that loaded it neither wrote a trace nor said
+// at its exit that it made no CUDA call (it was killed, or ended without
+// running exit handlers), and no process wrote one. The launcher cannot
+// see a process that was started without LD_PRELOAD (a launcher of the
 // program's that removes it, a cleared environment) and made the CUDA
 // calls: it must not report a run as one without CUDA activity, which
 // passes, when that may be why there is none.
 const noPreloadedTrace = "the shim was loaded, but no process of the program wrote a trace: " +
 	"if the program makes CUDA calls, a process the shim did not reach made them " +
-	"(one started with LD_PRELOAD removed or with a cleared environment), and nothing was checked; " +
-	"try without --preload"
+	"(one started with LD_PRELOAD removed or with a cleared environment; a process that ends without its exit handlers, as shells do, cannot say it made none), " +
+	"and nothing was checked; "
+
+// injectHint says what to try when the preloaded shim did not reach the
+// program: the driver loads an injected one wherever CUDA starts.
+func injectHint(backend string) string {
+	if backend == launch.BackendInterpose {
+		return "try --backend cupti, which the CUDA driver loads itself"
+	}
+	return "try without --preload"
+}
 
 // noteUnrecorded adds to the failures why a preloaded shim recorded
 // nothing, when it left no trace and no reason of its own: run must not
-// report such a run as one without CUDA activity, which passes. Injected,
+// report such a run as one without CUDA activity, which passes, unless
+// every process that loaded the shim said it made no CUDA call. Injected,
 // the shim is loaded by the driver at the first CUDA call, so no trace
 // means no CUDA call.
-func (rec *recording) noteUnrecorded(preload, loaded bool) {
+func (rec *recording) noteUnrecorded(preload bool, seen presence, backend string) {
 	if !preload || len(rec.traces) > 0 || len(rec.failures) > 0 {
 		return
 	}
-	if loaded {
-		rec.failures = append(rec.failures, noPreloadedTrace)
-	} else {
-		rec.failures = append(rec.failures, notLoaded)
+	switch {
+	case !seen.loaded:
+		rec.failures = append(rec.failures, notLoaded+injectHint(backend)+")")
+	case seen.unaccounted > 0:
+		rec.failures = append(rec.failures, noPreloadedTrace+injectHint(backend))
 	}
 }
 

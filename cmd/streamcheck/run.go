@@ -109,7 +109,7 @@ func (c *cli) cmdRun(args []string) int {
 		}
 	}
 
-	progCode, loaded, err := c.record(dir, *preload, *grace, argv)
+	progCode, seen, err := c.record(dir, *preload, *grace, argv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return progCode
@@ -119,7 +119,7 @@ func (c *cli) cmdRun(args []string) int {
 		fmt.Fprintf(c.stderr, "streamcheck: %v\n", err)
 		return firstNonZero(progCode, exitUsage)
 	}
-	rec.noteUnrecorded(*preload, loaded)
+	rec.noteUnrecorded(*preload, seen, c.backend)
 	c.printShimFailures(rec)
 	outcome := &report.Program{ExitCode: progCode, Recorded: len(rec.traces) > 0, NotRecorded: rec.failures}
 	if len(rec.traces) == 0 {

@@ -7,20 +7,21 @@ import (
 
 // The recording backends of the shim (STREAMCHECK_BACKEND):
 //
+//   - "interpose" (the default): the shim stands in for the driver's entry
+//     points that it records (direct calls, cuGetProcAddress, dlsym on
+//     libcuda) and records around each call, leaving CUPTI to the
+//     profilers. It needs the shim preloaded, so Env is asked to preload
+//     it. It costs less than CUPTI's callbacks (bench/README.md).
 //   - "cupti": the shim subscribes to CUPTI's driver callbacks. It records
 //     whether the shim is injected or preloaded, and holds CUPTI's one
 //     subscriber slot, so no profiler (compute-sanitizer, ncu, Nsight
 //     Systems) can run beside it.
-//   - "interpose": the shim stands in for the driver's entry points that
-//     it records (direct calls, cuGetProcAddress, dlsym on libcuda) and
-//     records around each call, leaving CUPTI to the profilers. It needs
-//     the shim preloaded, so Env is asked to preload it.
 const (
 	BackendCUPTI     = "cupti"
 	BackendInterpose = "interpose"
 	// DefaultBackend is the backend used when neither --backend nor
 	// STREAMCHECK_BACKEND names one.
-	DefaultBackend = BackendCUPTI
+	DefaultBackend = BackendInterpose
 	// BackendVar is the shim's environment variable that names the backend.
 	BackendVar = "STREAMCHECK_BACKEND"
 )

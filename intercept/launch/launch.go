@@ -167,10 +167,16 @@ func copyFile(dst, src string) error {
 	return out.Close()
 }
 
-// LoadedMark is the file the shim creates in the trace directory as it is
-// preloaded under a launcher (STREAMCHECK_LAUNCHER=1), whether or not the
-// process then makes a CUDA call.
-const LoadedMark = "streamcheck.loaded"
+// LoadedMarks matches the files the shim creates in the trace directory,
+// one a process (streamcheck-PID.loaded), as it is preloaded under a
+// launcher (STREAMCHECK_LAUNCHER=1), whether or not the process then makes
+// a CUDA call.
+const LoadedMarks = "streamcheck-*.loaded"
+
+// NoCUDAMarks matches the files a process that loaded the shim leaves at
+// its exit (streamcheck-PID.nocuda) when its CUDA driver was never
+// initialized: it made no CUDA call.
+const NoCUDAMarks = "streamcheck-*.nocuda"
 
 func isFile(p string) error {
 	fi, err := os.Stat(p)

@@ -1053,6 +1053,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "reuse") == 0) return reuse();
     if (strcmp(mode, "ipc") == 0) return ipc();
     if (strcmp(mode, "gpa") == 0) return gpa_queries();
+    if (strcmp(mode, "query") == 0) return fk_query() == 0 ? 0 : 1;
 #ifdef FAKE_CASE
     if (strcmp(mode, "case") == 0) return one_case();
 #endif

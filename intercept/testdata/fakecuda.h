@@ -312,6 +312,7 @@ void fk_set_kernel_name(void *handle, const char *name);
 void fk_register_pinned(const void *p, size_t n);
 void fk_set_stream_flags(CUstream s, unsigned int flags, int prio);
 void fk_set_device(int dev);
+int fk_query(void); /* cuInit through dlsym, nothing else */
 void fk_set_memory_device(CUdeviceptr p, size_t n, int dev); /* also the range cuPointerGetAttribute's RANGE_SIZE gives */
 /* The driver functions the shim calls itself: 2 devices, each with its
  * default pool (0xde0000 + 0x100 * device). */

@@ -327,7 +327,18 @@ static void deliver(CUpti_CallbackDomain d, uint32_t id, const char *name, int s
 static __thread int rt_result;
 static __thread char rt_params[64]; /* runtime params: the shim does not read them */
 
+/* Whether the app made a CUDA call: until then the driver is not
+ * initialized, as a real one before cuInit (cuCtxGetDevice says so). */
+static _Atomic int inited;
+
+CUresult cuInit(unsigned int flags) {
+    (void)flags;
+    atomic_store(&inited, 1);
+    return 0;
+}
+
 void fk_runtime_enter(const char *name) {
+    atomic_store(&inited, 1);
     uint32_t id = id_of(runtime_names, NRT, name);
     rt_corr = atomic_fetch_add(&correlation, 1) + 1;
     deliver(CUPTI_CB_DOMAIN_RUNTIME_API, id, name, CUPTI_API_ENTER, rt_params, NULL, NULL, &rt_corr_data, rt_corr);
@@ -362,6 +373,7 @@ static void cb_driver_exit(const char *name, void *params, CUresult result, cons
 int fk_route(void);
 
 void fk_driver_enter(const char *name, void *params, const char *symbol) {
+    atomic_store(&inited, 1);
     if (fk_route()) return; /* the whole call happens at fk_driver_exit */
     id_of(driver_names, NDRV, name); /* a scenario must name a function this fake knows */
     cb_driver_enter(name, params, symbol);
@@ -379,7 +391,10 @@ void fk_driver_exit(const char *name, void *params, CUresult result, const char 
 }
 
 /* For fakeroute.c: the callbacks around a driver entry point's body. */
-void fk_cb_enter(const char *name, void *params, const char *symbol) { cb_driver_enter(name, params, symbol); }
+void fk_cb_enter(const char *name, void *params, const char *symbol) {
+    atomic_store(&inited, 1);
+    cb_driver_enter(name, params, symbol);
+}
 void fk_cb_exit(const char *name, void *params, CUresult result, const char *symbol) {
     cb_driver_exit(name, params, result, symbol);
 }
@@ -505,6 +520,7 @@ CUresult cuCtxGetCurrent(CUcontext *c) {
     return 0;
 }
 CUresult cuCtxGetDevice(CUdevice *d) {
+    if (!atomic_load(&inited)) return 3; /* CUDA_ERROR_NOT_INITIALIZED */
     *d = cur_device;
     return 0;
 }

@@ -230,6 +230,13 @@ static void *self(void) {
     return h;
 }
 
+/* A device query's driver use: cuInit, found with dlsym on this library,
+ * and no call the shim records. */
+int fk_query(void) {
+    CUresult (*init)(unsigned int) = (CUresult(*)(unsigned int))dlsym(self(), "cuInit");
+    return init ? (int)init(0) : -1;
+}
+
 void fk_route_call(const char *name, void *params, CUresult result, const char *symbol) {
     const struct row *r = row_named(name);
     if (!r) return; /* an entry point the shim does not record: nothing to reach it by */
