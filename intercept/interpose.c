@@ -69,7 +69,8 @@ static _Atomic(void *) real[SC_IP_N];
 
 static _Atomic(void *) cuda_handle; /* libcuda, as dlopen returned it */
 static _Atomic int ip_recording; /* this backend records */
-_Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped;
+_Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped, sc_stat_gpa_calls, sc_stat_gpa_failed;
+char sc_stat_first_dlsym[64];
 
 /* ---- the real dlsym ---- */
 
@@ -301,6 +302,10 @@ static void *swap_gpa(void *fn) {
 }
 
 static void after_gpa(CUresult r, const char *symbol, void **pfn, int version, sc_ull flags) {
+    if (sc_stats) {
+        atomic_fetch_add_explicit(&sc_stat_gpa_calls, 1, memory_order_relaxed);
+        if (r != CUDA_SUCCESS) atomic_fetch_add_explicit(&sc_stat_gpa_failed, 1, memory_order_relaxed);
+    }
     if (r != CUDA_SUCCESS || !pfn || !*pfn || !atomic_load_explicit(&ip_recording, memory_order_relaxed)) return;
     int saved = errno;
     void *g = swap_gpa(*pfn);
@@ -361,7 +366,8 @@ SC_COLD static void *swap_dlsym(const char *name, void *f) {
     }
     errno = saved;
     if (!g) return f;
-    atomic_fetch_add_explicit(&sc_stat_dlsym_swapped, 1, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&sc_stat_dlsym_swapped, 1, memory_order_relaxed) == 0 && sc_stats)
+        snprintf(sc_stat_first_dlsym, sizeof sc_stat_first_dlsym, "%s", name);
     return g;
 }
 

@@ -3,6 +3,7 @@ package intercept
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -127,6 +128,13 @@ func TestInterposeProcAddress(t *testing.T) {
 		if n != 3 {
 			t.Errorf("FAKE_GPA_INTERNAL=%s: %d cuMemAllocAsync events recorded, want 3 (the calls through the entry points handed out)", internal, n)
 		}
+	}
+	// STREAMCHECK_STATS=1 counts what the program asked of the shim: where
+	// a program's calls went when none was recorded (under ncu).
+	st := run(t, b, "gpa", preload, "STREAMCHECK_BACKEND=interpose", "STREAMCHECK_STATS=1")
+	m := regexp.MustCompile(`interposed: (\d+) cuGetProcAddress calls \((\d+) failed\), (\d+) answers swapped`).FindStringSubmatch(st.stderr)
+	if m == nil || m[1] == "0" || m[3] == "0" {
+		t.Errorf("STREAMCHECK_STATS=1: no count of cuGetProcAddress calls and swapped answers in %q", st.stderr)
 	}
 	// The CUPTI backend, preloaded, leaves cuGetProcAddress's answers alone.
 	r := run(t, b, "gpa", preload, "STREAMCHECK_BACKEND=cupti")

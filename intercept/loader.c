@@ -457,10 +457,12 @@ __attribute__((destructor)) static void sc_dtor(void) {
             /* Also when nothing was handled: whether the program asked us
              * for entry points at all tells where its calls went. */
             if (strcmp(sc_backend, "interpose") == 0)
-                dprintf(2, "streamcheck: stats: interposed: %llu cuGetProcAddress answers swapped for wrappers (%llu by name), %llu dlsym lookups in libcuda\n",
+                dprintf(2, "streamcheck: stats: interposed: %llu cuGetProcAddress calls (%llu failed), %llu answers swapped for wrappers (%llu by name), %llu dlsym lookups in libcuda swapped (first: %s)\n",
+                        (unsigned long long)atomic_load(&sc_stat_gpa_calls), (unsigned long long)atomic_load(&sc_stat_gpa_failed),
                         (unsigned long long)(atomic_load(&sc_stat_gpa_swapped) + atomic_load(&sc_stat_gpa_by_name)),
                         (unsigned long long)atomic_load(&sc_stat_gpa_by_name),
-                        (unsigned long long)atomic_load(&sc_stat_dlsym_swapped));
+                        (unsigned long long)atomic_load(&sc_stat_dlsym_swapped),
+                        sc_stat_first_dlsym[0] ? sc_stat_first_dlsym : "none");
             if (n) {
                 double d = (double)n / unit;
                 if (atomic_load(&sc_stat_prefault_started))

@@ -307,6 +307,10 @@ SC_HIDDEN void *sc_nccl_swap(const char *name, void *f);
 /* cuGetProcAddress results swapped for a wrapper by address and by name,
  * and dlsym lookups in libcuda swapped. */
 extern _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_swapped;
+/* With STREAMCHECK_STATS=1: cuGetProcAddress calls through the shim, those
+ * the driver failed, and the name the first swapped dlsym lookup asked for. */
+extern _Atomic uint64_t sc_stat_gpa_calls, sc_stat_gpa_failed;
+extern char sc_stat_first_dlsym[64];
 /* Whether the program asked the shim for a driver entry point (cuGetProcAddress,
  * dlsym on libcuda) or called cuInit through it: a process that initialized
  * CUDA without either got its entry points elsewhere. */

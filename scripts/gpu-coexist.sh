@@ -76,7 +76,10 @@ for backend in ${BACKENDS:-cupti interpose}; do
 			for f in "$work"/ld/b.*; do
 				[ -f "$f" ] || continue
 				echo "process ${f##*.}: $(grep -m1 -o "file=[^ ]*" "$f" | head -1)"
-				grep -E "symbol .(dlsym|dlvsym|cuGetProcAddress(_v2)?|cuInit). " "$f" | sed 's/^ *[0-9]*: *//' | sort | uniq -c | head -12
+				# The program's own bindings first: which dlsym its cudart calls.
+				grep -E "symbol .(dlsym|dlvsym|cuGetProcAddress(_v2)?|cuInit). " "$f" | sed 's/^ *[0-9]*: *//' |
+					awk -v p="$(basename "$prog")" 'index($0, p) { print "0 " $0; next } { print "1 " $0 }' | sort | uniq -c |
+					sed 's/ [01] / /' | head -16
 			done
 			echo
 		} >>"$report"
