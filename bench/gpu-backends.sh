@@ -19,7 +19,10 @@
 # Usage, from the repository root, with bin/streamcheck and bin/libstreamcheck.so built:
 #   OUT=dir bash bench/gpu-backends.sh     -> $OUT/backends.txt
 # WORKLOADS (default "loop torch model") picks the workloads, so that one
-# that a machine call's time limit cut off can run alone.
+# that a machine call's time limit cut off can run alone. CONFIGS (default
+# "native cupti interpose wrappers matched") picks the configurations;
+# "noprefault" adds the interpose backend without the helper thread that
+# faults trace pages in ahead of the writer (STREAMCHECK_PREFAULT=0).
 set -u
 OUT=${OUT:-.gpu/out}; mkdir -p "$OUT"
 REPORT="$OUT/backends.txt"
@@ -43,14 +46,23 @@ cupti() { bin/streamcheck run --backend cupti --no-color -o "$work/report-cupti.
 interpose() { bin/streamcheck run --backend interpose --no-color -o "$work/report-interpose.txt" -- "$@"; }
 wrappers() { STREAMCHECK_CALLBACK_ONLY=1 bin/streamcheck run --backend interpose --no-color -o /dev/null -- "$@"; }
 matched() { STREAMCHECK_RAW_WORDS=0 bin/streamcheck run --backend interpose --no-color -o /dev/null -- "$@"; }
+noprefault() { STREAMCHECK_PREFAULT=0 bin/streamcheck run --backend interpose --no-color -o /dev/null -- "$@"; }
 san() { compute-sanitizer --tool memcheck --track-stream-ordered-races all --print-limit 10 "$@"; }
 per_step() { sed -n 's/^bench: \([0-9.]*\) ms per step.*/\1/p'; }
 have_torch() { python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; }
 want() { case " ${WORKLOADS:-loop torch model} " in *" $1 "*) return 0 ;; esac; return 1; }
 
-configs=(native cupti interpose wrappers matched)
-labels=("native" "streamcheck run --backend cupti" "streamcheck run --backend interpose" "interposed wrappers only (record nothing)"
-	"interpose, launch words matched in the shim (STREAMCHECK_RAW_WORDS=0)")
+declare -A label_of=([native]="native" [cupti]="streamcheck run --backend cupti"
+	[interpose]="streamcheck run --backend interpose" [wrappers]="interposed wrappers only (record nothing)"
+	[matched]="interpose, launch words matched in the shim (STREAMCHECK_RAW_WORDS=0)"
+	[noprefault]="interpose, no prefault helper (STREAMCHECK_PREFAULT=0)")
+read -r -a configs <<<"${CONFIGS:-native cupti interpose wrappers matched}"
+[ "${configs[0]}" = native ] || { echo "CONFIGS must start with native (ratios are to it)" >&2; exit 2; }
+labels=()
+for c in "${configs[@]}"; do
+	[ -n "${label_of[$c]:-}" ] || { echo "CONFIGS: unknown configuration $c" >&2; exit 2; }
+	labels+=("${label_of[$c]}")
+done
 
 # rounds NAME ROUNDS PARSER UNIT PROGRAM ARGS...: every configuration once a
 # round, in a rotated order; one report line each.
@@ -114,6 +126,10 @@ sanitizer() {
 	if want loop; then
 		echo "the shim's own time on the loop, interpose backend (STREAMCHECK_STATS=1):"
 		STREAMCHECK_STATS=1 interpose "$work/loop" "$ITERS" 2>&1 >/dev/null | grep "stats:"
+	fi
+	if want model && have_torch; then
+		echo "the shim's own time on the model step, interpose (STREAMCHECK_STATS=1):"
+		STREAMCHECK_STATS=1 interpose python3 bench/gpu/model_step.py "$MODEL_STEPS" 2>&1 >/dev/null | grep "stats:"
 	fi
 	if want torch && have_torch; then
 		for c in interpose matched; do
