@@ -157,7 +157,11 @@
 //	                         and the stack cache's hits, the unwinds (frames walked,
 //	                         time each), the launch scans (words, those written
 //	                         raw, time each), the search for CPython's trampolines
-//	                         (maps reads) and the trace's bytes and events
+//	                         (maps reads) and the trace's bytes and events; under
+//	                         interposition, also what the program asked of the
+//	                         shim (cuGetProcAddress calls and the answers swapped,
+//	                         dlsym lookups in libcuda, the first one's name, and
+//	                         lookups of cuGetProcAddress in other libraries)
 //	STREAMCHECK_CUPTI        libcupti to use, a file or the directory holding it,
 //	                         tried first; then the search: a libcupti the
 //	                         program loaded, libcupti.so, libcupti.so.13,

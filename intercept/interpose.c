@@ -376,6 +376,25 @@ SC_NOSAN static inline int nccl_name(const char *n) {
     return n && n[0] == 'n' && n[1] == 'c' && n[2] == 'c' && n[3] == 'l' && n[4];
 }
 
+/* With STREAMCHECK_STATS=1, a lookup of cuGetProcAddress in a library other
+ * than the libcuda the shim loaded: a tool (a profiler's stand-in libcuda)
+ * may hand the program entry points past the shim; the stats say which. */
+_Atomic uint64_t sc_stat_foreign_gpa;
+char sc_stat_foreign_gpa_lib[128];
+
+SC_NOSAN static inline int gpa_name(const char *n) {
+    return n && n[0] == 'c' && n[1] == 'u' && n[2] == 'G' && strncmp(n, "cuGetProcAddress", 16) == 0;
+}
+
+SC_COLD static void *note_foreign_gpa(void *handle, const char *name) {
+    void *f = sc_dlsym_real(handle, name);
+    Dl_info info;
+    if (atomic_fetch_add_explicit(&sc_stat_foreign_gpa, 1, memory_order_relaxed) == 0 && f && dladdr(f, &info) &&
+        info.dli_fname)
+        snprintf(sc_stat_foreign_gpa_lib, sizeof sc_stat_foreign_gpa_lib, "%s", info.dli_fname);
+    return f;
+}
+
 /* Anything but a lookup in libcuda, or of an NCCL name in a library (a
  * program that dlopens libnccl), goes on to the real dlsym as a tail call:
  * dlsym(RTLD_NEXT, ...) searches after the caller's object, which glibc
@@ -387,6 +406,8 @@ SC_EXPORT SC_NOSAN void *dlsym(void *handle, const char *name) {
         return swap_dlsym(name, sc_dlsym_real(handle, name));
     if (handle && handle != RTLD_NEXT && nccl_name(name) && atomic_load_explicit(&sc_active, memory_order_relaxed))
         return sc_nccl_swap(name, sc_dlsym_real(handle, name));
+    if (__builtin_expect(sc_stats, 0) && handle && handle != RTLD_NEXT && gpa_name(name))
+        return note_foreign_gpa(handle, name);
     dlsym_fn f = real_dlsym();
     if (__builtin_expect(!f, 0)) return NULL;
     return f(handle, name);

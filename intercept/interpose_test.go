@@ -2,6 +2,8 @@ package intercept
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -170,5 +172,46 @@ func TestShimDefaultBackend(t *testing.T) {
 		if v := tr.tab.String(tr.tab.Process.Version); !strings.Contains(v, "backend "+c.backend+")") {
 			t.Errorf("backend unset: the trace says %q, want backend %s", v, c.backend)
 		}
+	}
+}
+
+// TestForeignProcAddressStat: with STREAMCHECK_STATS=1, a lookup of
+// cuGetProcAddress in a library other than the libcuda the shim loaded (a
+// tool's stand-in libcuda, which may hand the program entry points past
+// the shim) is counted and the library named, and the lookup still gets
+// that library's function.
+func TestForeignProcAddressStat(t *testing.T) {
+	b := build(t)
+	cc, err := cCompiler()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	lib, app := filepath.Join(dir, "libother.so"), filepath.Join(dir, "lookup")
+	for _, f := range []struct{ name, src string }{
+		{"other.c", "int cuGetProcAddress_v2(void) { return 42; }\n"},
+		{"lookup.c", "#include <dlfcn.h>\nint main(int argc, char **argv) {\n" +
+			"    void *h = dlopen(argv[1], RTLD_NOW);\n    int (*f)(void) = h ? (int (*)(void))dlsym(h, \"cuGetProcAddress_v2\") : 0;\n" +
+			"    return f && f() == 42 ? 0 : 1;\n}\n"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, f.name), []byte(f.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"-shared", "-fPIC", "-o", lib, filepath.Join(dir, "other.c")}, {"-o", app, filepath.Join(dir, "lookup.c"), "-ldl"}} {
+		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %q: %v\n%s", cc, args, err, out)
+		}
+	}
+	cmd := exec.Command(app, lib)
+	cmd.Env = append(append(cleanEnv(), b.sanitizerEnv(true)...), "STREAMCHECK_PRELOAD=1", "STREAMCHECK_BACKEND=interpose",
+		"STREAMCHECK_DIR="+dir, "STREAMCHECK_LIBCUDA="+b.fake, "STREAMCHECK_STATS=1")
+	out, err := cmd.CombinedOutput()
+	checkSanitizer(t, "lookup", string(out))
+	if err != nil {
+		t.Fatalf("lookup: %v (the lookup did not get the other library's function)\n%s", err, out)
+	}
+	if want := "cuGetProcAddress looked up 1 times in another library than libcuda (first: " + lib + ")"; !strings.Contains(string(out), want) {
+		t.Errorf("stats lack %q:\n%s", want, out)
 	}
 }

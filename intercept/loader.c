@@ -463,6 +463,10 @@ __attribute__((destructor)) static void sc_dtor(void) {
                         (unsigned long long)atomic_load(&sc_stat_gpa_by_name),
                         (unsigned long long)atomic_load(&sc_stat_dlsym_swapped),
                         sc_stat_first_dlsym[0] ? sc_stat_first_dlsym : "none");
+            if (atomic_load(&sc_stat_foreign_gpa))
+                dprintf(2, "streamcheck: stats: cuGetProcAddress looked up %llu times in another library than libcuda (first: %s)\n",
+                        (unsigned long long)atomic_load(&sc_stat_foreign_gpa),
+                        sc_stat_foreign_gpa_lib[0] ? sc_stat_foreign_gpa_lib : "not found");
             if (n) {
                 double d = (double)n / unit;
                 if (atomic_load(&sc_stat_prefault_started))

@@ -311,6 +311,9 @@ extern _Atomic uint64_t sc_stat_gpa_swapped, sc_stat_gpa_by_name, sc_stat_dlsym_
  * the driver failed, and the name the first swapped dlsym lookup asked for. */
 extern _Atomic uint64_t sc_stat_gpa_calls, sc_stat_gpa_failed;
 extern char sc_stat_first_dlsym[64];
+/* cuGetProcAddress looked up in another library than libcuda, and the first such library. */
+extern _Atomic uint64_t sc_stat_foreign_gpa;
+extern char sc_stat_foreign_gpa_lib[128];
 /* Whether the program asked the shim for a driver entry point (cuGetProcAddress,
  * dlsym on libcuda) or called cuInit through it: a process that initialized
  * CUDA without either got its entry points elsewhere. */
