@@ -290,14 +290,16 @@ type presence struct {
 	unaccounted int  // processes that loaded it and did not say they made no CUDA call (launch.NoCUDAMarks)
 }
 
-// takeMarks reads and removes the shim's marks in dir.
+// takeMarks reads and removes the shim's marks in dir: regular files the
+// current user owns, as with traces (see recordedFiles), so that another
+// user who can write a shared directory cannot make a run pass.
 func takeMarks(dir string) (presence, error) {
 	var p presence
-	loaded, err := filepath.Glob(filepath.Join(dir, launch.LoadedMarks))
+	loaded, err := ownedFiles(dir, launch.LoadedMarks)
 	if err != nil {
 		return p, err
 	}
-	nocuda, err := filepath.Glob(filepath.Join(dir, launch.NoCUDAMarks))
+	nocuda, err := ownedFiles(dir, launch.NoCUDAMarks)
 	if err != nil {
 		return p, err
 	}
@@ -317,6 +319,31 @@ func takeMarks(dir string) (presence, error) {
 		}
 	}
 	return p, nil
+}
+
+// ownedFiles returns the regular files in dir matching pattern that the
+// current user owns.
+func ownedFiles(dir, pattern string) ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, err
+	}
+	var owned []string
+	for _, m := range matches {
+		if fi, err := os.Lstat(m); err == nil && ownedRegular(fi) {
+			owned = append(owned, m)
+		}
+	}
+	return owned, nil
+}
+
+// ownedRegular reports whether fi is a regular file the current user owns.
+func ownedRegular(fi fs.FileInfo) bool {
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Geteuid()
 }
 
 // symbolizeTraces rewrites the binary traces in dir with source locations
@@ -447,11 +474,7 @@ func recordedFiles(dir string) ([]string, error) {
 		if !analysis.IsTraceName(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		if fi, err := e.Info(); err != nil || !ownedRegular(fi) {
 			continue
 		}
 		names = append(names, e.Name())
