@@ -13,6 +13,10 @@
 # Usage, from the repository root, with bin/streamcheck and bin/libstreamcheck.so built:
 #   OUT=dir bash bench/gpu-overhead.sh     -> $OUT/overhead.txt
 set -u
+# The CUPTI backend, whose callbacks alone are one configuration here
+# (bench/gpu-backends.sh compares the backends); STREAMCHECK_BACKEND=interpose
+# runs the same rounds under the default backend.
+export STREAMCHECK_BACKEND=${STREAMCHECK_BACKEND:-cupti}
 OUT=${OUT:-.gpu/out}; mkdir -p "$OUT"
 REPORT="$OUT/overhead.txt"
 ITERS=${ITERS:-20000}

@@ -15,6 +15,10 @@
 #   SHIMS="old=bin/ab/old.so new=bin/libstreamcheck.so" OUT=dir bash bench/gpu-shim-ab.sh
 #   -> $OUT/shim-ab.txt
 set -u
+# The CUPTI backend, whose callbacks alone are one configuration here
+# (bench/gpu-backends.sh compares the backends); STREAMCHECK_BACKEND=interpose
+# runs the same rounds under the default backend.
+export STREAMCHECK_BACKEND=${STREAMCHECK_BACKEND:-cupti}
 OUT=${OUT:-.gpu/out}; mkdir -p "$OUT"
 REPORT="$OUT/shim-ab.txt"
 ITERS=${ITERS:-20000}
