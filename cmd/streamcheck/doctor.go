@@ -567,7 +567,9 @@ func (d *doctor) selfTest(cases []selftest.Case, root string, kept bool) int {
 	}
 	st := &doctorSelfTest{Device: d.device, DeviceName: d.devName, Cases: []doctorCase{}}
 	d.res.SelfTest = st
-	fmt.Fprintf(w, "\nself-test on device %d (%s), each case a program recorded by the shim:\n", d.device, d.devName)
+	// The cases run in this Go binary, into which the driver loads the shim
+	// (CUPTI backend) whatever backend run and record use.
+	fmt.Fprintf(w, "\nself-test on device %d (%s), each case a program recorded by the shim (CUPTI backend):\n", d.device, d.devName)
 	width := 0
 	for _, tc := range cases {
 		width = max(width, len(tc.Name))
