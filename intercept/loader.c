@@ -421,7 +421,7 @@ static void account_for_silence(void) {
     }
     if (strcmp(sc_backend, "interpose") == 0 && !sc_interpose_reached()) {
         report_error("the program initialized CUDA but never asked the shim for a driver entry point "
-                     "(cuGetProcAddress, dlsym on libcuda, cuInit): another tool handed it the driver's own, "
+                     "(cuGetProcAddress) nor called cuInit through it: another tool handed it the driver's own, "
                      "so none of its calls were recorded");
         return;
     }

@@ -314,9 +314,9 @@ extern char sc_stat_first_dlsym[64];
 /* cuGetProcAddress looked up in another library than libcuda, and the first such library. */
 extern _Atomic uint64_t sc_stat_foreign_gpa;
 extern char sc_stat_foreign_gpa_lib[128];
-/* Whether the program asked the shim for a driver entry point (cuGetProcAddress,
- * dlsym on libcuda) or called cuInit through it: a process that initialized
- * CUDA without either got its entry points elsewhere. */
+/* Whether the program called the shim's cuGetProcAddress or its cuInit
+ * (directly, or found with dlsym): a process that initialized CUDA without
+ * either got its entry points elsewhere. */
 SC_HIDDEN int sc_interpose_reached(void);
 /* The backend recording ("cupti" or "interpose"), for the trace. */
 extern const char *sc_backend;
