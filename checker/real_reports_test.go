@@ -10,7 +10,7 @@ import (
 )
 
 // TestRealReportsUnchanged pins what the checker reports on every recording
-// in testdata/real and testdata/realworld: each finding's rule, count,
+// in testdata/real, testdata/realworld and testdata/realworld-interpose: each finding's rule, count,
 // message and the call sites of its operations, trace by trace, in
 // testdata/real-reports.txt. A change to what streamcheck decides on real
 // programs shows there as a diff (go test -update rewrites it, and the diff
@@ -18,7 +18,7 @@ import (
 // TestRealWorldCorpus check only the rules and counts the programs expect.
 func TestRealReportsUnchanged(t *testing.T) {
 	var b strings.Builder
-	for _, corpus := range []string{"real", "realworld"} {
+	for _, corpus := range []string{"real", "realworld", "realworld-interpose"} {
 		traces, err := filepath.Glob(filepath.Join("..", "testdata", corpus, "*", "*.sctrace"))
 		if err != nil {
 			t.Fatal(err)

@@ -87,8 +87,21 @@ func readVerdicts(t *testing.T, path string) []corpusRow {
 // variants of a few of them. Every program's findings must be exactly those
 // its row of VERDICTS.tsv lists, each with a verdict; a correct program may
 // have no error finding at all, and a racy variant must have one.
+// testdata/realworld-interpose holds the CuPy and PyTorch programs recorded
+// with the default backend, checked the same way.
 func TestRealWorldCorpus(t *testing.T) {
-	dir := filepath.Join("..", "testdata", "realworld")
+	for _, c := range []struct {
+		dir     string
+		minRows int
+	}{{"realworld", 40}, {"realworld-interpose", 14}} {
+		t.Run(c.dir, func(t *testing.T) { checkCorpus(t, filepath.Join("..", "testdata", c.dir), c.minRows) })
+	}
+}
+
+// checkCorpus checks the corpus in dir (its VERDICTS.tsv and a folder of
+// traces for each row) as TestRealWorldCorpus says; it must hold at least
+// minRows programs.
+func checkCorpus(t *testing.T, dir string, minRows int) {
 	rows := readVerdicts(t, filepath.Join(dir, "VERDICTS.tsv"))
 	listed := map[string]bool{}
 	for _, r := range rows {
@@ -134,7 +147,7 @@ func TestRealWorldCorpus(t *testing.T) {
 			t.Errorf("%s has no row in VERDICTS.tsv", d)
 		}
 	}
-	if len(rows) < 40 {
+	if len(rows) < minRows {
 		t.Errorf("only %d programs in the corpus", len(rows))
 	}
 }
