@@ -103,7 +103,7 @@ const (
 func (c *cli) cmdRecord(args []string) int {
 	fs := newFlags("record")
 	dir := fs.String("o", "", "write the traces into `DIR` (created if needed)")
-	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
+	preload := fs.Bool("preload", false, "with --backend cupti, load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH (the interpose backend always preloads it)")
 	backend := backendFlag(fs)
 	grace := fs.Duration("grace", defaultGrace, graceHelp)
 	argv, code, done := c.parseFlags(fs, recordUsage, args, false)

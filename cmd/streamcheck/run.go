@@ -30,9 +30,11 @@ Exit codes, the first that applies:
   1              error findings (or N, with --error-exitcode N)
   3              a trace was truncated or corrupt
   4              the shim reported that it could not record (its message is
-                 printed), or, with --preload, no process loaded it, or none
-                 of those that did wrote a trace (a process started with
-                 LD_PRELOAD removed may have made the CUDA calls)
+                 printed), or, preloaded (the default backend, or
+                 --preload), no process loaded it, or none wrote a trace and
+                 one that loaded it did not say at exit that it made no
+                 CUDA call (a shell; a process started with LD_PRELOAD
+                 removed may have made the CUDA calls)
   0              otherwise
 Every report states the program's exit status (text: its last line, "the
 program exited with code N"; JSON: program.exit_code; SARIF: the
@@ -47,14 +49,14 @@ code.
 // program; the report is still printed); 2 for bad usage, a missing shim or
 // an unreadable trace; 1 for error findings; 3 for a damaged trace; 4 when
 // the shim left a streamcheck-*.error file saying it could not record, or
-// (preloaded) no process loaded it; else 0. With no trace written at all it prints "no CUDA activity was recorded"
+// (preloaded) no process loaded it or one is unaccounted for; else 0. With no trace written at all it prints "no CUDA activity was recorded"
 // and exits with the program's code.
 func (c *cli) cmdRun(args []string) int {
 	fs := newFlags("run")
 	var o reportOptions
 	o.register(fs, "stderr")
 	keep := fs.String("keep", "", "record into `DIR` and keep the traces (default: a temporary directory, removed)")
-	preload := fs.Bool("preload", false, "load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH")
+	preload := fs.Bool("preload", false, "with --backend cupti, load the shim with LD_PRELOAD instead of CUDA_INJECTION64_PATH (the interpose backend always preloads it)")
 	backend := backendFlag(fs)
 	grace := fs.Duration("grace", defaultGrace, graceHelp)
 	argv, code, done := c.parseFlags(fs, runUsage, args, false)
