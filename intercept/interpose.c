@@ -105,9 +105,7 @@ static void *open_cuda(void) {
     if (c) return c;
     const char *path = getenv("STREAMCHECK_LIBCUDA");
     if (!path || !*path) path = "libcuda.so.1";
-    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    return h;
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL); /* one search, as load_driver's */
 }
 
 /* The exported name of id ("cuMemAllocAsync", "cuMemAllocAsync_ptsz"). */

@@ -198,8 +198,11 @@ static int load_driver(char *why, size_t whylen) {
     const char *path = getenv("STREAMCHECK_LIBCUDA");
     int named = path && *path;
     if (!named) path = "libcuda.so.1";
-    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* One search: an object already loaded is found by it (its flags stay
+     * as they were), and a machine without a driver pays for one failed
+     * search of the library path, in every process the shim is preloaded
+     * into (bench/process-tree.sh). */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         if (named) {
             const char *e = dlerror();
