@@ -351,8 +351,6 @@ SC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
 
 /* What a lookup of name in libcuda gives the program: our wrapper, if we
  * record what the real entry point real is. */
-CUresult cuInit(unsigned int flags);
-
 SC_COLD static void *swap_dlsym(const char *name, void *f) {
     if (!f || !name) return f;
     int saved = errno;

@@ -50,11 +50,16 @@ static char cupti_path[PATH_MAX];
  * written: the user should read the reason once, not twice. */
 static int reported; /* this process said why it does not record */
 
+/* The path of this process's marker <dir>/streamcheck-PID.<what>. */
+static void marker_path(char *path, size_t len, const char *dir, const char *what) {
+    snprintf(path, len, "%s/streamcheck-%d.%s", dir, (int)getpid(), what);
+}
+
 static void report_error(const char *reason) {
     reported = 1;
     const char *d = getenv("STREAMCHECK_DIR");
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/streamcheck-%d.error", d && *d ? d : ".", (int)getpid());
+    marker_path(path, sizeof path, d && *d ? d : ".", "error");
     int marked = 0;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
@@ -381,7 +386,7 @@ static void mark(const char *what) {
     const char *d = getenv("STREAMCHECK_DIR");
     if (!d || !*d) return;
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/streamcheck-%d.%s", d, (int)getpid(), what);
+    marker_path(path, sizeof path, d, what);
     int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);
 }

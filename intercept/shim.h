@@ -159,6 +159,8 @@ extern _Atomic int sc_trace_failed; /* this process's trace cannot be written */
 SC_HIDDEN void sc_trace_finish(void);
 SC_HIDDEN int sc_trace_writable_locked(void); /* opens the child's file lazily */
 SC_HIDDEN int sc_trace_pending(void);         /* no file created yet (none needed so far), none failed */
+SC_HIDDEN uint64_t sc_trace_bytes(void);      /* the trace's length and events so far (STREAMCHECK_STATS) */
+SC_HIDDEN uint64_t sc_trace_events(void);
 SC_HIDDEN int sc_append_locked(int kind, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
 /* An event is encoded outside sc_lock (fields 6 on, into p: room for
  * SC_PAYLOAD_MAX bytes), then appended under it with the fields the writer
@@ -340,9 +342,7 @@ extern int sc_raw_words; /* launches carry their parameter words unmatched (para
 extern _Atomic uint64_t sc_stat_handler_time, sc_stat_handled, sc_stat_stack_hits, sc_stat_stack_unwinds;
 /* Frames walked by the unwinds, and the time the unwinds took (sc_stat_clock units). */
 extern _Atomic uint64_t sc_stat_unwound_frames, sc_stat_unwind_time;
-/* Launches scanned for device addresses: words looked up, time taken. */
-SC_HIDDEN uint64_t sc_trace_bytes(void);
-SC_HIDDEN uint64_t sc_trace_events(void);
+/* Launches scanned for device addresses: words looked up, time taken, words written raw. */
 extern _Atomic uint64_t sc_stat_launches, sc_stat_scan_words, sc_stat_scan_time, sc_stat_raw_words;
 /* Where walks stopped at a possible CPython trampoline (pytramp.c): reads of
  * /proc/self/maps and their time; trampoline code ranges registered. */

@@ -217,15 +217,10 @@ func BenchmarkRawLaunchWords(b *testing.B) {
 	}
 	raw := rawTrace("streamcheck-intercept 0.3.0", evs...)
 	// The same launches matched, as a shim before raw words wrote them.
-	r, err := NewBinaryReader(bytes.NewReader(raw), "raw.bin")
+	matched, tab, err := read(raw)
 	if err != nil {
 		b.Fatal(err)
 	}
-	matched, err := Collect(r)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tab := r.Tables()
 	tab.Process.Version = tab.Intern("streamcheck-intercept 0.2.0 (trace format 1)")
 	enc, err := EncodeBinary(tab, matched)
 	if err != nil {

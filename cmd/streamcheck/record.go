@@ -483,9 +483,12 @@ func recordedFiles(dir string) ([]string, error) {
 }
 
 // notLoaded is what run and record say when no process loaded the
-// preloaded shim.
-const notLoaded = "the shim was not loaded into any process of the program, so nothing was recorded " +
-	"(LD_PRELOAD does not reach a static executable, a set-user-ID one, or one started with a cleared environment; "
+// preloaded shim; hint is injectHint's.
+func notLoaded(hint string) string {
+	return "the shim was not loaded into any process of the program, so nothing was recorded " +
+		"(LD_PRELOAD does not reach a static executable, a set-user-ID one, or one started with a cleared environment; " +
+		hint + ")"
+}
 
 // noPreloadedTrace is what run and record say when the preloaded shim
 // was loaded but a process that loaded it neither wrote a trace nor said
@@ -494,11 +497,13 @@ const notLoaded = "the shim was not loaded into any process of the program, so n
 // see a process that was started without LD_PRELOAD (a launcher of the
 // program's that removes it, a cleared environment) and made the CUDA
 // calls: it must not report a run as one without CUDA activity, which
-// passes, when that may be why there is none.
-const noPreloadedTrace = "the shim was loaded, but no process of the program wrote a trace: " +
-	"if the program makes CUDA calls, a process the shim did not reach made them " +
-	"(one started with LD_PRELOAD removed or with a cleared environment; a process that ends without its exit handlers, as shells do, cannot say it made none), " +
-	"and nothing was checked; "
+// passes, when that may be why there is none. hint is injectHint's.
+func noPreloadedTrace(hint string) string {
+	return "the shim was loaded, but no process of the program wrote a trace: " +
+		"if the program makes CUDA calls, a process the shim did not reach made them " +
+		"(one started with LD_PRELOAD removed or with a cleared environment; a process that ends without its exit handlers, as shells do, cannot say it made none), " +
+		"and nothing was checked; " + hint
+}
 
 // injectHint says what to try when the preloaded shim did not reach the
 // program: the driver loads an injected one wherever CUDA starts.
@@ -521,9 +526,9 @@ func (rec *recording) noteUnrecorded(preload bool, seen presence, backend string
 	}
 	switch {
 	case !seen.loaded:
-		rec.failures = append(rec.failures, notLoaded+injectHint(backend)+")")
+		rec.failures = append(rec.failures, notLoaded(injectHint(backend)))
 	case seen.unaccounted > 0:
-		rec.failures = append(rec.failures, noPreloadedTrace+injectHint(backend))
+		rec.failures = append(rec.failures, noPreloadedTrace(injectHint(backend)))
 	}
 }
 
