@@ -9,6 +9,8 @@
 #   shim started      the shim preloaded and started, as under run, with
 #                     its marks (what each process's start and exit add)
 #   streamcheck run   the whole run, the launcher included
+#   base              with BASE_SHIM=path: "shim started" with that shim
+#                     (an earlier build), for a side-by-side figure
 # Printed: each configuration's median ms a process over native's.
 #
 # Usage, from the repository root, with bin/ built by scripts/build.sh:
@@ -34,15 +36,18 @@ inert() { LD_PRELOAD=$shim sh "$work/tree.sh"; }
 started() {
 	local d
 	d=$(mktemp -d -p "$work")
-	STREAMCHECK_DIR=$d STREAMCHECK_PRELOAD=1 STREAMCHECK_LAUNCHER=1 LD_PRELOAD=$shim sh "$work/tree.sh"
+	STREAMCHECK_DIR=$d STREAMCHECK_PRELOAD=1 STREAMCHECK_LAUNCHER=1 LD_PRELOAD=${1:-$shim} sh "$work/tree.sh"
 }
+base() { started "$BASE_SHIM"; }
 run() { bin/streamcheck run -- sh "$work/tree.sh"; }
 
 configs=(native inert started run)
+if [ -n "${BASE_SHIM:-}" ]; then configs+=(base); fi
+nc=${#configs[@]}
 declare -A vals
 for r in $(seq "$rounds"); do
-	for k in $(seq 0 3); do
-		c=${configs[$(((k + r) % 4))]}
+	for k in $(seq 0 $((nc - 1))); do
+		c=${configs[$(((k + r) % nc))]}
 		vals[$c]+="$(ms "$c") "
 	done
 done

@@ -140,7 +140,11 @@ typedef CUresult (*ip_invoke)(void *fn, const void *pp);
 /* Every wrapper's body: the call, recorded around it. */
 SC_HOT __attribute__((noinline)) static CUresult ip_run(uint32_t id, void *pp, ip_invoke invoke) {
     void *fn = atomic_load_explicit(&real[id], memory_order_relaxed);
-    if (__builtin_expect(!fn, 0) && !(fn = resolve(id))) return CUDA_ERROR_NOT_FOUND;
+    if (__builtin_expect(!fn, 0)) { /* the backend's start fills real[] in */
+        sc_interpose_ensure();
+        fn = atomic_load_explicit(&real[id], memory_order_relaxed);
+        if (!fn && !(fn = resolve(id))) return CUDA_ERROR_NOT_FOUND;
+    }
     if (!atomic_load_explicit(&ip_recording, memory_order_relaxed) || sc_callback_only ||
         atomic_load_explicit(&sc_trace_failed, memory_order_relaxed))
         return invoke(fn, pp);
@@ -322,6 +326,7 @@ int sc_interpose_reached(void) { return atomic_load_explicit(&reached, memory_or
 typedef CUresult (*init_fn)(unsigned int);
 static _Atomic(void *) real_init;
 SC_EXPORT CUresult cuInit(unsigned int flags) {
+    sc_interpose_ensure();
     atomic_store_explicit(&reached, 1, memory_order_relaxed);
     init_fn f = (init_fn)gpa_real(&real_init, "cuInit");
     if (!f) return CUDA_ERROR_NOT_FOUND;
@@ -329,6 +334,7 @@ SC_EXPORT CUresult cuInit(unsigned int flags) {
 }
 
 SC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, sc_ull flags) {
+    sc_interpose_ensure();
     atomic_store_explicit(&reached, 1, memory_order_relaxed);
     gpa_fn f = (gpa_fn)gpa_real(&real_gpa, "cuGetProcAddress");
     if (!f) return CUDA_ERROR_NOT_FOUND;
@@ -339,6 +345,7 @@ SC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
 
 SC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, sc_ull flags,
                                        int *symbolStatus) {
+    sc_interpose_ensure();
     atomic_store_explicit(&reached, 1, memory_order_relaxed);
     gpa2_fn f = (gpa2_fn)gpa_real(&real_gpa2, "cuGetProcAddress_v2");
     if (!f) return CUDA_ERROR_NOT_FOUND;
@@ -391,12 +398,23 @@ SC_COLD static void *note_foreign_gpa(void *handle, const char *name) {
     return f;
 }
 
+/* While the backend waits to start: a lookup of a driver name ("cu...") in
+ * a libcuda handle, or of an NCCL name in a library, is the process
+ * reaching CUDA (cudart looks cuGetProcAddress up so). */
+SC_COLD SC_NOSAN static void start_on_lookup(void *handle, const char *name) {
+    if (!handle || handle == RTLD_NEXT || handle == RTLD_DEFAULT || !name) return;
+    if ((name[0] == 'c' && name[1] == 'u' && sc_is_driver_handle(handle)) || nccl_name(name)) sc_interpose_ensure();
+}
+
 /* Anything but a lookup in libcuda, or of an NCCL name in a library (a
  * program that dlopens libnccl), goes on to the real dlsym as a tail call:
  * dlsym(RTLD_NEXT, ...) searches after the caller's object, which glibc
  * finds from the return address. A lookup in a library's handle does not
  * depend on the caller. */
 SC_EXPORT SC_NOSAN void *dlsym(void *handle, const char *name) {
+    if (__builtin_expect(atomic_load_explicit(&sc_ip_state, memory_order_relaxed) != SC_IP_NONE &&
+                             atomic_load_explicit(&sc_ip_state, memory_order_relaxed) != SC_IP_STARTED, 0))
+        start_on_lookup(handle, name);
     if (handle && handle == atomic_load_explicit(&cuda_handle, memory_order_relaxed) &&
         atomic_load_explicit(&ip_recording, memory_order_relaxed))
         return swap_dlsym(name, sc_dlsym_real(handle, name));

@@ -215,3 +215,81 @@ func TestForeignProcAddressStat(t *testing.T) {
 		t.Errorf("stats lack %q:\n%s", want, out)
 	}
 }
+
+// TestDriverOpenedOnFirstUse: a preloaded shim under the interpose backend
+// does not load libcuda into a process that has not loaded it: a process
+// that never reaches CUDA leaves it out (its mark says no CUDA), and one
+// that loads libcuda at run time gets the shim's entry points from it when
+// it looks them up in the library's handle or calls them by name, so its
+// calls are recorded from the first.
+func TestDriverOpenedOnFirstUse(t *testing.T) {
+	b := build(t)
+	cc, err := cCompiler()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	app := filepath.Join(dir, "late")
+	src := `#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+static int mapped(const char *lib) {
+    char line[4096];
+    int found = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && fgets(line, sizeof line, f)) found |= strstr(line, lib) != NULL;
+    if (f) fclose(f);
+    return found;
+}
+int main(int argc, char **argv) { /* late LIBCUDA none|handle|global */
+    printf("loaded at start: %d\n", mapped(argv[1]));
+    if (strcmp(argv[2], "none") == 0) return 0;
+    int global = strcmp(argv[2], "global") == 0;
+    void *h = dlopen(argv[1], RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+    int (*init)(unsigned) = (int (*)(unsigned))dlsym(global ? RTLD_DEFAULT : h, "cuInit");
+    Dl_info di;
+    printf("cuInit from %s\n", init && dladdr((void *)init, &di) && di.dli_fname ? di.dli_fname : "nowhere");
+    return init ? init(0) : 1;
+}
+`
+	if err := os.WriteFile(app+".c", []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(cc, "-o", app, app+".c", "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cc, err, out)
+	}
+	for _, c := range []struct {
+		mode, from, marks string
+	}{
+		{"none", "", ".loaded .nocuda"},
+		{"handle", b.shim, ".loaded .sctrace"}, // dlsym in the library's handle
+		{"global", b.shim, ".loaded .sctrace"}, // the name, found in the process
+	} {
+		d := t.TempDir()
+		cmd := exec.Command(app, b.fake, c.mode)
+		cmd.Env = append(append(cleanEnv(), b.sanitizerEnv(true)...), "STREAMCHECK_PRELOAD=1",
+			"STREAMCHECK_LAUNCHER=1", "STREAMCHECK_BACKEND=interpose", "STREAMCHECK_DIR="+d, "STREAMCHECK_LIBCUDA="+b.fake)
+		out, err := cmd.CombinedOutput()
+		checkSanitizer(t, "late", string(out))
+		if err != nil {
+			t.Errorf("%s: %v\n%s", c.mode, err, out)
+			continue
+		}
+		if !strings.Contains(string(out), "loaded at start: 0") {
+			t.Errorf("%s: the shim loaded libcuda before the program reached it:\n%s", c.mode, out)
+		}
+		if c.from != "" && !strings.Contains(string(out), "cuInit from "+c.from) {
+			t.Errorf("%s: the program did not get the shim's cuInit (%s):\n%s", c.mode, c.from, out)
+		}
+		var got []string
+		for _, ext := range []string{".loaded", ".nocuda", ".error", ".sctrace"} {
+			if m, _ := filepath.Glob(filepath.Join(d, "streamcheck-*"+ext)); len(m) > 0 {
+				got = append(got, ext)
+			}
+		}
+		if strings.Join(got, " ") != c.marks {
+			t.Errorf("%s: marks %v, want %s\n%s", c.mode, got, c.marks, out)
+		}
+	}
+}

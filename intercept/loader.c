@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -296,6 +297,108 @@ static void start_recording(int eager_file, const void *backend_code) {
     }
 }
 
+/* ---- the interpose backend, started when the process reaches CUDA ----
+ *
+ * Preloaded, the shim is in every process of the traced program's tree:
+ * shells, compilers, test runners, most of which never touch CUDA. Opening
+ * libcuda in each of them would cost every process the driver library's
+ * load (or, without a driver, a failed search of the library path:
+ * bench/process-tree.sh). So the interpose backend opens it only when the
+ * process first reaches the driver through the shim: a wrapper called, its
+ * cuGetProcAddress or cuInit, a dlsym on a libcuda handle, an NCCL lookup
+ * or call (interpose.c and nccl.c call sc_interpose_ensure). A program
+ * that has libcuda loaded when the shim starts (linked against it) starts
+ * at once. */
+
+_Atomic int sc_ip_state; /* SC_IP_NONE: the interpose backend does not wait to start */
+static __thread int ip_starting_here __attribute__((tls_model("initial-exec"))); /* this thread is starting it: a reentry from libcuda's constructors */
+
+/* The base name the shim opens libcuda by (STREAMCHECK_LIBCUDA's, else libcuda.so.1). */
+static const char *driver_base(void) {
+    const char *path = getenv("STREAMCHECK_LIBCUDA");
+    if (!path || !*path) return "libcuda.so.1";
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Whether an object of that name is libcuda: the shim's name for it, or
+ * libcuda.so with any suffix. */
+static int is_driver_name(const char *path) {
+    if (!path || !*path) return 0;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    return strcmp(base, driver_base()) == 0 || strncmp(base, "libcuda.so", 10) == 0;
+}
+
+static int find_driver(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    if (!is_driver_name(info->dlpi_name)) return 0;
+    if (data) snprintf(data, PATH_MAX, "%s", info->dlpi_name);
+    return 1;
+}
+
+/* Whether libcuda is loaded in this process, and its path in path
+ * (PATH_MAX bytes) if path is not NULL. Reads the loader's list only: no
+ * search of the file system. */
+static int driver_loaded(char *path) { return dl_iterate_phdr(find_driver, path) != 0; }
+
+int sc_is_driver_handle(void *handle) {
+    struct link_map *lm = NULL;
+    int saved = errno;
+    int ok = dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && is_driver_name(lm->l_name);
+    errno = saved;
+    return ok;
+}
+
+/* Opens libcuda and starts the wrappers recording. */
+static void interpose_start(int eager_file) {
+    char why[PATH_MAX + 256] = "", err[256];
+    int have_driver = load_driver(why, sizeof why);
+    if (why[0]) {
+        report_error(why);
+        return;
+    }
+    if (!have_driver) return; /* no driver: no CUDA call to record */
+    if (!sc_interpose_setup(sc_libcuda, err, sizeof err)) {
+        report_error(err);
+        return;
+    }
+    start_recording(eager_file, (const void *)sc_interpose_setup);
+}
+
+/* How long a thread waits for another that is starting the backend. The
+ * starter may wait for a lock the waiter holds (the loader's, in a library
+ * constructor that calls CUDA): then the waiter goes on unrecorded. */
+#define IP_WAIT_NS 1000000000L
+
+void sc_interpose_start_pending(void) {
+    int s = atomic_load_explicit(&sc_ip_state, memory_order_acquire);
+    if (s == SC_IP_NONE || s == SC_IP_STARTED || ip_starting_here) return;
+    int want = SC_IP_PENDING;
+    if (atomic_compare_exchange_strong(&sc_ip_state, &want, SC_IP_STARTING)) {
+        int saved = errno;
+        ip_starting_here = 1;
+        interpose_start(0);
+        ip_starting_here = 0;
+        atomic_store_explicit(&sc_ip_state, SC_IP_STARTED, memory_order_release);
+        errno = saved;
+        return;
+    }
+    int saved = errno;
+    for (long waited = 0; waited < IP_WAIT_NS && atomic_load(&sc_ip_state) == SC_IP_STARTING; waited += 20000) {
+        struct timespec d = {0, 20000};
+        nanosleep(&d, NULL);
+    }
+    errno = saved;
+}
+
+/* A child forked while another thread was starting the backend starts it
+ * itself: that thread is not in the child. */
+static void ip_atfork_child(void) {
+    int s = SC_IP_STARTING;
+    if (!ip_starting_here) atomic_compare_exchange_strong(&sc_ip_state, &s, SC_IP_PENDING);
+}
+
 /* preloaded: started by the constructor of a preloaded shim, so that its
  * exported entry points stand in for the driver's. */
 static void start(int eager_file, int preloaded) {
@@ -314,8 +417,6 @@ static void start(int eager_file, int preloaded) {
     const char *co = getenv("STREAMCHECK_CALLBACK_ONLY");
     sc_callback_only = co && strcmp(co, "1") == 0;
     sc_hostfn_init();
-    char driver_why[PATH_MAX + 256] = "";
-    int have_driver = load_driver(driver_why, sizeof driver_why);
     int backend = choose_backend(preloaded, err, sizeof err);
     if (!backend) {
         report_error(err);
@@ -330,19 +431,18 @@ static void start(int eager_file, int preloaded) {
     }
     if (backend == 2) {
         sc_backend = "interpose";
-        if (driver_why[0]) {
-            report_error(driver_why);
-            goto out;
+        sc_trace_setup(0); /* the directory, before the first wrapper records */
+        if (eager_file || driver_loaded(NULL)) {
+            interpose_start(eager_file);
+            atomic_store(&sc_ip_state, SC_IP_STARTED);
+        } else {
+            pthread_atfork(NULL, NULL, ip_atfork_child);
+            atomic_store(&sc_ip_state, SC_IP_PENDING);
         }
-        if (!have_driver) goto out; /* no driver: no CUDA call to record */
-        sc_trace_setup(0);          /* the directory, before the first wrapper records */
-        if (!sc_interpose_setup(sc_libcuda, err, sizeof err)) {
-            report_error(err);
-            goto out;
-        }
-        start_recording(eager_file, (const void *)sc_interpose_setup);
         goto out;
     }
+    char driver_why[PATH_MAX + 256] = "";
+    int have_driver = load_driver(driver_why, sizeof driver_why);
     if (!load_cupti(err, sizeof err)) {
         /* Preloaded on a machine without the CUDA driver, a process can
          * make no CUDA call: nothing to record, and nothing to complain of
@@ -421,9 +521,17 @@ static void mark_loaded(void) {
  * (a device query), and the trace says so, empty, as an injected shim's. */
 static void account_for_silence(void) {
     if (!marked_pid || marked_pid != getpid() || reported || !sc_trace_pending()) return;
+    CUresult (*ctx_device)(CUdevice *) = sc_drv.cuCtxGetDevice;
+    char path[PATH_MAX];
+    if (!ctx_device && atomic_load(&sc_ip_state) == SC_IP_PENDING && driver_loaded(path)) {
+        /* The interpose backend never started, yet libcuda is here: ask the
+         * one loaded (by its path: no search) whether it was initialized. */
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (h) ctx_device = (CUresult(*)(CUdevice *))sc_dlsym_real(h, "cuCtxGetDevice");
+    }
     CUdevice dev;
     /* After the driver's own teardown it answers CUDA_ERROR_DEINITIALIZED. */
-    if (!sc_drv.cuCtxGetDevice || sc_drv.cuCtxGetDevice(&dev) == CUDA_ERROR_NOT_INITIALIZED) {
+    if (!ctx_device || ctx_device(&dev) == CUDA_ERROR_NOT_INITIALIZED) {
         mark("nocuda");
         return;
     }

@@ -320,6 +320,18 @@ extern char sc_stat_foreign_gpa_lib[128];
  * (directly, or found with dlsym): a process that initialized CUDA without
  * either got its entry points elsewhere. */
 SC_HIDDEN int sc_interpose_reached(void);
+/* loader.c: the interpose backend starts (opens libcuda) when the process
+ * first reaches the driver through the shim; sc_interpose_ensure, at each
+ * such place, starts it if it waits to. */
+enum { SC_IP_NONE, SC_IP_PENDING, SC_IP_STARTING, SC_IP_STARTED };
+extern _Atomic int sc_ip_state;
+SC_HIDDEN void sc_interpose_start_pending(void);
+static inline void sc_interpose_ensure(void) {
+    int s = atomic_load_explicit(&sc_ip_state, memory_order_acquire);
+    if (__builtin_expect(s == SC_IP_PENDING || s == SC_IP_STARTING, 0)) sc_interpose_start_pending();
+}
+/* Whether a dlopen handle is libcuda's (by its object's name). */
+SC_HIDDEN int sc_is_driver_handle(void *handle);
 /* The backend recording ("cupti" or "interpose"), for the trace. */
 extern const char *sc_backend;
 
