@@ -22,6 +22,12 @@
  * real result unchanged. The real function is the one libcuda exports under
  * the wrapper's name, or the one cuGetProcAddress returned.
  *
+ * The backend starts (loader.c opens libcuda, sc_interpose_setup fills in
+ * the real entry points) when the process first reaches the driver through
+ * one of these: a wrapper whose real entry point is not known yet, the
+ * shim's cuGetProcAddress or cuInit, a dlsym of a driver name in a libcuda
+ * handle, an NCCL lookup or call.
+ *
  * A wrapper of a shim that does not record (the CUPTI backend preloaded, or
  * a copy preloaded without STREAMCHECK_PRELOAD=1) only calls the real
  * function.
