@@ -247,9 +247,11 @@ int main(int argc, char **argv) { /* late LIBCUDA none|handle|global */
     if (strcmp(argv[2], "none") == 0) return 0;
     int global = strcmp(argv[2], "global") == 0;
     void *h = dlopen(argv[1], RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+    void *gpa = dlsym(global ? RTLD_DEFAULT : h, "cuGetProcAddress_v2"); /* as cudart finds it, first */
     int (*init)(unsigned) = (int (*)(unsigned))dlsym(global ? RTLD_DEFAULT : h, "cuInit");
     Dl_info di;
     printf("cuInit from %s\n", init && dladdr((void *)init, &di) && di.dli_fname ? di.dli_fname : "nowhere");
+    printf("cuGetProcAddress_v2 from %s\n", gpa && dladdr(gpa, &di) && di.dli_fname ? di.dli_fname : "nowhere");
     return init ? init(0) : 1;
 }
 `
@@ -279,8 +281,10 @@ int main(int argc, char **argv) { /* late LIBCUDA none|handle|global */
 		if !strings.Contains(string(out), "loaded at start: 0") {
 			t.Errorf("%s: the shim loaded libcuda before the program reached it:\n%s", c.mode, out)
 		}
-		if c.from != "" && !strings.Contains(string(out), "cuInit from "+c.from) {
-			t.Errorf("%s: the program did not get the shim's cuInit (%s):\n%s", c.mode, c.from, out)
+		for _, fn := range []string{"cuInit", "cuGetProcAddress_v2"} {
+			if c.from != "" && !strings.Contains(string(out), fn+" from "+c.from+"\n") {
+				t.Errorf("%s: the program did not get the shim's %s (%s):\n%s", c.mode, fn, c.from, out)
+			}
 		}
 		var got []string
 		for _, ext := range []string{".loaded", ".nocuda", ".error", ".sctrace"} {
