@@ -232,6 +232,7 @@ func TestDriverOpenedOnFirstUse(t *testing.T) {
 	app := filepath.Join(dir, "late")
 	src := `#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 static int mapped(const char *lib) {
@@ -242,31 +243,53 @@ static int mapped(const char *lib) {
     if (f) fclose(f);
     return found;
 }
-int main(int argc, char **argv) { /* late LIBCUDA none|handle|global */
-    printf("loaded at start: %d\n", mapped(argv[1]));
+static const char *lib;
+static void *found[8];
+static void *lookup(void *arg) { /* each thread: the first lookup of the process, at once */
+    found[(long)arg] = dlsym(dlopen(lib, RTLD_NOW), "cuGetProcAddress_v2");
+    return NULL;
+}
+static const char *from(void *f) {
+    Dl_info di;
+    return f && dladdr(f, &di) && di.dli_fname ? di.dli_fname : "nowhere";
+}
+int main(int argc, char **argv) { /* late LIBCUDA none|handle|global|threads */
+    lib = argv[1];
+    printf("loaded at start: %d\n", mapped(lib));
     if (strcmp(argv[2], "none") == 0) return 0;
+    if (strcmp(argv[2], "threads") == 0) {
+        pthread_t t[8];
+        for (long i = 0; i < 8; i++) pthread_create(&t[i], NULL, lookup, (void *)i);
+        for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+        for (int i = 1; i < 8; i++)
+            if (found[i] != found[0]) printf("threads got different entry points\n");
+        printf("cuGetProcAddress_v2 from %s\n", from(found[0]));
+        int (*init)(unsigned) = (int (*)(unsigned))dlsym(dlopen(lib, RTLD_NOW), "cuInit");
+        printf("cuInit from %s\n", from((void *)init));
+        return init ? init(0) : 1;
+    }
     int global = strcmp(argv[2], "global") == 0;
-    void *h = dlopen(argv[1], RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+    void *h = dlopen(lib, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
     void *gpa = dlsym(global ? RTLD_DEFAULT : h, "cuGetProcAddress_v2"); /* as cudart finds it, first */
     int (*init)(unsigned) = (int (*)(unsigned))dlsym(global ? RTLD_DEFAULT : h, "cuInit");
-    Dl_info di;
-    printf("cuInit from %s\n", init && dladdr((void *)init, &di) && di.dli_fname ? di.dli_fname : "nowhere");
-    printf("cuGetProcAddress_v2 from %s\n", gpa && dladdr(gpa, &di) && di.dli_fname ? di.dli_fname : "nowhere");
+    printf("cuInit from %s\n", from((void *)init));
+    printf("cuGetProcAddress_v2 from %s\n", from(gpa));
     return init ? init(0) : 1;
 }
 `
 	if err := os.WriteFile(app+".c", []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(cc, "-o", app, app+".c", "-ldl").CombinedOutput(); err != nil {
+	if out, err := exec.Command(cc, "-o", app, app+".c", "-ldl", "-lpthread").CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cc, err, out)
 	}
 	for _, c := range []struct {
 		mode, from, marks string
 	}{
 		{"none", "", ".loaded .nocuda"},
-		{"handle", b.shim, ".loaded .sctrace"}, // dlsym in the library's handle
-		{"global", b.shim, ".loaded .sctrace"}, // the name, found in the process
+		{"handle", b.shim, ".loaded .sctrace"},  // dlsym in the library's handle
+		{"global", b.shim, ".loaded .sctrace"},  // the name, found in the process
+		{"threads", b.shim, ".loaded .sctrace"}, // eight threads' first lookups at once
 	} {
 		d := t.TempDir()
 		cmd := exec.Command(app, b.fake, c.mode)
@@ -280,6 +303,9 @@ int main(int argc, char **argv) { /* late LIBCUDA none|handle|global */
 		}
 		if !strings.Contains(string(out), "loaded at start: 0") {
 			t.Errorf("%s: the shim loaded libcuda before the program reached it:\n%s", c.mode, out)
+		}
+		if strings.Contains(string(out), "different entry points") {
+			t.Errorf("%s: %s", c.mode, out)
 		}
 		for _, fn := range []string{"cuInit", "cuGetProcAddress_v2"} {
 			if c.from != "" && !strings.Contains(string(out), fn+" from "+c.from+"\n") {
