@@ -141,13 +141,25 @@ SC_COLD static void *resolve(uint32_t id) {
 #define CUDA_ERROR_NOT_FOUND 500
 #endif
 
+/* A call of a wrapper while the backend waits to start: the process
+ * reached the driver by a direct call. */
+SC_COLD static void start_on_call(uint32_t id) {
+    int st = atomic_load_explicit(&sc_ip_state, memory_order_acquire);
+    if (st != SC_IP_PENDING && st != SC_IP_STARTING) return;
+    int saved = errno;
+    char name[128];
+    id_name(id, name, sizeof name);
+    errno = saved;
+    sc_interpose_ensure("a call of", name);
+}
+
 typedef CUresult (*ip_invoke)(void *fn, const void *pp);
 
 /* Every wrapper's body: the call, recorded around it. */
 SC_HOT __attribute__((noinline)) static CUresult ip_run(uint32_t id, void *pp, ip_invoke invoke) {
     void *fn = atomic_load_explicit(&real[id], memory_order_relaxed);
     if (__builtin_expect(!fn, 0)) { /* the backend's start fills real[] in */
-        sc_interpose_ensure();
+        start_on_call(id);
         fn = atomic_load_explicit(&real[id], memory_order_relaxed);
         if (!fn && !(fn = resolve(id))) return CUDA_ERROR_NOT_FOUND;
     }
@@ -332,7 +344,7 @@ int sc_interpose_reached(void) { return atomic_load_explicit(&reached, memory_or
 typedef CUresult (*init_fn)(unsigned int);
 static _Atomic(void *) real_init;
 SC_EXPORT CUresult cuInit(unsigned int flags) {
-    sc_interpose_ensure();
+    sc_interpose_ensure("cuInit", NULL);
     atomic_store_explicit(&reached, 1, memory_order_relaxed);
     init_fn f = (init_fn)gpa_real(&real_init, "cuInit");
     if (!f) return CUDA_ERROR_NOT_FOUND;
@@ -340,7 +352,7 @@ SC_EXPORT CUresult cuInit(unsigned int flags) {
 }
 
 SC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, sc_ull flags) {
-    sc_interpose_ensure();
+    sc_interpose_ensure("cuGetProcAddress", NULL);
     atomic_store_explicit(&reached, 1, memory_order_relaxed);
     gpa_fn f = (gpa_fn)gpa_real(&real_gpa, "cuGetProcAddress");
     if (!f) return CUDA_ERROR_NOT_FOUND;
@@ -351,7 +363,7 @@ SC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
 
 SC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, sc_ull flags,
                                        int *symbolStatus) {
-    sc_interpose_ensure();
+    sc_interpose_ensure("cuGetProcAddress_v2", NULL);
     atomic_store_explicit(&reached, 1, memory_order_relaxed);
     gpa2_fn f = (gpa2_fn)gpa_real(&real_gpa2, "cuGetProcAddress_v2");
     if (!f) return CUDA_ERROR_NOT_FOUND;
@@ -409,7 +421,8 @@ SC_COLD static void *note_foreign_gpa(void *handle, const char *name) {
  * reaching CUDA (cudart looks cuGetProcAddress up so). */
 SC_COLD SC_NOSAN static void start_on_lookup(void *handle, const char *name) {
     if (!handle || handle == RTLD_NEXT || handle == RTLD_DEFAULT || !name) return;
-    if ((name[0] == 'c' && name[1] == 'u' && sc_is_driver_handle(handle)) || nccl_name(name)) sc_interpose_ensure();
+    if ((name[0] == 'c' && name[1] == 'u' && sc_is_driver_handle(handle)) || nccl_name(name))
+        sc_interpose_ensure("dlsym of", name);
 }
 
 /* Anything but a lookup in libcuda, or of an NCCL name in a library (a

@@ -138,6 +138,10 @@ func TestInterposeProcAddress(t *testing.T) {
 	if m == nil || m[1] == "0" || m[3] == "0" {
 		t.Errorf("STREAMCHECK_STATS=1: no count of cuGetProcAddress calls and swapped answers in %q", st.stderr)
 	}
+	// The app is linked against the fake libcuda: loaded before the shim starts.
+	if !strings.Contains(st.stderr, ", backend interpose, started at load (libcuda already loaded)\n") {
+		t.Errorf("STREAMCHECK_STATS=1: the process line does not say the backend started at load:\n%s", st.stderr)
+	}
 	// The CUPTI backend, preloaded, leaves cuGetProcAddress's answers alone.
 	r := run(t, b, "gpa", preload, "STREAMCHECK_BACKEND=cupti")
 	if r.stdout != plain.stdout {
@@ -284,17 +288,17 @@ int main(int argc, char **argv) { /* late LIBCUDA none|handle|global|threads */
 		t.Fatalf("%s: %v\n%s", cc, err, out)
 	}
 	for _, c := range []struct {
-		mode, from, marks string
+		mode, from, marks, started string
 	}{
-		{"none", "", ".loaded .nocuda"},
-		{"handle", b.shim, ".loaded .sctrace"},  // dlsym in the library's handle
-		{"global", b.shim, ".loaded .sctrace"},  // the name, found in the process
-		{"threads", b.shim, ".loaded .sctrace"}, // eight threads' first lookups at once
+		{"none", "", ".loaded .nocuda", "never"},
+		{"handle", b.shim, ".loaded .sctrace", "on first use: dlsym of cuGetProcAddress_v2"},  // in the library's handle
+		{"global", b.shim, ".loaded .sctrace", "on first use: cuInit"},                        // the name, found in the process
+		{"threads", b.shim, ".loaded .sctrace", "on first use: dlsym of cuGetProcAddress_v2"}, // eight threads' first lookups at once
 	} {
 		d := t.TempDir()
 		cmd := exec.Command(app, b.fake, c.mode)
 		cmd.Env = append(append(cleanEnv(), b.sanitizerEnv(true)...), "STREAMCHECK_PRELOAD=1",
-			"STREAMCHECK_LAUNCHER=1", "STREAMCHECK_BACKEND=interpose", "STREAMCHECK_DIR="+d, "STREAMCHECK_LIBCUDA="+b.fake)
+			"STREAMCHECK_LAUNCHER=1", "STREAMCHECK_BACKEND=interpose", "STREAMCHECK_DIR="+d, "STREAMCHECK_LIBCUDA="+b.fake, "STREAMCHECK_STATS=1")
 		out, err := cmd.CombinedOutput()
 		checkSanitizer(t, "late", string(out))
 		if err != nil {
@@ -303,6 +307,10 @@ int main(int argc, char **argv) { /* late LIBCUDA none|handle|global|threads */
 		}
 		if !strings.Contains(string(out), "loaded at start: 0") {
 			t.Errorf("%s: the shim loaded libcuda before the program reached it:\n%s", c.mode, out)
+		}
+		// STREAMCHECK_STATS=1 says when the backend started, and by what.
+		if want := "backend interpose, started " + c.started + "\n"; !strings.Contains(string(out), want) {
+			t.Errorf("%s: stats lack %q:\n%s", c.mode, want, out)
 		}
 		if strings.Contains(string(out), "different entry points") {
 			t.Errorf("%s: %s", c.mode, out)

@@ -378,12 +378,17 @@ static void interpose_start(int eager_file) {
  * constructor that calls CUDA): then the waiter goes on unrecorded. */
 #define IP_WAIT_NS 1000000000L
 
-void sc_interpose_start_pending(void) {
+/* How the backend started, for STREAMCHECK_STATS: "at load", or what the
+ * process reached the driver by. Written once, by the starter. */
+static char ip_started_by[96] = "never";
+
+void sc_interpose_start_pending(const char *what, const char *name) {
     int s = atomic_load_explicit(&sc_ip_state, memory_order_acquire);
     if (s == SC_IP_NONE || s == SC_IP_STARTED || ip_starting_here) return;
     int want = SC_IP_PENDING;
     if (atomic_compare_exchange_strong(&sc_ip_state, &want, SC_IP_STARTING)) {
         int saved = errno;
+        snprintf(ip_started_by, sizeof ip_started_by, "on first use: %s%s%s", what, name ? " " : "", name ? name : "");
         ip_starting_here = 1;
         interpose_start(0);
         ip_starting_here = 0;
@@ -440,6 +445,7 @@ static void start(int eager_file, int preloaded) {
         sc_backend = "interpose";
         sc_trace_setup(0); /* the directory, before the first wrapper records */
         if (eager_file || driver_loaded(NULL)) {
+            snprintf(ip_started_by, sizeof ip_started_by, "at load (libcuda already loaded)");
             interpose_start(eager_file);
             atomic_store(&sc_ip_state, SC_IP_STARTED);
         } else {
@@ -579,6 +585,12 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     (unsigned long long)atomic_load(&sc_stat_stack_unwinds));
             /* Also when nothing was handled: whether the program asked us
              * for entry points at all tells where its calls went. */
+            char exe[256];
+            ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
+            exe[ne > 0 ? ne : 0] = 0;
+            dprintf(2, "streamcheck: stats: process %d (%s), backend %s%s%s\n", (int)getpid(), exe, sc_backend,
+                    strcmp(sc_backend, "interpose") == 0 ? ", started " : "",
+                    strcmp(sc_backend, "interpose") == 0 ? ip_started_by : "");
             if (strcmp(sc_backend, "interpose") == 0)
                 dprintf(2, "streamcheck: stats: interposed: %llu cuGetProcAddress calls (%llu failed), %llu answers swapped for wrappers (%llu by name), %llu dlsym lookups in libcuda swapped (first: %s)\n",
                         (unsigned long long)atomic_load(&sc_stat_gpa_calls), (unsigned long long)atomic_load(&sc_stat_gpa_failed),

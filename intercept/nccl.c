@@ -123,7 +123,7 @@ static void *real_of(int id) {
 /* ---- recording ---- */
 
 static int recording(void) {
-    sc_interpose_ensure(); /* an NCCL call reaches CUDA */
+    sc_interpose_ensure("an NCCL call", NULL); /* it reaches CUDA */
     return atomic_load_explicit(&sc_active, memory_order_relaxed) && !sc_callback_only &&
            !atomic_load_explicit(&sc_trace_failed, memory_order_relaxed);
 }

@@ -325,10 +325,12 @@ SC_HIDDEN int sc_interpose_reached(void);
  * such place, starts it if it waits to. */
 enum { SC_IP_NONE, SC_IP_PENDING, SC_IP_STARTING, SC_IP_STARTED };
 extern _Atomic int sc_ip_state;
-SC_HIDDEN void sc_interpose_start_pending(void);
-static inline void sc_interpose_ensure(void) {
+/* what: the way the process reached the driver, for STREAMCHECK_STATS
+ * ("cuInit", "dlsym cuGetProcAddress_v2"); name, if not NULL, follows it. */
+SC_HIDDEN void sc_interpose_start_pending(const char *what, const char *name);
+static inline void sc_interpose_ensure(const char *what, const char *name) {
     int s = atomic_load_explicit(&sc_ip_state, memory_order_acquire);
-    if (__builtin_expect(s == SC_IP_PENDING || s == SC_IP_STARTING, 0)) sc_interpose_start_pending();
+    if (__builtin_expect(s == SC_IP_PENDING || s == SC_IP_STARTING, 0)) sc_interpose_start_pending(what, name);
 }
 /* Whether a dlopen handle is libcuda's (by its object's name). */
 SC_HIDDEN int sc_is_driver_handle(void *handle);
