@@ -57,7 +57,9 @@
 //     real function, and records at its exit, returning the real result; the
 //     query results of cuGetProcAddress stay the driver's. It needs the shim
 //     preloaded: loaded by the driver (CUDA_INJECTION64_PATH) it warns and
-//     records with CUPTI. CUPTI stays free for profilers. Events carry the
+//     records with CUPTI. It opens libcuda when the process first reaches
+//     the driver through it (loader.c), not at load, unless libcuda is
+//     already loaded then. CUPTI stays free for profilers. Events carry the
 //     driver function's name (no runtime callbacks); dlvsym is not
 //     interposed (the shim finds the real dlsym through it).
 //
