@@ -257,7 +257,7 @@ static const char *from(void *f) {
     Dl_info di;
     return f && dladdr(f, &di) && di.dli_fname ? di.dli_fname : "nowhere";
 }
-int main(int argc, char **argv) { /* late LIBCUDA none|handle|global|threads */
+int main(int argc, char **argv) { /* late LIBCUDA none|handle|global|threads|bypass */
     lib = argv[1];
     printf("loaded at start: %d\n", mapped(lib));
     if (strcmp(argv[2], "none") == 0) return 0;
@@ -271,6 +271,11 @@ int main(int argc, char **argv) { /* late LIBCUDA none|handle|global|threads */
         int (*init)(unsigned) = (int (*)(unsigned))dlsym(dlopen(lib, RTLD_NOW), "cuInit");
         printf("cuInit from %s\n", from((void *)init));
         return init ? init(0) : 1;
+    }
+    if (strcmp(argv[2], "bypass") == 0) { /* initializes the driver past the shim, as under a tool */
+        void (*enter)(const char *) = (void (*)(const char *))dlsym(dlopen(lib, RTLD_NOW), "fk_runtime_enter");
+        if (enter) enter("cudaMalloc_v3020");
+        return enter ? 0 : 1;
     }
     int global = strcmp(argv[2], "global") == 0;
     void *h = dlopen(lib, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
@@ -291,6 +296,7 @@ int main(int argc, char **argv) { /* late LIBCUDA none|handle|global|threads */
 		mode, from, marks, started string
 	}{
 		{"none", "", ".loaded .nocuda", "never"},
+		{"bypass", "", ".loaded .error", "never"},                                             // the driver initialized, the shim never reached
 		{"handle", b.shim, ".loaded .sctrace", "on first use: dlsym of cuGetProcAddress_v2"},  // in the library's handle
 		{"global", b.shim, ".loaded .sctrace", "on first use: cuInit"},                        // the name, found in the process
 		{"threads", b.shim, ".loaded .sctrace", "on first use: dlsym of cuGetProcAddress_v2"}, // eight threads' first lookups at once
