@@ -326,7 +326,7 @@ SC_HIDDEN int sc_interpose_reached(void);
 enum { SC_IP_NONE, SC_IP_PENDING, SC_IP_STARTING, SC_IP_STARTED };
 extern _Atomic int sc_ip_state;
 /* what: the way the process reached the driver, for STREAMCHECK_STATS
- * ("cuInit", "dlsym cuGetProcAddress_v2"); name, if not NULL, follows it. */
+ * ("cuInit", "dlsym of" with name "cuGetProcAddress_v2"); name may be NULL. */
 SC_HIDDEN void sc_interpose_start_pending(const char *what, const char *name);
 static inline void sc_interpose_ensure(const char *what, const char *name) {
     int s = atomic_load_explicit(&sc_ip_state, memory_order_acquire);
