@@ -109,9 +109,7 @@ SC_NOSAN void *sc_dlsym_real(void *h, const char *name) {
 static void *open_cuda(void) {
     void *c = atomic_load_explicit(&cuda_handle, memory_order_acquire);
     if (c) return c;
-    const char *path = getenv("STREAMCHECK_LIBCUDA");
-    if (!path || !*path) path = "libcuda.so.1";
-    return dlopen(path, RTLD_NOW | RTLD_LOCAL); /* one search, as load_driver's */
+    return dlopen(sc_driver_path(), RTLD_NOW | RTLD_LOCAL); /* one search, as load_driver's */
 }
 
 /* The exported name of id ("cuMemAllocAsync", "cuMemAllocAsync_ptsz"). */
@@ -144,8 +142,7 @@ SC_COLD static void *resolve(uint32_t id) {
 /* A call of a wrapper while the backend waits to start: the process
  * reached the driver by a direct call. */
 SC_COLD static void start_on_call(uint32_t id) {
-    int st = atomic_load_explicit(&sc_ip_state, memory_order_acquire);
-    if (st != SC_IP_PENDING && st != SC_IP_STARTING) return;
+    if (!sc_interpose_waiting()) return; /* the name is built only for a start */
     int saved = errno;
     char name[128];
     id_name(id, name, sizeof name);
@@ -431,9 +428,11 @@ SC_COLD SC_NOSAN static void start_on_lookup(void *handle, const char *name) {
  * finds from the return address. A lookup in a library's handle does not
  * depend on the caller. */
 SC_EXPORT SC_NOSAN void *dlsym(void *handle, const char *name) {
-    if (__builtin_expect(atomic_load_explicit(&sc_ip_state, memory_order_relaxed) != SC_IP_NONE &&
-                             atomic_load_explicit(&sc_ip_state, memory_order_relaxed) != SC_IP_STARTED, 0))
-        start_on_lookup(handle, name);
+    /* sc_interpose_waiting's test, written out: an inline function without
+     * SC_NOSAN would be an instrumented call here, which a sanitizer
+     * runtime that looks dlsym up at its own start cannot take. */
+    int ip = atomic_load_explicit(&sc_ip_state, memory_order_relaxed);
+    if (__builtin_expect(ip == SC_IP_PENDING || ip == SC_IP_STARTING, 0)) start_on_lookup(handle, name);
     if (handle && handle == atomic_load_explicit(&cuda_handle, memory_order_relaxed) &&
         atomic_load_explicit(&ip_recording, memory_order_relaxed))
         return swap_dlsym(name, sc_dlsym_real(handle, name));

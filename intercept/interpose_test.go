@@ -179,6 +179,19 @@ func TestShimDefaultBackend(t *testing.T) {
 	}
 }
 
+// compileC writes src to out.c and compiles it into out with cc and flags
+// (after the source, so that libraries come after it).
+func compileC(t *testing.T, cc, out, src string, flags ...string) {
+	t.Helper()
+	if err := os.WriteFile(out+".c", []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-o", out, out + ".c"}, flags...)
+	if msg, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %q: %v\n%s", cc, args, err, msg)
+	}
+}
+
 // TestForeignProcAddressStat: with STREAMCHECK_STATS=1, a lookup of
 // cuGetProcAddress in a library other than the libcuda the shim loaded (a
 // tool's stand-in libcuda, which may hand the program entry points past
@@ -192,21 +205,10 @@ func TestForeignProcAddressStat(t *testing.T) {
 	}
 	dir := t.TempDir()
 	lib, app := filepath.Join(dir, "libother.so"), filepath.Join(dir, "lookup")
-	for _, f := range []struct{ name, src string }{
-		{"other.c", "int cuGetProcAddress_v2(void) { return 42; }\n"},
-		{"lookup.c", "#include <dlfcn.h>\nint main(int argc, char **argv) {\n" +
-			"    void *h = dlopen(argv[1], RTLD_NOW);\n    int (*f)(void) = h ? (int (*)(void))dlsym(h, \"cuGetProcAddress_v2\") : 0;\n" +
-			"    return f && f() == 42 ? 0 : 1;\n}\n"},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, f.name), []byte(f.src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, args := range [][]string{{"-shared", "-fPIC", "-o", lib, filepath.Join(dir, "other.c")}, {"-o", app, filepath.Join(dir, "lookup.c"), "-ldl"}} {
-		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-			t.Fatalf("%s %q: %v\n%s", cc, args, err, out)
-		}
-	}
+	compileC(t, cc, lib, "int cuGetProcAddress_v2(void) { return 42; }\n", "-shared", "-fPIC")
+	compileC(t, cc, app, "#include <dlfcn.h>\nint main(int argc, char **argv) {\n"+
+		"    void *h = dlopen(argv[1], RTLD_NOW);\n    int (*f)(void) = h ? (int (*)(void))dlsym(h, \"cuGetProcAddress_v2\") : 0;\n"+
+		"    return f && f() == 42 ? 0 : 1;\n}\n", "-ldl")
 	cmd := exec.Command(app, lib)
 	cmd.Env = append(append(cleanEnv(), b.sanitizerEnv(true)...), "STREAMCHECK_PRELOAD=1", "STREAMCHECK_BACKEND=interpose",
 		"STREAMCHECK_DIR="+dir, "STREAMCHECK_LIBCUDA="+b.fake, "STREAMCHECK_STATS=1")
@@ -286,12 +288,7 @@ int main(int argc, char **argv) { /* late LIBCUDA none|handle|global|threads|byp
     return init ? init(0) : 1;
 }
 `
-	if err := os.WriteFile(app+".c", []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(cc, "-o", app, app+".c", "-ldl", "-lpthread").CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", cc, err, out)
-	}
+	compileC(t, cc, app, src, "-ldl", "-lpthread")
 	for _, c := range []struct {
 		mode, from, marks, started string
 	}{

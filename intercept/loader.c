@@ -196,14 +196,19 @@ static int search_cupti(void) {
 
 /* ---- libcuda entry points for our own queries ---- */
 
+const char *sc_driver_path(void) {
+    const char *path = getenv("STREAMCHECK_LIBCUDA");
+    return path && *path ? path : "libcuda.so.1";
+}
+
 /* Returns 0 when there is no driver library to load; then, if
  * STREAMCHECK_LIBCUDA named it, why is in why. The library's handle goes
  * in sc_libcuda. */
 static void *sc_libcuda;
 static int load_driver(char *why, size_t whylen) {
-    const char *path = getenv("STREAMCHECK_LIBCUDA");
-    int named = path && *path;
-    if (!named) path = "libcuda.so.1";
+    const char *path = sc_driver_path();
+    const char *set = getenv("STREAMCHECK_LIBCUDA");
+    int named = set && *set;
     /* One search: an object already loaded is found by it (its flags stay
      * as they were), and a machine without a driver pays for one failed
      * search of the library path, in every process the shim is preloaded
@@ -313,10 +318,9 @@ static void start_recording(int eager_file, const void *backend_code) {
 _Atomic int sc_ip_state; /* SC_IP_NONE: the interpose backend does not wait to start */
 static __thread int ip_starting_here __attribute__((tls_model("initial-exec"))); /* this thread is starting it: a reentry from libcuda's constructors */
 
-/* The base name the shim opens libcuda by (STREAMCHECK_LIBCUDA's, else libcuda.so.1). */
+/* The base name the shim opens libcuda by. */
 static const char *driver_base(void) {
-    const char *path = getenv("STREAMCHECK_LIBCUDA");
-    if (!path || !*path) return "libcuda.so.1";
+    const char *path = sc_driver_path();
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
 }
@@ -585,13 +589,13 @@ __attribute__((destructor)) static void sc_dtor(void) {
                     (unsigned long long)atomic_load(&sc_stat_stack_unwinds));
             /* Also when nothing was handled: whether the program asked us
              * for entry points at all tells where its calls went. */
+            int interposed = strcmp(sc_backend, "interpose") == 0;
             char exe[256];
             ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
             exe[ne > 0 ? ne : 0] = 0;
             dprintf(2, "streamcheck: stats: process %d (%s), backend %s%s%s\n", (int)getpid(), exe, sc_backend,
-                    strcmp(sc_backend, "interpose") == 0 ? ", started " : "",
-                    strcmp(sc_backend, "interpose") == 0 ? ip_started_by : "");
-            if (strcmp(sc_backend, "interpose") == 0)
+                    interposed ? ", started " : "", interposed ? ip_started_by : "");
+            if (interposed)
                 dprintf(2, "streamcheck: stats: interposed: %llu cuGetProcAddress calls (%llu failed), %llu answers swapped for wrappers (%llu by name), %llu dlsym lookups in libcuda swapped (first: %s)\n",
                         (unsigned long long)atomic_load(&sc_stat_gpa_calls), (unsigned long long)atomic_load(&sc_stat_gpa_failed),
                         (unsigned long long)(atomic_load(&sc_stat_gpa_swapped) + atomic_load(&sc_stat_gpa_by_name)),

@@ -328,10 +328,16 @@ extern _Atomic int sc_ip_state;
 /* what: the way the process reached the driver, for STREAMCHECK_STATS
  * ("cuInit", "dlsym of" with name "cuGetProcAddress_v2"); name may be NULL. */
 SC_HIDDEN void sc_interpose_start_pending(const char *what, const char *name);
-static inline void sc_interpose_ensure(const char *what, const char *name) {
+/* Whether the interpose backend waits to start (or is starting). */
+static inline int sc_interpose_waiting(void) {
     int s = atomic_load_explicit(&sc_ip_state, memory_order_acquire);
-    if (__builtin_expect(s == SC_IP_PENDING || s == SC_IP_STARTING, 0)) sc_interpose_start_pending(what, name);
+    return s == SC_IP_PENDING || s == SC_IP_STARTING;
 }
+static inline void sc_interpose_ensure(const char *what, const char *name) {
+    if (__builtin_expect(sc_interpose_waiting(), 0)) sc_interpose_start_pending(what, name);
+}
+/* The driver library the shim opens: STREAMCHECK_LIBCUDA, else libcuda.so.1. */
+SC_HIDDEN const char *sc_driver_path(void);
 /* Whether a dlopen handle is libcuda's (by its object's name). */
 SC_HIDDEN int sc_is_driver_handle(void *handle);
 /* The backend recording ("cupti" or "interpose"), for the trace. */
