@@ -16,8 +16,7 @@ pin_shell() {
 
 # per_iter: the loop's "bench: N us per iteration" figure from its output.
 per_iter() { sed -n 's/^bench: \([0-9.]*\) us per iteration.*/\1/p'; }
-# median: the median of the numbers on stdin, one per line.
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. bench/lib.sh # median
 # median_ratio "a1 a2 ..." "b1 b2 ...": the median of the per-round ratios a/b.
 median_ratio() {
 	local -a a b

@@ -17,6 +17,7 @@
 #   bash bench/process-tree.sh         (ROUNDS=n, PROCS=n; default 5 and 300)
 #   -> bench/results/process-tree.txt when RESULTS=1
 set -eu
+. bench/lib.sh # median
 rounds=${ROUNDS:-5} procs=${PROCS:-300}
 shim=$PWD/bin/libstreamcheck.so
 work=$(mktemp -d)
@@ -51,12 +52,11 @@ for r in $(seq "$rounds"); do
 		vals[$c]+="$(ms "$c") "
 	done
 done
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 out=$(
 	echo "# bench/process-tree.sh, $(date -u +%F), $rounds rounds of $procs processes, $(nproc) CPUs; libcuda $(ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 ' && echo present || echo absent)"
-	base=$(echo "${vals[native]}" | median)
+	base=$(echo "${vals[native]}" | tr ' ' '\n' | grep . | median)
 	for c in "${configs[@]}"; do
-		m=$(echo "${vals[$c]}" | median)
+		m=$(echo "${vals[$c]}" | tr ' ' '\n' | grep . | median)
 		awk -v c="$c" -v m="$m" -v b="$base" -v n="$procs" -v runs="${vals[$c]}" \
 			'BEGIN { printf "%-8s %6.0f ms  %5.2f ms a process over native  runs: %s\n", c, m, (m - b) / n, runs }'
 	done

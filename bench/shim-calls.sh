@@ -25,6 +25,7 @@
 #   -> bench/results/shim-calls.txt when RESULTS=1
 set -eu
 . bench/drvbench-lib.sh # $work, the program, the shims in "$@", with_shim
+. bench/lib.sh           # median, interleave
 rounds=${ROUNDS:-5} calls=${CALLS:-200000} mode=${MODE:-calls}
 matched=() # launches mode: the setting that matches words in the shim, for one more configuration
 if [ "$mode" = launches ]; then matched=(STREAMCHECK_RAW_WORDS=0); fi
@@ -38,7 +39,6 @@ ns() {
 	env STREAMCHECK_DIR="$d" "${pre[@]}" "$@" "$work/drvbench" "$mode" "$calls" | awk '$1 == "ns/call" { print $2 }'
 	rm -rf "$d"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 configs=("native|-|" "native fresh|-|THINDRV_FRESH=1")
 for shim; do
@@ -46,13 +46,7 @@ for shim; do
 		"$shim recording, no stacks|$shim|STREAMCHECK_STACK_DEPTH=0" "$shim recording, fresh|$shim|THINDRV_FRESH=1")
 	for e in "${matched[@]}"; do configs+=("$shim recording, words matched in the shim|$shim|$e"); done
 done
-for ((r = 0; r < rounds; r++)); do
-	for i in "${!configs[@]}"; do
-		IFS='|' read -r name shim env <<<"${configs[$i]}"
-		# shellcheck disable=SC2086 # env is zero or one word
-		ns "$shim" $env >>"$work/c$i"
-	done
-done
+interleave "$rounds" ns
 out=$(
 	echo "# bench/shim-calls.sh, $(date -u +%F), $(uname -m), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of $calls iterations of $mode"
 	native=$(median <"$work/c0") fresh=$(median <"$work/c1")

@@ -15,6 +15,7 @@
 #   ROUNDS (default 5), ITERS (default 10000), FAKE_THRASH_CODE (KiB, default 2048)
 #   -> bench/results/shim-cold.txt when RESULTS=1
 set -eu
+. bench/lib.sh # median, interleave
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 src=intercept/testdata
@@ -36,17 +37,10 @@ ns() {
 		sed -n 's/^bench: \([0-9.]*\) ns per call.*/\1/p'
 	rm -rf "$d"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 configs=("callbacks only|$1|STREAMCHECK_CALLBACK_ONLY=1")
 for shim; do configs+=("$shim|$shim|" "$shim, no stacks|$shim|STREAMCHECK_STACK_DEPTH=0"); done
-for ((r = 0; r < rounds; r++)); do
-	for i in "${!configs[@]}"; do
-		IFS='|' read -r name shim setting <<<"${configs[$i]}"
-		# shellcheck disable=SC2086 # the setting is zero or one word
-		ns "$shim" $setting >>"$work/c$i"
-	done
-done
+interleave "$rounds" ns
 out=$(
 	echo "# bench/shim-cold.sh, $(date -u +%F), $(uname -m), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of $iters iterations, $code KiB of code between calls"
 	base=$(median <"$work/c0")
